@@ -1,0 +1,109 @@
+"""Diversity selection by Maximal Marginal Relevance, as Memsense does it (SPEC §5).
+
+`redundancy(a, b) = max(cos(a, b), tag_weight · jaccard(tags_a, tags_b))`, cos clamped to
+[0, 1] and 0 when a vector is missing or dimensions differ. Rows are taken in final-score
+order; the first is picked outright, then each pick maximises
+`mmr = lambda · final_score − (1 − lambda) · max_redundancy` over the rows that are not
+duplicates (`max_redundancy ≥ duplicate_threshold`); the earliest row wins ties. When every
+remaining row is a duplicate, the next one in final-score order is appended (fallback fill).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class MMRStep:
+    """One pick: which row, its mmr score and the redundancy that was charged against it."""
+
+    position: int  # 0-based place in the results
+    row: int
+    mmr_score: float | None  # None for the first pick and for fallback fills
+    max_redundancy: float
+    redundant_with: int | None  # the selected row that caused max_redundancy
+    fallback: bool
+    skipped: tuple[tuple[int, float, int], ...]  # (row, redundancy, duplicate of row)
+
+
+@dataclass(frozen=True)
+class Selection:
+    order: tuple[int, ...]  # rows in result order
+    steps: tuple[MMRStep, ...]
+    max_redundancy: np.ndarray  # (n,) against the final selection
+    redundant_with: np.ndarray  # (n,) int, -1 = none
+    selected_rank: tuple[int | None, ...]  # Memsense's diversity.selected_rank per result
+
+
+def tag_matrix(tags: list[tuple[str, ...]] | list[list[str]]) -> np.ndarray:
+    """Multi-hot (n, vocabulary) matrix of the rows' tag sets."""
+    vocab = {t: j for j, t in enumerate(sorted({t for ts in tags for t in ts}))}
+    out = np.zeros((len(tags), max(len(vocab), 1)), dtype=np.float64)
+    for i, ts in enumerate(tags):
+        for t in set(ts):
+            out[i, vocab[t]] = 1.0
+    return out
+
+
+def redundancy_to(
+    row: int, unit: np.ndarray, dims: np.ndarray, tags: np.ndarray, tag_counts: np.ndarray, tag_weight: float
+) -> np.ndarray:
+    """`redundancy(i, row)` for every row i, vectorised."""
+    cos = np.clip(unit @ unit[row], 0.0, 1.0)
+    cos = np.where((dims == dims[row]) & (dims > 0), cos, 0.0)
+    inter = tags @ tags[row]
+    union = tag_counts + tag_counts[row] - inter
+    jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    return np.maximum(cos, tag_weight * jac)
+
+
+def select(
+    final: np.ndarray,
+    unit: np.ndarray,
+    dims: np.ndarray,
+    tags: np.ndarray,
+    *,
+    top_k: int,
+    mmr_lambda: float,
+    duplicate_threshold: float,
+    tag_weight: float,
+    fallback_fill: bool = True,
+) -> Selection:
+    """MMR over rows already sorted by final score descending (ties by id)."""
+    n = len(final)
+    max_red = np.zeros(n)
+    cause = np.full(n, -1, dtype=np.int64)
+    if n == 0:
+        return Selection((), (), max_red, cause, ())
+    tag_counts = tags.sum(axis=1)
+    remaining = np.ones(n, dtype=bool)
+    order: list[int] = []
+    steps: list[MMRStep] = []
+    ranks: list[int | None] = []
+
+    def take(row: int, mmr_score: float | None, fallback: bool, skipped: tuple) -> None:
+        steps.append(MMRStep(len(order), row, mmr_score, float(max_red[row]),
+                             int(cause[row]) if cause[row] >= 0 else None, fallback, skipped))
+        ranks.append(None if mmr_score is None else len(order))
+        order.append(row)
+        remaining[row] = False
+        red = redundancy_to(row, unit, dims, tags, tag_counts, tag_weight)
+        worse = red > max_red
+        cause[worse] = row
+        np.maximum(max_red, red, out=max_red)
+
+    take(0, None, False, ())
+    while len(order) < min(top_k, n):
+        dup = remaining & (max_red >= duplicate_threshold)
+        free = remaining & ~dup
+        skipped = tuple((int(i), float(max_red[i]), int(cause[i])) for i in np.flatnonzero(dup))
+        if free.any():
+            mmr = mmr_lambda * final - (1.0 - mmr_lambda) * max_red
+            row = int(np.flatnonzero(free)[np.argmax(mmr[free])])
+            take(row, float(mmr[row]), False, skipped)
+        elif fallback_fill:
+            take(int(np.flatnonzero(remaining)[0]), None, True, skipped)
+        else:
+            break
+    return Selection(tuple(order), tuple(steps), max_red, cause, tuple(ranks))

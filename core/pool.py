@@ -1,0 +1,83 @@
+"""The cached result of one recall: every route's ranked list as arrays (SPEC §2).
+
+Recall is slow (embedding, vector search, BM25) and runs once per query; everything after it
+is a pure function of a `RecallPool` and a `Config` (see `core.rerank`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from core.types import ROUTES, Chunk
+
+
+@dataclass(frozen=True, eq=False)
+class RecallPool:
+    """Every chunk any route found (to `depth`), plus the session chunks of touched sessions.
+
+    Row i of every array describes `chunks[i]`; rows are sorted by memory_id so that
+    "ties by id" is "ties by row index" everywhere downstream.
+    """
+
+    query: str
+    user_id: str
+    chunks: tuple[Chunk, ...]
+    ranks: np.ndarray  # int32 (n, 8): 1-based rank in each route's list, 0 = absent
+    scores: np.ndarray  # float64 (n, 8): raw route score (cosine or BM25), nan = absent
+    vectors: np.ndarray  # float64 (n, d): unit vec_full vectors, zero rows where missing
+    depth: int  # how deep every route list was kept
+    neighbors: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    """memory_id -> (previous, next) memory_id of the same session and kind (§4)."""
+    neighbor_chunks: dict[str, Chunk] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        ids = [c.memory_id for c in self.chunks]
+        if ids != sorted(ids):
+            raise ValueError("RecallPool.chunks must be sorted by memory_id")
+        n = len(self.chunks)
+        if self.ranks.shape != (n, len(ROUTES)) or self.scores.shape != (n, len(ROUTES)):
+            raise ValueError("ranks and scores must be (n_chunks, 8)")
+        if self.vectors.shape[0] != n:
+            raise ValueError("one vector row per chunk")
+
+    @property
+    def size(self) -> int:
+        return len(self.chunks)
+
+    @property
+    def ids(self) -> list[str]:
+        return [c.memory_id for c in self.chunks]
+
+    def index_of(self, memory_id: str) -> int | None:
+        return _id_index(self).get(memory_id)
+
+
+
+
+def _id_index(pool: RecallPool) -> dict[str, int]:
+    cached = pool.__dict__.get("_id_index")
+    if cached is None:
+        cached = {c.memory_id: i for i, c in enumerate(pool.chunks)}
+        object.__setattr__(pool, "_id_index", cached)
+    return cached
+
+
+def unit_rows(vectors: Sequence[Sequence[float] | None], dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Stack vectors into unit rows, zero-padded to the widest; returns (matrix, dims).
+
+    A missing or zero vector becomes a zero row with dim 0: cosine with it is 0 (§5).
+    """
+    dims = np.array([0 if v is None else len(v) for v in vectors], dtype=np.int32)
+    width = dim if dim is not None else int(dims.max(initial=0))
+    out = np.zeros((len(vectors), max(width, 1)), dtype=np.float64)
+    for i, v in enumerate(vectors):
+        if v is not None and len(v):
+            out[i, : len(v)] = v
+    norms = np.linalg.norm(out, axis=1)
+    dims[norms == 0] = 0
+    nz = norms > 0
+    out[nz] /= norms[nz, None]
+    return out, dims

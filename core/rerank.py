@@ -1,0 +1,263 @@
+"""Re-rank a cached recall pool under a config: fusion, pool cut, turn support, final score,
+MMR and explain (SPEC §3-§6). A pure function: same pool + same config = same ranking.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from core import mmr
+from core.config import Config
+from core.fusion import FUSIONS, live_mask
+from core.pool import RecallPool
+from core.turn_support import SessionSupport, supports, turn_support
+from core.types import ROUTES, Chunk
+
+
+def clamp01(value: Any) -> float:
+    """Memory score clamped to [0, 1]; a missing, non-numeric or NaN value is 0.5 (§3)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        return 0.5
+    return min(1.0, max(0.0, float(value)))
+
+
+def final_score(rrf_score: float, memory_score: Any, alpha: float) -> float:
+    """`final = rrf_score + alpha · clamp01(memory_score)`, rounded to 6 decimals (§3)."""
+    return round(rrf_score + alpha * clamp01(memory_score), 6)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row re-ranked by MMR: a session row (session-first) or any pool candidate."""
+
+    index: int  # row of the recall pool
+    rrf_score: float  # with turn support on session rows
+    routes: tuple[str, ...]
+    final_score: float
+    session_rrf_score: float = 0.0
+    turn_support: float = 0.0
+    supporting_turn_count: int = 0
+    best_turn: int | None = None  # pool row of the best supporting turn
+    best_turn_routes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Fate:
+    """What happened to one chunk for this query and config ("why not")."""
+
+    memory_id: str
+    status: str  # selected | fallback_fill | duplicate | outranked | supporting_turn |
+    #              cut_from_pool | beyond_route_limit | zero_weight | absent | dropped
+    reason: str
+    rank: int | None = None  # 1-based result rank when selected
+    duplicate_of: str | None = None
+    supports_session: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Ranking:
+    """Everything a re-rank computed, as arrays over the pool's rows plus result records."""
+
+    pool: RecallPool
+    config: Config
+    fused: np.ndarray  # (n,) fused (rrf) score of every pool row
+    contributions: np.ndarray  # (n, 8) each live route's share of `fused`
+    live: np.ndarray  # (n, 8) route counted for that row
+    candidates: np.ndarray  # pool rows that made the candidate pool, in pool order
+    session_first: bool
+    rows: tuple[Row, ...]  # MMR input, final-score order
+    selection: mmr.Selection  # indices into `rows`
+    dropped: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Pool rows a scheme's score cut removed (§9 linear hybrid)."""
+
+    @property
+    def selected_rows(self) -> list[Row]:
+        return [self.rows[i] for i in self.selection.order]
+
+    @property
+    def result_ids(self) -> list[str]:
+        return [self.pool.chunks[r.index].memory_id for r in self.selected_rows]
+
+    @cached_property
+    def results(self) -> tuple[dict[str, Any], ...]:
+        """Memsense's result records (§6 field names), with this project's explain additions."""
+        return tuple(self._result(pos) for pos in range(len(self.selection.order)))
+
+    def _result(self, pos: int) -> dict[str, Any]:
+        step = self.selection.steps[pos]
+        row = self.rows[step.row]
+        chunk = self.pool.chunks[row.index]
+        cfg = self.config
+        explain: dict[str, Any] = {
+            "rrf_score": row.rrf_score,
+            "memory_score": clamp01(chunk.memory_score),
+            "alpha": cfg.alpha,
+            "routes": list(row.routes),
+            "diversity": {
+                "lambda": cfg.mmr_lambda,
+                "duplicate_threshold": cfg.duplicate_threshold,
+                "selected_rank": self.selection.selected_rank[pos],
+            },
+        }
+        if self.session_first:
+            explain.update(
+                session_first=True,
+                session_rrf_score=row.session_rrf_score,
+                turn_support=row.turn_support,
+                supporting_turn_count=row.supporting_turn_count,
+                best_turn_routes=list(row.best_turn_routes),
+            )
+        explain["route_hits"] = self.route_hits(row.index)
+        explain["mmr"] = {
+            "mmr_score": step.mmr_score,
+            "max_redundancy": step.max_redundancy,
+            "redundant_with": self._row_id(step.redundant_with),
+            "fallback_fill": step.fallback,
+            "skipped_duplicates": [
+                {"memory_id": self._row_id(r), "redundancy": red, "duplicate_of": self._row_id(of)}
+                for r, red, of in step.skipped
+            ],
+        }
+        if self.session_first and row.best_turn is not None:
+            explain["best_turn_id"] = self.pool.chunks[row.best_turn].memory_id
+        return {
+            "chunk_id": chunk.memory_id,
+            "memory_id": chunk.memory_id,
+            "content": chunk.content,
+            "tags": list(chunk.tags),
+            "task_tag": chunk.task_tag,
+            "session_id": chunk.session_id,
+            "score": chunk.memory_score,
+            "rrf_score": row.rrf_score,
+            "routes": list(row.routes),
+            "final_score": row.final_score,
+            "explain": explain,
+            "neighbors": [] if self.session_first else self._neighbors(chunk),
+        }
+
+    def _row_id(self, row: int | None) -> str | None:
+        return None if row is None else self.pool.chunks[self.rows[row].index].memory_id
+
+    def _neighbors(self, chunk: Chunk) -> list[dict[str, Any]]:
+        """Previous and next chunk of the same session and kind, in time order (§4)."""
+        prev_id, next_id = self.pool.neighbors.get(chunk.memory_id, (None, None))
+        out = []
+        for rel, mid in (("previous", prev_id), ("next", next_id)):
+            if mid is not None and mid in self.pool.neighbor_chunks:
+                n = self.pool.neighbor_chunks[mid]
+                out.append({"relation": rel, "memory_id": mid, "content": n.content, "session_id": n.session_id})
+        return out
+
+    def route_hits(self, index: int) -> dict[str, dict[str, Any]]:
+        """Rank, raw score and RRF contribution of one pool row in every route that found it."""
+        out = {}
+        for j, route in enumerate(ROUTES):
+            rank = int(self.pool.ranks[index, j])
+            if rank:
+                out[route] = {
+                    "rank": rank,
+                    "raw_score": float(self.pool.scores[index, j]),
+                    "contribution": float(self.contributions[index, j]),
+                    "counted": bool(self.live[index, j]),
+                }
+        return out
+
+    @cached_property
+    def _row_of_index(self) -> dict[int, int]:
+        return {r.index: i for i, r in enumerate(self.rows)}
+
+    @cached_property
+    def _candidate_rank(self) -> dict[int, int]:
+        return {int(r): i + 1 for i, r in enumerate(self.candidates)}
+
+    def fate(self, memory_id: str) -> Fate:
+        """Why this chunk is, or is not, in the results."""
+        from core.explain import fate_of
+
+        return fate_of(self, memory_id)
+
+
+def candidate_pool(fused: np.ndarray, live: np.ndarray, limit: int) -> np.ndarray:
+    """Rows found by at least one live route, best `limit` by fused score (ties by id = row)."""
+    found = np.flatnonzero(live.any(axis=1))
+    order = found[np.argsort(-fused[found], kind="stable")]
+    return order[:limit]
+
+
+def _session_rows(pool: RecallPool, cfg: Config, fused: np.ndarray, routes_of, cands: np.ndarray) -> list[Row]:
+    kinds = np.array([c.kind == "turn" for c in pool.chunks], dtype=bool)
+    session_names = [c.session_id for c in pool.chunks]
+    codes = {s: i for i, s in enumerate(sorted(set(session_names)))}
+    session_of = np.array([codes[s] for s in session_names], dtype=np.int64)
+    support: dict[int, SessionSupport] = supports(cands, kinds, session_of, fused)
+    in_pool = np.zeros(pool.size, dtype=bool)
+    in_pool[cands] = True
+    is_session = ~kinds
+    wanted = is_session & (in_pool | np.isin(session_of, list(support)))
+    rows = []
+    for i in np.flatnonzero(wanted):
+        own = float(fused[i]) if in_pool[i] else 0.0
+        own_routes = routes_of(i) if in_pool[i] else ()
+        sup = support.get(int(session_of[i]))
+        ts = turn_support(sup.best_turn_rrf_score, cfg.turn_support_cap, cfg.turn_support_factor) if sup else 0.0
+        rrf_score = own + ts
+        rows.append(
+            Row(
+                index=int(i),
+                rrf_score=rrf_score,
+                routes=own_routes + (("turn_support",) if ts > 0 else ()),
+                final_score=final_score(rrf_score, pool.chunks[i].memory_score, cfg.alpha),
+                session_rrf_score=own,
+                turn_support=ts,
+                supporting_turn_count=sup.supporting_turn_count if sup else 0,
+                best_turn=sup.best_turn_row if sup else None,
+                best_turn_routes=routes_of(sup.best_turn_row) if sup else (),
+            )
+        )
+    return rows
+
+
+def rerank(pool: RecallPool, cfg: Config) -> Ranking:
+    """Fuse, cut the pool, add turn support, score and select with MMR (§3-§5)."""
+    if pool.depth < cfg.route_limit and pool.size >= pool.depth:
+        raise ValueError(f"recall kept {pool.depth} per route; this config needs {cfg.route_limit}")
+    live = live_mask(pool.ranks, cfg)
+    fused, contributions = FUSIONS[cfg.scheme](pool.ranks, pool.scores, live, cfg)
+    cands = candidate_pool(fused, live, cfg.candidate_limit)
+    route_names = np.array(ROUTES)
+
+    def routes_of(i: int) -> tuple[str, ...]:
+        return tuple(sorted(route_names[live[i]].tolist()))
+
+    rows = _session_rows(pool, cfg, fused, routes_of, cands) if cfg.session_first else []
+    session_first = bool(rows)
+    if not session_first:
+        rows = [
+            Row(int(i), float(fused[i]), routes_of(i), final_score(float(fused[i]), pool.chunks[i].memory_score, cfg.alpha))
+            for i in cands
+        ]
+    rows.sort(key=lambda r: (-r.final_score, r.index))
+    selection = select_rows(rows, pool, cfg)
+    return Ranking(pool, cfg, fused, contributions, live, cands, session_first, tuple(rows), selection)
+
+
+def select_rows(rows: list[Row], pool: RecallPool, cfg: Config) -> mmr.Selection:
+    idx = np.array([r.index for r in rows], dtype=np.int64)
+    unit = pool.vectors[idx] if len(idx) else np.zeros((0, pool.vectors.shape[1]))
+    dims = np.where(np.abs(unit).sum(axis=1) > 0, unit.shape[1], 0)
+    tags = mmr.tag_matrix([pool.chunks[i].tags for i in idx])
+    return mmr.select(
+        np.array([r.final_score for r in rows]),
+        unit,
+        dims,
+        tags,
+        top_k=cfg.top_k,
+        mmr_lambda=cfg.mmr_lambda,
+        duplicate_threshold=cfg.duplicate_threshold,
+        tag_weight=cfg.tag_weight,
+        fallback_fill=cfg.fallback_fill,
+    )

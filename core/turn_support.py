@@ -1,0 +1,40 @@
+"""Session-first hybrid: turn chunks in the pool lend support to their sessions (SPEC §4).
+
+`turn_support = min(cap, factor · best_turn_rrf_score)` over the session's turn chunks in
+the pool; a session row's `rrf_score` becomes `session_rrf_score + turn_support`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class SessionSupport:
+    """What the pool's turn chunks say about one session."""
+
+    supporting_turn_count: int
+    best_turn_row: int  # pool-universe row of the best turn
+    best_turn_rrf_score: float
+
+
+def supports(pool_rows: np.ndarray, is_turn: np.ndarray, session_of: np.ndarray, fused: np.ndarray) -> dict[int, SessionSupport]:
+    """Per session index: supporting turn count and best turn (highest rrf, then lowest id).
+
+    `pool_rows` are in pool order (fused descending, ties by id), so the first turn seen
+    for a session is its best.
+    """
+    out: dict[int, SessionSupport] = {}
+    counts: dict[int, int] = {}
+    for row in pool_rows[is_turn[pool_rows]]:
+        s = int(session_of[row])
+        counts[s] = counts.get(s, 0) + 1
+        if s not in out:
+            out[s] = SessionSupport(0, int(row), float(fused[row]))
+    return {s: SessionSupport(counts[s], sup.best_turn_row, sup.best_turn_rrf_score) for s, sup in out.items()}
+
+
+def turn_support(best_turn_rrf_score: float, cap: float, factor: float) -> float:
+    """`min(cap, factor · best_turn_rrf_score)`; Memsense cap 0.12, factor 0.6."""
+    return min(cap, factor * best_turn_rrf_score)
