@@ -1,0 +1,83 @@
+"""Named configs: the built-in presets (SPEC §9) and the user's own, kept in one JSON file."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core import config as config_io
+from core.atomic import write_text_atomic
+from core.config import Config
+from core.errors import MemsenseError
+
+MEMSENSE = "memsense"
+
+BUILTIN: dict[str, Config] = {
+    MEMSENSE: Config(),
+}
+"""Built-in presets by name; `memsense` reproduces the service exactly."""
+
+
+def builtin(name: str) -> Config:
+    try:
+        return BUILTIN[name]
+    except KeyError:
+        raise MemsenseError(f"unknown preset {name!r}; built-in presets: {', '.join(BUILTIN)}") from None
+
+
+class PresetStore:
+    """The user's presets in one JSON file, rewritten atomically on every change."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._presets: dict[str, Config] = self._read()
+
+    def _read(self) -> dict[str, Config]:
+        if not self.path.exists():
+            return {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise MemsenseError(f"presets file {self.path} is unreadable ({exc}); move it aside to start afresh") from None
+        if not isinstance(data, dict):
+            raise MemsenseError(f"presets file {self.path} must hold an object of name: settings")
+        return {name: config_io.from_dict(values) for name, values in data.items()}
+
+    def _write(self) -> None:
+        data = {name: config_io.to_dict(cfg) for name, cfg in sorted(self._presets.items())}
+        write_text_atomic(self.path, json.dumps(data, indent=2) + "\n")
+
+    def names(self) -> list[str]:
+        return sorted(self._presets)
+
+    def all(self) -> dict[str, Config]:
+        """Built-in presets first, then the user's."""
+        return {**BUILTIN, **self._presets}
+
+    def get(self, name: str) -> Config:
+        if name in self._presets:
+            return self._presets[name]
+        return builtin(name)
+
+    def save(self, name: str, cfg: Config) -> None:
+        name = name.strip()
+        if not name:
+            raise MemsenseError("a preset needs a name")
+        if name in BUILTIN:
+            raise MemsenseError(f"{name!r} is a built-in preset; choose another name")
+        self._presets[name] = cfg
+        self._write()
+
+    def rename(self, old: str, new: str) -> None:
+        new = new.strip()
+        if old not in self._presets:
+            raise MemsenseError(f"no user preset named {old!r}")
+        if not new or new in BUILTIN or new in self._presets:
+            raise MemsenseError(f"cannot rename to {new!r}: empty, built-in or already taken")
+        self._presets[new] = self._presets.pop(old)
+        self._write()
+
+    def delete(self, name: str) -> None:
+        if name not in self._presets:
+            raise MemsenseError(f"no user preset named {name!r}" + (" (built-ins cannot be deleted)" if name in BUILTIN else ""))
+        del self._presets[name]
+        self._write()
