@@ -1,0 +1,222 @@
+"""The engine: build a store from a dataset, recall a query over the eight routes (§2), and
+search (recall + re-rank). Recall runs once per query; `core.rerank` does the rest.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from core.config import MAX_ROUTE_DEPTH, Config
+from core.embed import Embedder
+from core.errors import MemsenseError
+from core.lexical import LexicalIndex
+from core.pool import RecallPool
+from core.rerank import Ranking, rerank
+from core.store import QdrantStore
+from core.types import DENSE_ROUTES, ROUTES, Chunk
+
+RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+DEMO_DATASET = RESOURCES / "demo" / "demo-conversations.jsonl"
+DEMO_QUESTIONS = RESOURCES / "demo" / "demo-questions.json"
+MAX_QUERY_CHARS = 100_000
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class IngestStats:
+    users: int
+    session_chunks: int
+    turn_chunks: int
+    texts_embedded: int
+    texts_from_cache: int
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return {"users": self.users, "session_chunks": self.session_chunks, "turn_chunks": self.turn_chunks,
+                "texts_embedded": self.texts_embedded, "texts_from_cache": self.texts_from_cache,
+                "seconds": round(self.seconds, 3)}
+
+
+def route_vectors(chunks: list[Chunk], embedder: Embedder, progress: Progress | None = None,
+                  cancel: threading.Event | None = None) -> dict[str, np.ndarray]:
+    """Embed every distinct route text once; rows of zeros where a chunk has no text."""
+    texts = sorted({c.route_text(r) for c in chunks for r in DENSE_ROUTES} - {""})
+    report = (lambda d, t: progress(d, t, "embedding")) if progress else None
+    vecs = embedder.encode(texts, progress=report, cancelled=cancel.is_set if cancel else None)
+    index = {t: i for i, t in enumerate(texts)}
+    dim = vecs.shape[1] if len(texts) else embedder.dim
+    out = {}
+    for r in DENSE_ROUTES:
+        m = np.zeros((len(chunks), dim), dtype=np.float32)
+        for i, c in enumerate(chunks):
+            t = c.route_text(r)
+            if t:
+                m[i] = vecs[index[t]]
+        out[r] = m
+    return out
+
+
+def build_store(dataset: str | Path, location: str | Path, *, mode: str = "hybrid", model: str | None = None,
+                cache_dir: str | Path | None = None, facet_source: str = "text",
+                progress: Progress | None = None, cancel: threading.Event | None = None) -> IngestStats:
+    """Ingest a LoCoMo or JSONL dataset into a store (created if needed), user by user.
+
+    Each user is swapped in only when fully written; cancel raises MemsenseError("cancelled")
+    and leaves the store as it was.
+    """
+    from core.ingest import build_chunks, load_conversations
+
+    start = time.perf_counter()
+    if progress:
+        progress(0, 1, "reading dataset")
+    conversations = load_conversations(dataset)
+    chunks = build_chunks(conversations, mode=mode, facet_source=facet_source)
+    if not chunks:
+        raise MemsenseError(f"{dataset}: no messages to store")
+    embedder = Embedder(model, cache_dir)
+    try:
+        vectors = route_vectors(chunks, embedder, progress, cancel)
+        store = QdrantStore(location, create=True)
+        try:
+            by_user: dict[str, list[int]] = {}
+            for i, c in enumerate(chunks):
+                by_user.setdefault(c.user_id, []).append(i)
+            dim = next(iter(vectors.values())).shape[1]
+            for n, (user, rows) in enumerate(sorted(by_user.items())):
+                if progress:
+                    progress(n, len(by_user), f"storing {user}")
+                store.write_user(user, [chunks[i] for i in rows], {r: v[rows] for r, v in vectors.items()},
+                                 embedder.key, dim, cancelled=cancel.is_set if cancel else None)
+            if progress:
+                progress(len(by_user), len(by_user), "done")
+        finally:
+            store.close()
+        return IngestStats(len(by_user), sum(c.kind == "session" for c in chunks), sum(c.kind == "turn" for c in chunks),
+                           embedder.embedded, embedder.cached, time.perf_counter() - start)
+    finally:
+        embedder.close()
+
+
+@dataclass
+class _UserIndex:
+    chunks: list[Chunk]
+    by_id: dict[str, int]
+    vec_full: np.ndarray
+    lexical: LexicalIndex
+    sessions: dict[str, list[int]]  # session_id -> rows of its session chunks
+    neighbors: dict[str, tuple[str | None, str | None]]
+
+
+def _neighbors(chunks: list[Chunk]) -> dict[str, tuple[str | None, str | None]]:
+    groups: dict[tuple[str, str], list[Chunk]] = {}
+    for c in chunks:
+        groups.setdefault((c.session_id, c.kind), []).append(c)
+    out = {}
+    for group in groups.values():
+        group.sort(key=lambda c: (c.time, c.order))
+        for k, c in enumerate(group):
+            out[c.memory_id] = (group[k - 1].memory_id if k else None,
+                                group[k + 1].memory_id if k + 1 < len(group) else None)
+    return out
+
+
+class Engine:
+    """An open store plus the embedding model; recall and search for one user at a time."""
+
+    def __init__(self, location: str | Path, *, model: str | None = None, cache_dir: str | Path | None = None):
+        self.store = QdrantStore(location)
+        meta = self.store.meta()
+        if meta is None or not meta.users:
+            self.store.close()
+            raise MemsenseError(f"the store {location} holds no users; ingest a dataset into it first")
+        try:
+            self.embedder = Embedder(model, cache_dir)
+        except MemsenseError:
+            self.store.close()
+            raise
+        if self.embedder.key != meta.model_key:
+            self.close()
+            raise MemsenseError(f"the store was built with model {meta.model_key}, not {self.embedder.key}; "
+                                "open it with the same --model")
+        self.location = str(location)
+        self._users: dict[str, _UserIndex] = {}
+        self._lock = threading.RLock()
+
+    def load_model(self) -> None:
+        self.embedder.load()
+
+    def users(self) -> list[str]:
+        return self.store.users()
+
+    def _index(self, user_id: str) -> _UserIndex:
+        with self._lock:
+            if user_id not in self._users:
+                chunks, vec_full = self.store.read_user(user_id)
+                sessions: dict[str, list[int]] = {}
+                for i, c in enumerate(chunks):
+                    if c.kind == "session":
+                        sessions.setdefault(c.session_id, []).append(i)
+                self._users[user_id] = _UserIndex(chunks, {c.memory_id: i for i, c in enumerate(chunks)}, vec_full,
+                                                  LexicalIndex([c.lexical_text for c in chunks]), sessions,
+                                                  _neighbors(chunks))
+            return self._users[user_id]
+
+    def chunks(self, user_id: str) -> list[Chunk]:
+        return self._index(user_id).chunks
+
+    def recall(self, user_id: str, query: str, depth: int = MAX_ROUTE_DEPTH) -> RecallPool:
+        """Every route's ranked list to `depth`, plus the session chunks of touched sessions."""
+        query = validate_query(query)
+        ix = self._index(user_id)
+        t0 = time.perf_counter()
+        qvec = self.embedder.encode([query])[0]
+        t1 = time.perf_counter()
+        hits = self.store.search(user_id, qvec, DENSE_ROUTES, depth)
+        t2 = time.perf_counter()
+        lex = ix.lexical.scores(query)
+        found = np.flatnonzero(lex > 0)
+        order = found[np.lexsort((found, -lex[found]))][:depth]
+        hits["lexical"] = [(ix.chunks[i].memory_id, float(lex[i])) for i in order]
+        t3 = time.perf_counter()
+        rows = {ix.by_id[m] for route_hits in hits.values() for m, _ in route_hits}
+        for s in {ix.chunks[i].session_id for i in rows}:
+            rows.update(ix.sessions.get(s, ()))
+        rows = sorted(rows)
+        pos = {r: k for k, r in enumerate(rows)}
+        ranks = np.zeros((len(rows), len(ROUTES)), dtype=np.int32)
+        scores = np.full((len(rows), len(ROUTES)), np.nan)
+        for j, route in enumerate(ROUTES):
+            for rank, (mid, score) in enumerate(hits[route], start=1):
+                k = pos[ix.by_id[mid]]
+                ranks[k, j] = rank
+                scores[k, j] = score
+        vectors = ix.vec_full[rows]
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+        timings = {"embed": (t1 - t0) * 1e3, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3,
+                   "assemble": (time.perf_counter() - t3) * 1e3}
+        return RecallPool(query, user_id, tuple(ix.chunks[r] for r in rows), ranks, scores, vectors,
+                          depth=depth, neighbors=ix.neighbors, neighbor_chunks={c.memory_id: c for c in ix.chunks},
+                          timings_ms=timings)
+
+    def search(self, user_id: str, query: str, cfg: Config | None = None) -> Ranking:
+        return rerank(self.recall(user_id, query), cfg or Config())
+
+    def close(self) -> None:
+        self.store.close()
+        self.embedder.close()
+
+
+def validate_query(query: str) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise MemsenseError("the query is empty; type a question to search for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise MemsenseError(f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}. "
+                            "Shorten it (the model reads only its first 256 tokens anyway)")
+    return query
