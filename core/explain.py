@@ -25,8 +25,8 @@ def fate_of(ranking: "Ranking", memory_id: str) -> "Fate":
     row_pos = ranking._row_of_index.get(i)
     if row_pos is not None:
         return _row_fate(ranking, memory_id, row_pos)
-    if i in set(ranking.dropped.tolist()):
-        return Fate(memory_id, "dropped", f"below the scheme's score cut ({ranking.fused[i]:.4f} < {cfg.linear_min_score})")
+    if i in ranking.drop_reasons:
+        return Fate(memory_id, "dropped", ranking.drop_reasons[i])
     found = ranking.pool.ranks[i] > 0
     if not ranking.live[i].any():
         zero = found & (np.array([cfg.weight(r) for r in ROUTES]) == 0)

@@ -6,6 +6,7 @@ is a pure function of a `RecallPool` and a `Config` (see `core.rerank`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -53,6 +54,32 @@ class RecallPool:
 
     def index_of(self, memory_id: str) -> int | None:
         return _id_index(self).get(memory_id)
+
+    @cached_property
+    def static(self) -> "PoolArrays":
+        """Per-row arrays that no knob changes, computed once per pool."""
+        from core.mmr import tag_matrix
+        from core.rerank import clamp01
+
+        sessions = [c.session_id for c in self.chunks]
+        codes = {s: i for i, s in enumerate(sorted(set(sessions)))}
+        tags = tag_matrix([c.tags for c in self.chunks])
+        return PoolArrays(
+            is_turn=np.array([c.kind == "turn" for c in self.chunks], dtype=bool),
+            session_of=np.array([codes[s] for s in sessions], dtype=np.int64),
+            memory_score=np.array([clamp01(c.memory_score) for c in self.chunks]),
+            tags=tags,
+            dims=np.where(np.abs(self.vectors).sum(axis=1) > 0, self.vectors.shape[1], 0),
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class PoolArrays:
+    is_turn: np.ndarray  # bool (n,)
+    session_of: np.ndarray  # int (n,) session code
+    memory_score: np.ndarray  # clamp01(memory_score) (n,)
+    tags: np.ndarray  # multi-hot (n, vocabulary)
+    dims: np.ndarray  # vector dimension, 0 = no vector (n,)
 
 
 

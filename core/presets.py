@@ -8,13 +8,39 @@ from core import config as config_io
 from core.atomic import write_text_atomic
 from core.config import Config
 from core.errors import MemsenseError
+from core.types import ROUTES
 
 MEMSENSE = "memsense"
 
+
+def only(**weights: float) -> dict[str, float]:
+    """Route weights with the named routes as given and every other route at 0 (off)."""
+    return {r: float(weights.get(r, 0.0)) for r in ROUTES}
+
+
+# Baselines: one route's order over whole sessions, nothing added (no memory-score term, no
+# turn support, plain relevance order: lambda 1, duplicates only when identical).
+_PLAIN = dict(alpha=0.0, mmr_lambda=1.0, duplicate_threshold=1.0, turn_support_cap=0.0)
+
 BUILTIN: dict[str, Config] = {
     MEMSENSE: Config(),
+    # Retrieval fusion note: weighted RRF k = 60, semantic (vec_full) 1.0, keyword (lexical) 0;
+    # a weight of 0 removes that list, so every other route is off too.
+    "fusion_note": Config(rrf_k=60.0, route_weights=only(vec_full=1.0, lexical=0.0)),
+    # Memory v2 note: 0.3 · bm25_norm + 0.7 · cosine_norm, cut at 0.15, at most 10; the score
+    # is the note's final score (alpha 0).
+    "memory_v2": Config(scheme="linear", alpha=0.0, route_weights=only(vec_full=1.0, lexical=1.0)),
+    # Phase 7 note: hybrid RRF k = 60, vector / BM25 0.5 / 0.5, then the quality score (which
+    # already holds importance, so alpha 0); "as of" = the newest chunk in the pool.
+    "phase7": Config(scheme="quality", rrf_k=60.0, alpha=0.0, route_weights=only(vec_full=0.5, lexical=0.5)),
+    # Multi-session research note: QMD top-rank bonus on Memsense's RRF, MMR at assembly.
+    "top_rank_bonus": Config(scheme="top_rank_bonus"),
+    "bm25_only": Config(route_weights=only(lexical=1.0), **_PLAIN),
+    "dense_only": Config(route_weights=only(vec_full=1.0), **_PLAIN),
 }
-"""Built-in presets by name; `memsense` reproduces the service exactly."""
+"""Built-in presets by name (SPEC §9); `memsense` reproduces the service exactly. The note
+presets swap in their note's scoring and keep Memsense's assembly (session-first turn support,
+MMR, top_k), so a comparison isolates the scoring."""
 
 
 def builtin(name: str) -> Config:

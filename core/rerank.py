@@ -6,13 +6,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from core import mmr
+from core import schemes  # noqa: F401  (registers the §9 schemes in FUSIONS and CUTS)
 from core.config import Config
-from core.fusion import FUSIONS, live_mask
+from core.fusion import FUSIONS, cut_rows, live_mask
 from core.pool import RecallPool
 from core.turn_support import SessionSupport, supports, turn_support
 from core.types import ROUTES, Chunk
@@ -72,7 +73,9 @@ class Ranking:
     rows: tuple[Row, ...]  # MMR input, final-score order
     selection: mmr.Selection  # indices into `rows`
     dropped: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    """Pool rows a scheme's score cut removed (§9 linear hybrid)."""
+    """Pool rows a scheme's score cut removed (§9 linear hybrid, quality storage filter)."""
+    drop_reasons: Mapping[int, str] = field(default_factory=dict)
+    """Why each row of `dropped` was removed, from the scheme's cut."""
 
     @property
     def selected_rows(self) -> list[Row]:
@@ -189,28 +192,24 @@ def candidate_pool(fused: np.ndarray, live: np.ndarray, limit: int) -> np.ndarra
 
 
 def _session_rows(pool: RecallPool, cfg: Config, fused: np.ndarray, routes_of, cands: np.ndarray) -> list[Row]:
-    kinds = np.array([c.kind == "turn" for c in pool.chunks], dtype=bool)
-    session_names = [c.session_id for c in pool.chunks]
-    codes = {s: i for i, s in enumerate(sorted(set(session_names)))}
-    session_of = np.array([codes[s] for s in session_names], dtype=np.int64)
-    support: dict[int, SessionSupport] = supports(cands, kinds, session_of, fused)
+    st = pool.static
+    support: dict[int, SessionSupport] = supports(cands, st.is_turn, st.session_of, fused)
     in_pool = np.zeros(pool.size, dtype=bool)
     in_pool[cands] = True
-    is_session = ~kinds
-    wanted = is_session & (in_pool | np.isin(session_of, list(support)))
+    wanted = ~st.is_turn & (in_pool | np.isin(st.session_of, list(support)))
     rows = []
-    for i in np.flatnonzero(wanted):
-        own = float(fused[i]) if in_pool[i] else 0.0
-        own_routes = routes_of(i) if in_pool[i] else ()
-        sup = support.get(int(session_of[i]))
+    scores, memory, pooled = fused.tolist(), st.memory_score.tolist(), in_pool.tolist()
+    for i in np.flatnonzero(wanted).tolist():
+        own = scores[i] if pooled[i] else 0.0
+        sup = support.get(int(st.session_of[i]))
         ts = turn_support(sup.best_turn_rrf_score, cfg.turn_support_cap, cfg.turn_support_factor) if sup else 0.0
         rrf_score = own + ts
         rows.append(
             Row(
-                index=int(i),
+                index=i,
                 rrf_score=rrf_score,
-                routes=own_routes + (("turn_support",) if ts > 0 else ()),
-                final_score=final_score(rrf_score, pool.chunks[i].memory_score, cfg.alpha),
+                routes=(routes_of(i) if pooled[i] else ()) + (("turn_support",) if ts > 0 else ()),
+                final_score=round(rrf_score + cfg.alpha * memory[i], 6),
                 session_rrf_score=own,
                 turn_support=ts,
                 supporting_turn_count=sup.supporting_turn_count if sup else 0,
@@ -223,38 +222,48 @@ def _session_rows(pool: RecallPool, cfg: Config, fused: np.ndarray, routes_of, c
 
 def rerank(pool: RecallPool, cfg: Config) -> Ranking:
     """Fuse, cut the pool, add turn support, score and select with MMR (§3-§5)."""
-    if pool.depth < cfg.route_limit and pool.size >= pool.depth:
+    if pool.depth < cfg.route_limit and int(pool.ranks.max(initial=0)) >= pool.depth:
         raise ValueError(f"recall kept {pool.depth} per route; this config needs {cfg.route_limit}")
     live = live_mask(pool.ranks, cfg)
-    fused, contributions = FUSIONS[cfg.scheme](pool.ranks, pool.scores, live, cfg)
-    cands = candidate_pool(fused, live, cfg.candidate_limit)
-    route_names = np.array(ROUTES)
+    fused, contributions = FUSIONS[cfg.scheme](pool.ranks, pool.scores, live, cfg, pool.chunks)
+    drops = cut_rows(fused, pool.ranks, live, cfg, pool.chunks)
+    kept = live
+    if drops:
+        kept = live.copy()
+        kept[list(drops)] = False
+    cands = candidate_pool(fused, kept, cfg.candidate_limit)
+    route_sets = (live[:, _ALPHABETICAL] @ _BITS).tolist()
 
     def routes_of(i: int) -> tuple[str, ...]:
-        return tuple(sorted(route_names[live[i]].tolist()))
+        return _ROUTE_SETS[route_sets[i]]
 
     rows = _session_rows(pool, cfg, fused, routes_of, cands) if cfg.session_first else []
     session_first = bool(rows)
     if not session_first:
-        rows = [
-            Row(int(i), float(fused[i]), routes_of(i), final_score(float(fused[i]), pool.chunks[i].memory_score, cfg.alpha))
-            for i in cands
-        ]
+        scores, memory = fused.tolist(), pool.static.memory_score.tolist()
+        rows = [Row(i, scores[i], routes_of(i), round(scores[i] + cfg.alpha * memory[i], 6)) for i in cands.tolist()]
     rows.sort(key=lambda r: (-r.final_score, r.index))
     selection = select_rows(rows, pool, cfg)
-    return Ranking(pool, cfg, fused, contributions, live, cands, session_first, tuple(rows), selection)
+    dropped = np.array(sorted(drops), dtype=np.int64)
+    return Ranking(pool, cfg, fused, contributions, live, cands, session_first, tuple(rows), selection,
+                   dropped, drops)
+
+
+_ALPHABETICAL = np.argsort(np.array(ROUTES))
+_SORTED_ROUTES = tuple(sorted(ROUTES))
+_BITS = 1 << np.arange(len(ROUTES))
+_ROUTE_SETS = [tuple(r for b, r in enumerate(_SORTED_ROUTES) if mask >> b & 1) for mask in range(1 << len(ROUTES))]
+"""Every subset of routes as its sorted name tuple, indexed by bit mask (alphabetical bits)."""
 
 
 def select_rows(rows: list[Row], pool: RecallPool, cfg: Config) -> mmr.Selection:
     idx = np.array([r.index for r in rows], dtype=np.int64)
-    unit = pool.vectors[idx] if len(idx) else np.zeros((0, pool.vectors.shape[1]))
-    dims = np.where(np.abs(unit).sum(axis=1) > 0, unit.shape[1], 0)
-    tags = mmr.tag_matrix([pool.chunks[i].tags for i in idx])
+    st = pool.static
     return mmr.select(
         np.array([r.final_score for r in rows]),
-        unit,
-        dims,
-        tags,
+        pool.vectors[idx],
+        st.dims[idx],
+        st.tags[idx],
         top_k=cfg.top_k,
         mmr_lambda=cfg.mmr_lambda,
         duplicate_threshold=cfg.duplicate_threshold,

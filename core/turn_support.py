@@ -20,19 +20,15 @@ class SessionSupport:
 
 
 def supports(pool_rows: np.ndarray, is_turn: np.ndarray, session_of: np.ndarray, fused: np.ndarray) -> dict[int, SessionSupport]:
-    """Per session index: supporting turn count and best turn (highest rrf, then lowest id).
+    """Per session code: supporting turn count and best turn (highest rrf, then lowest id).
 
     `pool_rows` are in pool order (fused descending, ties by id), so the first turn seen
     for a session is its best.
     """
-    out: dict[int, SessionSupport] = {}
-    counts: dict[int, int] = {}
-    for row in pool_rows[is_turn[pool_rows]]:
-        s = int(session_of[row])
-        counts[s] = counts.get(s, 0) + 1
-        if s not in out:
-            out[s] = SessionSupport(0, int(row), float(fused[row]))
-    return {s: SessionSupport(counts[s], sup.best_turn_row, sup.best_turn_rrf_score) for s, sup in out.items()}
+    turns = pool_rows[is_turn[pool_rows]]
+    sessions, first, counts = np.unique(session_of[turns], return_index=True, return_counts=True)
+    return {int(s): SessionSupport(int(n), int(turns[f]), float(fused[turns[f]]))
+            for s, f, n in zip(sessions, first, counts)}
 
 
 def turn_support(best_turn_rrf_score: float, cap: float, factor: float) -> float:

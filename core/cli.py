@@ -1,0 +1,212 @@
+"""`memsense`: ingest, search, explain and replay from the command line.
+
+Every command takes `--json`; a user error prints one line `memsense: error: ...` and exits 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from core.errors import MemsenseError
+
+
+def _progress_bar(stream=sys.stderr) -> Callable[[int, int, str], None]:
+    state = {"stage": None}
+
+    def show(done: int, total: int, stage: str) -> None:
+        if not stream.isatty() and stage == state["stage"] and done not in (0, total):
+            return
+        width = 30
+        filled = int(width * done / total) if total else width
+        end = "\n" if done >= total or not stream.isatty() else ""
+        stream.write(f"\r{stage:<22} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
+        stream.flush()
+        state["stage"] = stage
+
+    return show
+
+
+def _config(args: argparse.Namespace):
+    from core import config as config_io
+    from dataclasses import replace
+
+    cfg = config_io.load(args.config) if getattr(args, "config", None) else config_io.Config()
+    if getattr(args, "preset", None):
+        from core.presets import builtin
+
+        cfg = builtin(args.preset)
+    if getattr(args, "top_k", None) is not None:
+        cfg = replace(cfg, top_k=args.top_k)
+    return cfg
+
+
+def cmd_ingest(args: argparse.Namespace) -> Any:
+    from core.engine import build_store
+
+    stats = build_store(args.dataset, args.store, mode=args.mode, model=args.model, cache_dir=args.cache,
+                        facet_source=args.facets, progress=None if args.json else _progress_bar())
+    if args.json:
+        return stats.to_dict()
+    print(f"stored {stats.users} users: {stats.session_chunks} session chunks, {stats.turn_chunks} turn chunks; "
+          f"{stats.texts_embedded} texts embedded, {stats.texts_from_cache} from cache, {stats.seconds:.1f} s")
+    return None
+
+
+def _engine(args: argparse.Namespace):
+    from core.engine import Engine
+
+    return Engine(args.store, model=args.model, cache_dir=args.cache)
+
+
+def pool_table(ranking) -> list[dict[str, Any]]:
+    """Every candidate of the pool with its routes, fused score and fate."""
+    out = []
+    for pos, i in enumerate(ranking.candidates, start=1):
+        c = ranking.pool.chunks[i]
+        fate = ranking.fate(c.memory_id)
+        out.append({"pool_rank": pos, "memory_id": c.memory_id, "kind": c.kind, "session_id": c.session_id,
+                    "rrf_score": float(ranking.fused[i]), "route_hits": ranking.route_hits(int(i)),
+                    "fate": fate.status, "reason": fate.reason})
+    return out
+
+
+def cmd_search(args: argparse.Namespace) -> Any:
+    engine = _engine(args)
+    try:
+        ranking = engine.search(args.user, args.query, _config(args))
+    finally:
+        engine.close()
+    if args.json:
+        return {"query": args.query, "user": args.user, "session_first": ranking.session_first,
+                "results": list(ranking.results), "pool": pool_table(ranking)}
+    for r in ranking.results:
+        text = json.loads(r["content"])["user"].replace("\n", " ")
+        print(f"{r['explain']['diversity']['selected_rank'] or '-':>2} {r['memory_id']:<22} final {r['final_score']:.6f} "
+              f"rrf {r['rrf_score']:.4f}  {', '.join(r['routes'])}\n   {text[:110]}")
+    print(f"pool: {len(ranking.candidates)} candidates; session-first: {ranking.session_first}")
+    return None
+
+
+def cmd_explain(args: argparse.Namespace) -> Any:
+    engine = _engine(args)
+    try:
+        if args.memory not in {c.memory_id for c in engine.chunks(args.user)}:
+            raise MemsenseError(f"no chunk {args.memory!r} for user {args.user!r}; ids look like {engine.chunks(args.user)[0].memory_id}")
+        ranking = engine.search(args.user, args.query, _config(args))
+    finally:
+        engine.close()
+    fate = ranking.fate(args.memory)
+    i = ranking.pool.index_of(args.memory)
+    record = {"memory_id": fate.memory_id, "status": fate.status, "reason": fate.reason, "rank": fate.rank,
+              "duplicate_of": fate.duplicate_of, "supports_session": fate.supports_session,
+              "route_hits": ranking.route_hits(i) if i is not None else {}}
+    if args.json:
+        return record
+    print(f"{fate.memory_id}: {fate.status}\n  {fate.reason}")
+    for route, hit in record["route_hits"].items():
+        print(f"  {route:<20} rank {hit['rank']:>4}  raw {hit['raw_score']:.4f}  rrf {hit['contribution']:.4f}")
+    return None
+
+
+def cmd_rerank(args: argparse.Namespace) -> Any:
+    from core.replay import replay
+
+    try:
+        data = json.loads(Path(args.cases).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise MemsenseError(f"cannot read {args.cases}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise MemsenseError(f"{args.cases}: not valid JSON ({exc}); is the file truncated?") from None
+    out = replay(data, _config(args) if args.config else None)
+    if args.json:
+        return out
+    for case in out:
+        print(f"{case['name']}: " + " ".join(f"{r['memory_id']}({r['final_score']:.6f})" for r in case["results"]))
+    return None
+
+
+def cmd_bench(args: argparse.Namespace) -> Any:
+    from core import bench
+
+    return bench.main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="memsense", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp: argparse.ArgumentParser, store: bool = True) -> None:
+        sp.add_argument("--json", action="store_true", help="machine-readable output")
+        if store:
+            sp.add_argument("--store", required=True, help="store directory (or http(s):// Qdrant URL)")
+            sp.add_argument("--model", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
+            sp.add_argument("--cache", help="embedding cache directory (default ~/.cache/memsense)")
+
+    sp = sub.add_parser("ingest", help="build or update a store from a LoCoMo JSON or JSONL dataset")
+    sp.add_argument("dataset")
+    sp.add_argument("--mode", default="hybrid", choices=("hybrid", "session", "turn"))
+    sp.add_argument("--facets", default="text", choices=("text", "locomo"),
+                    help="facet source: the text (default) or LoCoMo observation/event_summary")
+    common(sp)
+    sp.set_defaults(func=cmd_ingest)
+
+    for name, fn, extra in (("search", cmd_search, False), ("explain", cmd_explain, True)):
+        sp = sub.add_parser(name, help="results with explain and the whole pool" if name == "search"
+                            else "why (or why not) one chunk for a query")
+        sp.add_argument("--user", required=True)
+        sp.add_argument("query")
+        sp.add_argument("--config", help="config file (.toml or .json)")
+        sp.add_argument("--preset", help="a built-in preset name instead of --config")
+        sp.add_argument("--top-k", type=int)
+        if extra:
+            sp.add_argument("--memory", required=True, help="memory_id of the chunk to explain")
+        common(sp)
+        sp.set_defaults(func=fn)
+
+    sp = sub.add_parser("rerank", help="replay Memsense-format candidate rows (a case or a list of cases)")
+    sp.add_argument("cases")
+    sp.add_argument("--config", help="base config; case options override it")
+    common(sp, store=False)
+    sp.set_defaults(func=cmd_rerank)
+
+    sp = sub.add_parser("bench", help="print speed figures for re-rank, recall and ingest")
+    sp.add_argument("--dataset", help="LoCoMo file for recall and ingest figures (default ../shared)")
+    sp.add_argument("--quick", action="store_true", help="re-rank figures only")
+    sp.add_argument("--out", help="also write the figures as JSON here")
+    common(sp, store=False)
+    sp.set_defaults(func=cmd_bench)
+
+    try:
+        from core import cli_eval
+    except ImportError:
+        cli_eval = None
+    if cli_eval is not None:
+        cli_eval.add_commands(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        out = args.func(args)
+    except MemsenseError as exc:
+        print(f"memsense: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        print("memsense: interrupted", file=sys.stderr)
+        return 130
+    if out is not None and getattr(args, "json", False):
+        json.dump(out, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""The ranking schemes of the other design notes beyond RRF (SPEC §9), as fusion schemes.
+
+Each scheme is registered in `core.fusion.FUSIONS` (its score) and, when it removes rows,
+in `core.fusion.CUTS` (its cut). Everything after fusion (the candidate pool, session-first
+turn support, final score, MMR) is unchanged, so a preset that picks one of these schemes
+swaps the scoring and keeps Memsense's assembly.
+
+- `linear` (Memory v2): `score = wk · bm25_norm + ws · cosine_norm` (0.3 / 0.7), each min-max
+  normalised over the candidates; scores below `linear_min_score` (0.15) are dropped and at
+  most `linear_max_results` (10) rows go on.
+- `quality` (Phase 7): candidates come from hybrid RRF over the live routes (the preset: k = 60,
+  `vec_full` and `lexical` weighted 0.5 / 0.5); each is then scored
+  `quality = (0.5·relevance + 0.3·recency + 0.2·importance) · length · type · role`.
+"""
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from core.config import Config
+from core.fusion import LEXICAL, VEC_FULL, fusion, minmax, rrf, score_cut
+from core.types import Chunk
+
+HEADER_PREFIX = "[group chat conversation:"
+SEMANTIC_KINDS: frozenset[str] = frozenset({"stable", "preference"})
+"""Memory kinds Phase 7 calls semantic: lasting facts about the person (`stable`: who they are,
+`preference`: what they like). `episodic` (an event) and `ephemeral` are not semantic."""
+MIN_STORED_CHARS = 50
+MAX_LENGTH_CHARS = 500
+QUALITY_WEIGHTS = (0.5, 0.3, 0.2)  # relevance, recency, importance
+SEMANTIC_FACTOR = 1.2
+ASSISTANT_FACTOR, USER_FACTOR = 1.1, 0.9
+
+
+# ------------------------------------------------------------------ Memory v2: linear hybrid
+
+@fusion("linear")
+def linear(ranks: np.ndarray, scores: np.ndarray, live: np.ndarray, cfg: Config,
+           chunks: Sequence[Chunk] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """`score = wk · bm25_norm + ws · cosine_norm` over the candidates (§9 Memory v2).
+
+    Candidates = rows found by any live route. `bm25_norm`: the lexical route's raw BM25,
+    0 for a candidate it did not match (BM25 of no match), min-max normalised over the
+    candidates; all 0 when lexical is off or matched nothing. `cosine_norm`: the `vec_full`
+    raw cosine min-max normalised over the candidates it holds; 0 for the others (they ranked
+    beyond its list, below every listed cosine). Equal values normalise to 1.
+    `wk = linear_keyword_weight` (0.3), `ws = linear_semantic_weight` (0.7); route weights only
+    switch routes on or off. Contributions: the keyword part under `lexical`, the semantic part
+    under `vec_full`.
+    """
+    cand = live.any(axis=1)
+    lex, vec = live[:, LEXICAL] & cand, live[:, VEC_FULL] & cand
+    bm25 = np.where(lex, np.nan_to_num(scores[:, LEXICAL]), 0.0)
+    bm25_norm = minmax(bm25, cand) if lex.any() else np.zeros(len(bm25))
+    cos_norm = minmax(np.nan_to_num(scores[:, VEC_FULL]), vec)
+    contrib = np.zeros(live.shape, dtype=np.float64)
+    contrib[:, LEXICAL] = cfg.linear_keyword_weight * bm25_norm
+    contrib[:, VEC_FULL] = cfg.linear_semantic_weight * cos_norm
+    return contrib.sum(axis=1), contrib
+
+
+@score_cut("linear")
+def linear_cut(fused: np.ndarray, ranks: np.ndarray, live: np.ndarray, cfg: Config,
+               chunks: Sequence[Chunk]) -> dict[int, str]:
+    """Drop candidates scoring below `linear_min_score`, then keep the best
+    `linear_max_results` of the rest (score descending, ties by id)."""
+    found = np.flatnonzero(live.any(axis=1))
+    drops = {int(i): f"linear score {fused[i]:.4f} is below the cut {cfg.linear_min_score}"
+             for i in found if fused[i] < cfg.linear_min_score}
+    above = np.array([i for i in found if int(i) not in drops], dtype=np.int64)
+    ordered = above[np.argsort(-fused[above], kind="stable")]
+    for place, i in enumerate(ordered[cfg.linear_max_results:], start=cfg.linear_max_results + 1):
+        drops[int(i)] = (f"linear score {fused[i]:.4f} ranks #{place}; the linear scheme returns at most "
+                         f"{cfg.linear_max_results} results")
+    return drops
+
+
+# ------------------------------------------------------------------ Phase 7: quality-weighted
+
+class ChunkProfile(NamedTuple):
+    """What the quality formula reads from a chunk."""
+
+    length: int  # characters of its message text
+    assistant: bool  # role: carries an assistant reply
+    user_question: bool
+    semantic: bool
+    hours: float  # its time in hours since the epoch (nan when unknown)
+
+
+def message_text(chunk: Chunk) -> str:
+    """The chunk's stored message text, without the `[group chat conversation: ...]` header.
+
+    A session chunk's user side already holds every line of the session (§1), so it is the
+    text; a turn chunk's text is its user side and its assistant reply, one after the other.
+    """
+    parts = [chunk.user_text] if chunk.kind == "session" else [chunk.user_text, chunk.assistant_text]
+    lines = [ln for p in parts for ln in p.splitlines() if not ln.startswith(HEADER_PREFIX)]
+    return "\n".join(lines).strip()
+
+
+def is_assistant(chunk: Chunk) -> bool:
+    """Role: a chunk is assistant text when its assistant side is non-empty (it holds the
+    second speaker's reply, the side Memsense stores as `assistant`); otherwise user text
+    (a trailing lone user group)."""
+    return bool(chunk.assistant_text.strip())
+
+
+@lru_cache(maxsize=1 << 16)
+def profile(chunk: Chunk) -> ChunkProfile:
+    text = message_text(chunk)
+    assistant = is_assistant(chunk)
+    return ChunkProfile(len(text), assistant, not assistant and text.rstrip().endswith("?"),
+                        chunk.memory_kind in SEMANTIC_KINDS, iso_hours(chunk.time))
+
+
+@lru_cache(maxsize=1 << 12)
+def iso_hours(text: str) -> float:
+    """Hours since the Unix epoch of an ISO 8601 date-time (naive = UTC); nan when empty."""
+    if not text:
+        return math.nan
+    when = datetime.fromisoformat(text)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp() / 3600.0
+
+
+def stored(chunk: Chunk) -> bool:
+    """Phase 7's storage filter: texts under 50 characters and user questions are not stored."""
+    p = profile(chunk)
+    return p.length >= MIN_STORED_CHARS and not p.user_question
+
+
+class QualityTerms(NamedTuple):
+    """Every factor of the quality formula, one value per pool row."""
+
+    relevance: np.ndarray
+    recency: np.ndarray
+    importance: np.ndarray
+    length_factor: np.ndarray
+    type_factor: np.ndarray
+    role_factor: np.ndarray
+    quality: np.ndarray
+
+
+def as_of_hours(cfg: Config, chunks: Sequence[Chunk]) -> float:
+    """The "as of" time: `quality_as_of`, or when empty the newest chunk time in the pool."""
+    if cfg.quality_as_of:
+        return iso_hours(cfg.quality_as_of)
+    hours = [h for h in (profile(c).hours for c in chunks) if not math.isnan(h)]
+    return max(hours) if hours else math.nan
+
+
+def quality_terms(scores: np.ndarray, cfg: Config, chunks: Sequence[Chunk]) -> QualityTerms:
+    """Phase 7's factors for every row (§9):
+
+    - `relevance = 1 − min(distance, 2) / 2`, `distance = 1 − cosine` on `vec_full`
+      (0 when `vec_full` did not list the row);
+    - `recency = quality_recency_base ^ age_hours`, age to the "as of" time, at least 0
+      (0 when the chunk's time is unknown);
+    - `importance = clamp01(memory_score)`;
+    - `length_factor = min(len, 500) / 500`, len = characters of `message_text`;
+    - `type_factor` 1.2 for semantic memory kinds (`SEMANTIC_KINDS`) else 1.0;
+    - `role_factor` 1.1 for assistant text (`is_assistant`) else 0.9;
+    - `quality = (0.5·relevance + 0.3·recency + 0.2·importance) · length · type · role`.
+    """
+    from core.rerank import clamp01
+
+    profiles = [profile(c) for c in chunks]
+    cosine = scores[:, VEC_FULL]
+    relevance = np.where(np.isnan(cosine), 0.0, 1.0 - np.minimum(1.0 - np.nan_to_num(cosine), 2.0) / 2.0)
+    now = as_of_hours(cfg, chunks)
+    age = np.maximum(now - np.array([p.hours for p in profiles], dtype=np.float64), 0.0)
+    recency = np.where(np.isnan(age), 0.0, cfg.quality_recency_base ** np.nan_to_num(age))
+    importance = np.array([clamp01(c.memory_score) for c in chunks], dtype=np.float64)
+    length = np.array([min(p.length, MAX_LENGTH_CHARS) / MAX_LENGTH_CHARS for p in profiles], dtype=np.float64)
+    kind = np.array([SEMANTIC_FACTOR if p.semantic else 1.0 for p in profiles], dtype=np.float64)
+    role = np.array([ASSISTANT_FACTOR if p.assistant else USER_FACTOR for p in profiles], dtype=np.float64)
+    wr, wt, wi = QUALITY_WEIGHTS
+    quality = (wr * relevance + wt * recency + wi * importance) * length * kind * role
+    return QualityTerms(relevance, recency, importance, length, kind, role, quality)
+
+
+@fusion("quality")
+def quality(ranks: np.ndarray, scores: np.ndarray, live: np.ndarray, cfg: Config,
+            chunks: Sequence[Chunk] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """Phase 7's quality score of every found row (`quality_terms`); contributions are the
+    hybrid RRF shares that admitted the row (`quality_cut`), since quality is not a sum over
+    routes."""
+    if len(chunks) != len(ranks):
+        raise ValueError("the quality scheme needs the pool's chunks, row for row")
+    found = live.any(axis=1)
+    if not found.any():
+        return np.zeros(len(ranks)), np.zeros(live.shape)
+    terms = quality_terms(scores, cfg, chunks)
+    _, contrib = rrf(ranks, scores, live, cfg)
+    return np.where(found, terms.quality, 0.0), contrib
+
+
+@score_cut("quality")
+def quality_cut(fused: np.ndarray, ranks: np.ndarray, live: np.ndarray, cfg: Config,
+                chunks: Sequence[Chunk]) -> dict[int, str]:
+    """Drop what Phase 7 never stores (`stored`), then keep the best `candidate_limit` rows
+    by hybrid RRF (`Σ w_r / (k + rank_r)` over the live routes) for quality to rank."""
+    found = live.any(axis=1)
+    drops: dict[int, str] = {}
+    for i in np.flatnonzero(found):
+        p = profile(chunks[i])
+        if p.user_question:
+            drops[int(i)] = "Phase 7 storage filter: a user question is not stored"
+        elif p.length < MIN_STORED_CHARS:
+            drops[int(i)] = f"Phase 7 storage filter: text of {p.length} characters (< {MIN_STORED_CHARS}) is not stored"
+    hybrid, _ = rrf(ranks, np.zeros_like(ranks, dtype=np.float64), live, cfg)
+    eligible = np.array([i for i in np.flatnonzero(found) if int(i) not in drops], dtype=np.int64)
+    ordered = eligible[np.argsort(-hybrid[eligible], kind="stable")]
+    for place, i in enumerate(ordered[cfg.candidate_limit:], start=cfg.candidate_limit + 1):
+        drops[int(i)] = (f"hybrid RRF {hybrid[i]:.4f} ranks #{place}, outside the {cfg.candidate_limit} "
+                         "candidates the quality score re-ranks")
+    return drops
+
