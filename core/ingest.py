@@ -143,7 +143,7 @@ def _read_text(path: str | Path) -> tuple[Path, str]:
     except OSError as e:
         raise MemsenseError(f"{p}: cannot be read ({e.strerror}). Check its permissions.") from None
     if not text.strip():
-        raise MemsenseError(f"{p}: the file is empty. Choose a file with conversations in it.")
+        raise MemsenseError(f"{p}: the file is empty. Choose another file, or export it again.")
     return p, text
 
 
@@ -156,7 +156,7 @@ def _loads(text: str, path: Path, line: int | None = None) -> Any:
         if line is not None and e.colno > 1:
             where += f" column {e.colno}"
         raise MemsenseError(
-            f"{path}: not valid JSON at {where} ({e.msg}; truncated file?). "
+            f"{path}: not valid JSON at {where} ({e.msg.split(' starting at')[0]}; truncated file?). "
             "Re-export or re-download the file, or fix that line."
         ) from None
 
@@ -194,7 +194,7 @@ _MONTHS = {
     )
     for m in names.split()
 }
-_CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([ap])?\.?(?:m\b\.?)?", re.I)
+_CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(?:([ap])\.?m\b\.?)?", re.I)
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+([a-z]+)\.?,?\s+(\d{4})\b", re.I)
 _MONTH_DAY = re.compile(r"\b([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b", re.I)
 
@@ -263,21 +263,21 @@ def load_conversations(path: str | Path) -> list[Conversation]:
         if not _is_locomo(data):
             raise _fail(p, "is a JSON list but not LoCoMo samples (no item has a 'conversation' object)")
         return _locomo_conversations(data, p)
-    _reject_single_object(text, p)
+    _reject_whole_object(text, p)
     return _jsonl_conversations(_json_lines(text, p), p)
 
 
-def _reject_single_object(text: str, path: Path) -> None:
-    """A pretty-printed JSON object is not JSON Lines: say so instead of 'bad line 1'."""
-    first = text.lstrip().splitlines()[0].strip()
-    if first.startswith("{") and not first.endswith("}"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            return
-        if isinstance(data, dict) and "questions" in data:
-            raise _fail(path, "is a question file, not a conversation file",
-                        "Open it as the questions of a dataset instead.")
+def _reject_whole_object(text: str, path: Path) -> None:
+    """A question file, or one JSON object spread over lines, is not conversation JSON Lines:
+    say so instead of reporting a bad line 1."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return
+    if isinstance(data, dict) and "questions" in data:
+        raise _fail(path, "is a question file, not a conversation file",
+                    "Open it as the questions of a dataset instead.")
+    if isinstance(data, dict) and "\n" in text.strip():
         raise _fail(path, "is one JSON object, not JSON Lines (one message per line)")
 
 

@@ -154,11 +154,11 @@ def as_of_hours(cfg: Config, chunks: Sequence[Chunk]) -> float:
     return max(hours) if hours else math.nan
 
 
-def quality_terms(scores: np.ndarray, cfg: Config, chunks: Sequence[Chunk]) -> QualityTerms:
+def quality_terms(scores: np.ndarray, live: np.ndarray, cfg: Config, chunks: Sequence[Chunk]) -> QualityTerms:
     """Phase 7's factors for every row (§9):
 
     - `relevance = 1 − min(distance, 2) / 2`, `distance = 1 − cosine` on `vec_full`
-      (0 when `vec_full` did not list the row);
+      (0 when `vec_full` is not a live route for the row: its distance is unknown);
     - `recency = quality_recency_base ^ age_hours`, age to the "as of" time, at least 0
       (0 when the chunk's time is unknown);
     - `importance = clamp01(memory_score)`;
@@ -170,7 +170,7 @@ def quality_terms(scores: np.ndarray, cfg: Config, chunks: Sequence[Chunk]) -> Q
     from core.rerank import clamp01
 
     profiles = [profile(c) for c in chunks]
-    cosine = scores[:, VEC_FULL]
+    cosine = np.where(live[:, VEC_FULL], scores[:, VEC_FULL], np.nan)
     relevance = np.where(np.isnan(cosine), 0.0, 1.0 - np.minimum(1.0 - np.nan_to_num(cosine), 2.0) / 2.0)
     now = as_of_hours(cfg, chunks)
     age = np.maximum(now - np.array([p.hours for p in profiles], dtype=np.float64), 0.0)
@@ -195,7 +195,7 @@ def quality(ranks: np.ndarray, scores: np.ndarray, live: np.ndarray, cfg: Config
     found = live.any(axis=1)
     if not found.any():
         return np.zeros(len(ranks)), np.zeros(live.shape)
-    terms = quality_terms(scores, cfg, chunks)
+    terms = quality_terms(scores, live, cfg, chunks)
     _, contrib = rrf(ranks, scores, live, cfg)
     return np.where(found, terms.quality, 0.0), contrib
 

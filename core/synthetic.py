@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.config import MAX_ROUTE_DEPTH
 from core.pool import RecallPool
 from core.types import ROUTES, Chunk
 
@@ -55,5 +56,5 @@ def synthetic_pool(n_sessions: int = 8, turns_per_session: int = 6, dim: int = 1
         for k, c in enumerate(group):
             neighbors[c.memory_id] = (group[k - 1].memory_id if k else None,
                                       group[k + 1].memory_id if k + 1 < len(group) else None)
-    return RecallPool(query, user_id, tuple(chunks), ranks, scores, vectors, depth=n,
+    return RecallPool(query, user_id, tuple(chunks), ranks, scores, vectors, depth=MAX_ROUTE_DEPTH,
                       neighbors=neighbors, neighbor_chunks={c.memory_id: c for c in chunks})

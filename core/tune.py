@@ -1,0 +1,258 @@
+"""Auto-tuning: search the knobs for the best value of one metric on training users, and
+report the same metric on held-out users (other conversations), so over-fitting shows.
+
+Every trial is `rerank` over cached recall pools (`core.evaluate`), about a millisecond per
+question, so hundreds of trials cost seconds to minutes. The search is seeded and has no
+dependency beyond numpy:
+
+1. trial 0 is the starting config (by default Memsense's);
+2. random search: half the budget draws every knob uniformly in its range (a route weight
+   is 0, i.e. off, with probability 1/4; `rrf_k` is drawn log-uniformly);
+3. coordinate refinement from the best so far: each knob in turn tries `value ± step`
+   (step a quarter of its range at first, halved after a pass with no gain), keeping a move
+   when it wins.
+
+A trial wins when its train metric is higher, ties broken by the train mean of a second
+metric (nDCG@k, or MRR when tuning nDCG). Sensitivity: with the best config fixed, each knob
+alone is swept over evenly spaced values of its range (train and test metric at each).
+"""
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from core.config import Config, to_dict
+from core.errors import MemsenseError
+from core.judged import session_qrels
+from core.metrics import metric_key, parse_metric, question_metrics
+from core.pool import RecallPool
+from core.rerank import rerank
+from core.types import ROUTES, Question
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One tunable setting and the range searched (`route_weights.<route>` for a weight)."""
+
+    name: str
+    low: float
+    high: float
+    log: bool = False
+
+    def get(self, cfg: Config) -> float:
+        if self.name.startswith("route_weights."):
+            return cfg.weight(self.name.split(".", 1)[1])
+        return float(getattr(cfg, self.name))
+
+    def set(self, cfg: Config, value: float) -> Config:
+        value = round(min(self.high, max(self.low, float(value))), 4)
+        if self.name.startswith("route_weights."):
+            return cfg.with_weights(**{self.name.split(".", 1)[1]: value})
+        return replace(cfg, **{self.name: value})
+
+    def draw(self, rng: np.random.Generator) -> float:
+        if self.log:
+            return float(math.exp(rng.uniform(math.log(self.low), math.log(self.high))))
+        if self.name.startswith("route_weights.") and rng.random() < 0.25:
+            return 0.0
+        return float(rng.uniform(self.low, self.high))
+
+    def grid(self, points: int) -> list[float]:
+        if self.log:
+            return [round(float(v), 4) for v in np.geomspace(self.low, self.high, points)]
+        return [round(float(v), 4) for v in np.linspace(self.low, self.high, points)]
+
+
+KNOBS: tuple[Knob, ...] = (
+    *(Knob(f"route_weights.{r}", 0.0, 3.0) for r in ROUTES),
+    Knob("rrf_k", 1.0, 200.0, log=True),
+    Knob("alpha", 0.0, 1.0),
+    Knob("mmr_lambda", 0.3, 1.0),
+    Knob("duplicate_threshold", 0.5, 1.0),
+    Knob("turn_support_cap", 0.0, 0.5),
+    Knob("turn_support_factor", 0.0, 5.0),
+)
+"""The knobs searched (SPEC §2-§5) and their ranges, inside `core.config.BOUNDS`."""
+
+
+@dataclass(frozen=True)
+class Trial:
+    number: int
+    stage: str  # start | random | refine
+    config: Config
+    train: float
+    test: float | None
+    tiebreak: float  # train mean of the tie-break metric
+
+    def to_json(self) -> dict:
+        return {"trial": self.number, "stage": self.stage, "train": self.train, "test": self.test,
+                "config": to_dict(self.config)}
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    metric: str
+    train_users: tuple[str, ...]
+    test_users: tuple[str, ...]
+    train_questions: int
+    test_questions: int
+    trials: tuple[Trial, ...]
+    best: Trial
+    sensitivity: Mapping[str, tuple[tuple[float, float, float | None], ...]] = field(default_factory=dict)
+    """knob -> ((value, train metric, test metric), ...) with the other knobs at the best config."""
+    cancelled: bool = False
+
+    @property
+    def start(self) -> Trial:
+        return self.trials[0]
+
+    def to_json(self) -> dict:
+        return {
+            "metric": self.metric, "train_users": list(self.train_users), "test_users": list(self.test_users),
+            "train_questions": self.train_questions, "test_questions": self.test_questions,
+            "start": self.start.to_json(), "best": self.best.to_json(), "cancelled": self.cancelled,
+            "trials": [t.to_json() for t in self.trials],
+            "sensitivity": {k: [{"value": v, "train": a, "test": b} for v, a, b in pts]
+                            for k, pts in self.sensitivity.items()},
+        }
+
+
+class Scorer:
+    """Mean metric of a config over a fixed question set with cached pools."""
+
+    def __init__(self, pools: Mapping[str, RecallPool], questions: Sequence[Question], metric: str, tiebreak: str, k: int):
+        self.items = [(pools[q.question_id], session_qrels(q)) for q in questions]
+        self.metric, self.tiebreak, self.k = metric, tiebreak, k
+
+    def __call__(self, cfg: Config) -> tuple[float, float]:
+        if not self.items:
+            return math.nan, math.nan
+        total = tie = 0.0
+        for pool, qrels in self.items:
+            rows = rerank(pool, cfg).selected_rows
+            m = question_metrics([pool.chunks[r.index].session_number for r in rows], qrels, self.k)
+            total += m[self.metric]
+            tie += m[self.tiebreak]
+        return total / len(self.items), tie / len(self.items)
+
+
+def split_users(questions: Sequence[Question], train: Sequence[str], test: Sequence[str]) -> tuple[list[Question], list[Question]]:
+    """Questions of the training users and of the held-out users (which must differ)."""
+    both = sorted(set(train) & set(test))
+    if both:
+        raise MemsenseError(f"user {', '.join(both)} is in both --train and --test; held-out users must be others")
+    if not train:
+        raise MemsenseError("name at least one training user (--train USER,USER)")
+    users = {q.user_id for q in questions}
+    unknown = sorted((set(train) | set(test)) - users)
+    if unknown:
+        raise MemsenseError(f"no judged questions for user {', '.join(unknown)}; users with questions: {', '.join(sorted(users))}")
+    return [q for q in questions if q.user_id in train], [q for q in questions if q.user_id in test]
+
+
+def tune(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Sequence[Question], metric: str = "recall_all@4",
+         trials: int = 100, seed: int = 0, start: Config | None = None, knobs: Sequence[Knob] = KNOBS,
+         sensitivity_points: int = 7, progress: Progress | None = None,
+         cancel: threading.Event | None = None) -> TuneResult:
+    """Search `knobs` for the best train `metric` in `trials` trials (see the module docstring)."""
+    base, k = parse_metric(metric)
+    name = metric_key(base, k)
+    tiebreak = metric_key("mrr" if base == "ndcg" else "ndcg", k)
+    score_train = Scorer(pools, train, name, tiebreak, k)
+    score_test = Scorer(pools, test, name, tiebreak, k)
+    start = start or Config()
+    history: list[Trial] = []
+    budget = max(1, trials)
+
+    def run(cfg: Config, stage: str) -> Trial:
+        tr, tb = score_train(cfg)
+        te = score_test(cfg)[0] if test else None
+        trial = Trial(len(history), stage, cfg, tr, te, tb)
+        history.append(trial)
+        if progress:
+            best = max(history, key=_key)
+            progress(len(history), budget, f"trial {trial.number}: train {tr:.3f}, best {best.train:.3f}")
+        return trial
+
+    def stopped() -> bool:
+        return len(history) >= budget or (cancel is not None and cancel.is_set())
+
+    rng = np.random.default_rng(seed)
+    best = run(start, "start")
+    for _ in range(max(0, budget // 2 - 1)):
+        if stopped():
+            break
+        cfg = start
+        for knob in knobs:
+            cfg = knob.set(cfg, knob.draw(rng))
+        trial = run(cfg, "random")
+        if _key(trial) > _key(best):
+            best = trial
+    best = _refine(best, knobs, run, stopped)
+    cancelled = cancel is not None and cancel.is_set()
+    sens = {} if cancelled or sensitivity_points < 2 else sensitivity(best.config, knobs, score_train,
+                                                                      score_test if test else None,
+                                                                      sensitivity_points, cancel)
+    return TuneResult(name, tuple(sorted({q.user_id for q in train})), tuple(sorted({q.user_id for q in test})),
+                      len(train), len(test), tuple(history), best, sens,
+                      cancelled or (cancel is not None and cancel.is_set()))
+
+
+def _key(trial: Trial) -> tuple[float, float, int]:
+    return (trial.train, trial.tiebreak, -trial.number)
+
+
+def _refine(best: Trial, knobs: Sequence[Knob], run: Callable[[Config, str], Trial], stopped: Callable[[], bool]) -> Trial:
+    steps = {kn.name: (kn.high - kn.low) / 4 for kn in knobs}
+    tried: set[tuple] = set()
+    while not stopped():
+        improved = False
+        for knob in knobs:
+            for direction in (+1, -1):
+                if stopped():
+                    return best
+                here = knob.get(best.config)
+                value = here * (2.0 ** direction) if knob.log else here + direction * steps[knob.name]
+                cfg = knob.set(best.config, value)
+                key = _config_key(cfg)
+                if knob.get(cfg) == here or key in tried:
+                    continue
+                tried.add(key)
+                trial = run(cfg, "refine")
+                if _key(trial) > _key(best):
+                    best, improved = trial, True
+                    break
+        if not improved:
+            if all(s < 1e-3 * (kn.high - kn.low) for kn, s in zip(knobs, steps.values())):
+                return best
+            steps = {n: s / 2 for n, s in steps.items()}
+    return best
+
+
+def _config_key(cfg: Config) -> tuple:
+    d = to_dict(cfg)
+    return tuple(sorted((k, tuple(sorted(v.items())) if isinstance(v, dict) else v) for k, v in d.items()))
+
+
+def sensitivity(cfg: Config, knobs: Sequence[Knob], score_train: Callable[[Config], tuple[float, float]],
+                score_test: Callable[[Config], tuple[float, float]] | None, points: int = 7,
+                cancel: threading.Event | None = None) -> dict[str, tuple[tuple[float, float, float | None], ...]]:
+    """Metric against each knob alone: the knob swept over `points` values of its range (and
+    its best value), every other knob at `cfg`."""
+    out = {}
+    for knob in knobs:
+        values = sorted(set(knob.grid(points)) | {round(knob.get(cfg), 4)})
+        pts = []
+        for v in values:
+            if cancel is not None and cancel.is_set():
+                return out
+            c = knob.set(cfg, v)
+            pts.append((v, score_train(c)[0], score_test(c)[0] if score_test else None))
+        out[knob.name] = tuple(pts)
+    return out
