@@ -130,16 +130,16 @@ class Engine:
     """An open store plus the embedding model; recall and search for one user at a time."""
 
     def __init__(self, location: str | Path, *, model: str | None = None, cache_dir: str | Path | None = None):
-        self.store = QdrantStore(location)
+        self.embedder = Embedder(model, cache_dir)  # a bad model folder fails before the store is locked
+        try:
+            self.store = QdrantStore(location)
+        except MemsenseError:
+            self.embedder.close()
+            raise
         meta = self.store.meta()
         if meta is None or not meta.users:
-            self.store.close()
+            self.close()
             raise MemsenseError(f"the store {location} holds no users; ingest a dataset into it first")
-        try:
-            self.embedder = Embedder(model, cache_dir)
-        except MemsenseError:
-            self.store.close()
-            raise
         if self.embedder.key != meta.model_key:
             self.close()
             raise MemsenseError(f"the store was built with model {meta.model_key}, not {self.embedder.key}; "

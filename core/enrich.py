@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 from core.types import FACETS
@@ -242,6 +243,7 @@ def _split_speaker(text: str, speakers: Sequence[str]) -> tuple[str, str]:
     return "", text
 
 
+@lru_cache(maxsize=65536)
 def facet_score(sentence: str, facet: str) -> float:
     """Pattern families of `facet` the sentence matches, +0.5 if first person; 0 for
     questions, sentences under three words, or no match."""
