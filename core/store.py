@@ -127,10 +127,15 @@ class QdrantStore:
         except BaseException:
             self.client.delete_collection(name)
             raise
-        old = meta.users.get(user_id)
-        self._write_meta(StoreMeta(model_key, dim, {**meta.users, user_id: name}))
-        if old and self.client.collection_exists(old):
-            self.client.delete_collection(old)
+        users = {**meta.users, user_id: name}
+        self._write_meta(StoreMeta(model_key, dim, users))
+        self._drop_unreferenced(set(users.values()))
+
+    def _drop_unreferenced(self, keep: set[str]) -> None:
+        """Delete chunk collections no user points to: replaced ones, or leftovers of a crash."""
+        for c in self.client.get_collections().collections:
+            if c.name.startswith("chunks_") and c.name not in keep:
+                self.client.delete_collection(c.name)
 
     # -- reading -------------------------------------------------------------------------------
     def read_user(self, user_id: str) -> tuple[list[Chunk], np.ndarray]:
