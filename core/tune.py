@@ -5,12 +5,17 @@ Every trial is `rerank` over cached recall pools (`core.evaluate`), about a mill
 question, so hundreds of trials cost seconds to minutes. The search is seeded and has no
 dependency beyond numpy:
 
-1. trial 0 is the starting config (by default Memsense's);
-2. random search: half the budget draws every knob uniformly in its range (a route weight
-   is 0, i.e. off, with probability 1/4; `rrf_k` is drawn log-uniformly);
+1. trial 0 is the starting config (by default Memsense's), then any seed configs (the CLI
+   passes the built-in RRF presets: a warm start, they are points of the same space);
+2. random search: a third of the budget draws every knob uniformly in its range (a route
+   weight is 0, i.e. off, with probability 1/4; another knob is at one end of its range with
+   probability 1/5; `rrf_k` is drawn log-uniformly);
 3. coordinate refinement from the best so far: each knob in turn tries `value ± step`
-   (step a quarter of its range at first, halved after a pass with no gain), keeping a move
-   when it wins.
+   (step a quarter of its range at first, halved after a pass with no gain; `rrf_k` doubles
+   or halves), keeping a move when it wins, until the steps are tiny;
+4. iterated local search for the rest of the budget: a perturbed copy of the best (each knob
+   moved with probability 1/3 by a normal step of 15 % of its range) is tried, and refined as
+   in 3 when it wins.
 
 A trial wins when its train metric is higher, ties broken by the train mean of a second
 metric (nDCG@k, or MRR when tuning nDCG). Sensitivity: with the best config fixed, each knob
@@ -59,9 +64,18 @@ class Knob:
     def draw(self, rng: np.random.Generator) -> float:
         if self.log:
             return float(math.exp(rng.uniform(math.log(self.low), math.log(self.high))))
-        if self.name.startswith("route_weights.") and rng.random() < 0.25:
-            return 0.0
+        if self.name.startswith("route_weights."):
+            return 0.0 if rng.random() < 0.25 else float(rng.uniform(self.low, self.high))
+        if rng.random() < 0.2:
+            return self.low if rng.random() < 0.5 else self.high
         return float(rng.uniform(self.low, self.high))
+
+    def nudge(self, value: float, rng: np.random.Generator, scale: float = 0.15) -> float:
+        """A normal step of `scale` of the range (of its logarithm for a log knob)."""
+        if self.log:
+            span = math.log(self.high) - math.log(self.low)
+            return float(math.exp(math.log(max(value, self.low)) + rng.normal(0, scale * span)))
+        return float(value + rng.normal(0, scale * (self.high - self.low)))
 
     def grid(self, points: int) -> list[float]:
         if self.log:
@@ -70,7 +84,7 @@ class Knob:
 
 
 KNOBS: tuple[Knob, ...] = (
-    *(Knob(f"route_weights.{r}", 0.0, 3.0) for r in ROUTES),
+    *(Knob(f"route_weights.{r}", 0.0, 5.0) for r in ROUTES),
     Knob("rrf_k", 1.0, 200.0, log=True),
     Knob("alpha", 0.0, 1.0),
     Knob("mmr_lambda", 0.3, 1.0),
@@ -142,6 +156,13 @@ class Scorer:
         return total / len(self.items), tie / len(self.items)
 
 
+def seed_presets(start: Config | None = None) -> list[Config]:
+    """The built-in presets of the RRF scheme (the space searched), `start` excluded."""
+    from core.presets import BUILTIN
+
+    return [c for c in BUILTIN.values() if c.scheme == "rrf" and c != start]
+
+
 def split_users(questions: Sequence[Question], train: Sequence[str], test: Sequence[str]) -> tuple[list[Question], list[Question]]:
     """Questions of the training users and of the held-out users (which must differ)."""
     both = sorted(set(train) & set(test))
@@ -157,7 +178,8 @@ def split_users(questions: Sequence[Question], train: Sequence[str], test: Seque
 
 
 def tune(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Sequence[Question], metric: str = "recall_all@4",
-         trials: int = 100, seed: int = 0, start: Config | None = None, knobs: Sequence[Knob] = KNOBS,
+         trials: int = 100, seed: int = 0, start: Config | None = None, seeds: Sequence[Config] = (),
+         knobs: Sequence[Knob] = KNOBS,
          sensitivity_points: int = 7, progress: Progress | None = None,
          cancel: threading.Event | None = None) -> TuneResult:
     """Search `knobs` for the best train `metric` in `trials` trials (see the module docstring)."""
@@ -184,17 +206,28 @@ def tune(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Seque
         return len(history) >= budget or (cancel is not None and cancel.is_set())
 
     rng = np.random.default_rng(seed)
-    best = run(start, "start")
-    for _ in range(max(0, budget // 2 - 1)):
-        if stopped():
-            break
+    run(start, "start")
+    for cfg in seeds:
+        if not stopped():
+            run(cfg, "seed")
+    while not stopped() and len(history) < max(1, budget // 3):
         cfg = start
         for knob in knobs:
             cfg = knob.set(cfg, knob.draw(rng))
-        trial = run(cfg, "random")
+        run(cfg, "random")
+    tried: set[tuple] = {_config_key(t.config) for t in history}
+    best = _refine(max(history, key=_key), knobs, run, stopped, tried)
+    while not stopped():
+        cfg = best.config
+        for knob in knobs:
+            if rng.random() < 1 / 3:
+                cfg = knob.set(cfg, knob.nudge(knob.get(cfg), rng))
+        if _config_key(cfg) in tried:
+            continue
+        tried.add(_config_key(cfg))
+        trial = run(cfg, "perturb")
         if _key(trial) > _key(best):
-            best = trial
-    best = _refine(best, knobs, run, stopped)
+            best = _refine(trial, knobs, run, stopped, tried)
     cancelled = cancel is not None and cancel.is_set()
     sens = {} if cancelled or sensitivity_points < 2 else sensitivity(best.config, knobs, score_train,
                                                                       score_test if test else None,
@@ -208,9 +241,10 @@ def _key(trial: Trial) -> tuple[float, float, int]:
     return (trial.train, trial.tiebreak, -trial.number)
 
 
-def _refine(best: Trial, knobs: Sequence[Knob], run: Callable[[Config, str], Trial], stopped: Callable[[], bool]) -> Trial:
-    steps = {kn.name: (kn.high - kn.low) / 4 for kn in knobs}
-    tried: set[tuple] = set()
+def _refine(best: Trial, knobs: Sequence[Knob], run: Callable[[Config, str], Trial], stopped: Callable[[], bool],
+            tried: set[tuple]) -> Trial:
+    first = {kn.name: (kn.high - kn.low) / 4 for kn in knobs}
+    steps = dict(first)
     while not stopped():
         improved = False
         for knob in knobs:
@@ -218,7 +252,10 @@ def _refine(best: Trial, knobs: Sequence[Knob], run: Callable[[Config, str], Tri
                 if stopped():
                     return best
                 here = knob.get(best.config)
-                value = here * (2.0 ** direction) if knob.log else here + direction * steps[knob.name]
+                if knob.log:  # a factor of 2 at first, shrinking with the step
+                    value = here * 2.0 ** (direction * steps[knob.name] / first[knob.name])
+                else:
+                    value = here + direction * steps[knob.name]
                 cfg = knob.set(best.config, value)
                 key = _config_key(cfg)
                 if knob.get(cfg) == here or key in tried:

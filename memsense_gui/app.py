@@ -1,0 +1,83 @@
+"""`memsense-gui`: the desktop app's entry point.
+
+First run with no store: builds the demo store (with a progress dialog) into the per-user
+data dir and opens it. Later runs reopen the last store at once; the embedding model loads in
+the background. Window layout, appearance and last query are remembered.
+"""
+from __future__ import annotations
+
+import sys
+import traceback
+from types import TracebackType
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from memsense_gui import paths
+
+
+def _install_excepthook(window) -> None:
+    """An exception escaping a slot becomes an error dialog, never a crash."""
+    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            QApplication.quit()
+            return
+        exc.traceback_text = "".join(traceback.format_exception(kind, exc, tb))  # type: ignore[attr-defined]
+        traceback.print_exception(kind, exc, tb)
+        window.report_error(exc)
+
+    sys.excepthook = hook
+
+
+def install_optional_views(window) -> None:
+    """The Evaluation view, when its module is present (memsense_gui/evaluation.py).
+
+    Contract: the module either defines `install(window)` or a QWidget `EvaluationView`
+    constructed as `EvaluationView(window)`; it is added with `window.add_view`.
+    """
+    try:
+        from memsense_gui import evaluation
+    except ImportError:
+        return
+    try:
+        if hasattr(evaluation, "install"):
+            evaluation.install(window)
+        elif hasattr(evaluation, "EvaluationView"):
+            window.add_view("Evaluation", evaluation.EvaluationView(window))
+    except Exception as exc:  # noqa: BLE001 - a broken optional view never stops the app
+        window.report_error(exc, "Adding the Evaluation view")
+
+
+def create_window(argv: list[str] | None = None):
+    """The application and its main window, shown, with the last store opening."""
+    from memsense_gui.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
+    app.setOrganizationName(paths.ORGANIZATION)
+    app.setApplicationName(paths.APPLICATION)
+    app.setApplicationDisplayName("memsense")
+    home = paths.app_home()
+    window = MainWindow(home, paths.settings(home))
+    window.restore_layout()
+    install_optional_views(window)
+    window.show()
+    QTimer.singleShot(0, window.start)
+    return app, window
+
+
+def main(argv: list[str] | None = None) -> int:
+    from core.errors import MemsenseError
+    from memsense_gui.compat import check_bindings
+
+    try:
+        check_bindings()
+    except MemsenseError as exc:
+        print(f"memsense-gui: {exc}", file=sys.stderr)
+        return 2
+    app, window = create_window(argv)
+    _install_excepthook(window)
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+"""Dialogs: errors that say what to do, building a store, progress, shortcuts."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
+    QMessageBox, QProgressDialog, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+)
+
+from core.errors import MemsenseError
+
+MODES = {
+    "hybrid": "hybrid — a chunk per session and per exchange (Memsense default)",
+    "session": "session — whole sessions only",
+    "turn": "turn — exchanges only",
+}
+
+
+def error_message(exc: BaseException, context: str = "") -> tuple[str, str, str]:
+    """(title, text, details) for an error: a user's error says what to do; anything else
+    says that nothing stored was changed and carries the traceback as details."""
+    prefix = f"{context}: " if context else ""
+    if isinstance(exc, MemsenseError):
+        return "Memsense", prefix + str(exc), ""
+    text = (f"{prefix}unexpected {type(exc).__name__}: {exc}\n\nNothing stored was changed. "
+            "Try again; if it happens again, report it with the details below.")
+    return "Memsense: unexpected error", text, getattr(exc, "traceback_text", "")
+
+
+def show_error(parent: QWidget | None, exc: BaseException, context: str = "") -> QMessageBox:
+    """A non-blocking (window-modal) message box; the event loop keeps running."""
+    title, text, details = error_message(exc, context)
+    icon = QMessageBox.Icon.Warning if isinstance(exc, MemsenseError) else QMessageBox.Icon.Critical
+    box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, parent)
+    box.setObjectName("error-dialog")
+    if details:
+        box.setDetailedText(details)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.open()
+    return box
+
+
+class NewStoreDialog(QDialog):
+    """Choose a conversation file (LoCoMo JSON or the project's JSONL), an ingest mode and a folder."""
+
+    def __init__(self, stores_dir: Path, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("New store")
+        self.stores_dir = stores_dir
+        self.dataset = QLineEdit()
+        self.dataset.setPlaceholderText("LoCoMo .json or conversation .jsonl")
+        self.location = QLineEdit()
+        self.mode = QComboBox()
+        for key, text in MODES.items():
+            self.mode.addItem(text, key)
+        form = QFormLayout()
+        form.addRow("Conversations", self._with_browse(self.dataset, self._browse_dataset))
+        form.addRow("Ingest mode", self.mode)
+        form.addRow("Store folder", self._with_browse(self.location, self._browse_location))
+        note = QLabel("The format is detected from the file. Building embeds every chunk: a LoCoMo "
+                      "conversation takes about a minute on a laptop CPU. You can cancel at any time.")
+        note.setWordWrap(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Build")
+        buttons.accepted.connect(self._accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(note)
+        layout.addWidget(buttons)
+        self.dataset.textChanged.connect(self._suggest_location)
+        self.resize(620, self.sizeHint().height())
+
+    @staticmethod
+    def _with_browse(edit: QLineEdit, slot) -> QWidget:
+        w = QWidget()
+        h = QHBoxLayout(w)
+        h.setContentsMargins(0, 0, 0, 0)
+        h.addWidget(edit, 1)
+        b = QPushButton("Browse…")
+        b.clicked.connect(slot)
+        h.addWidget(b)
+        return w
+
+    def _browse_dataset(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Conversation file", "", "Conversations (*.json *.jsonl);;All files (*)")
+        if path:
+            self.dataset.setText(path)
+
+    def _browse_location(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Folder for the new store", str(self.stores_dir))
+        if path:
+            self.location.setText(path)
+
+    def _suggest_location(self, text: str) -> None:
+        if text and not self.location.isModified():
+            self.location.setText(str(self.stores_dir / Path(text).stem))
+
+    def values(self) -> tuple[Path, Path, str]:
+        return Path(self.dataset.text().strip()), Path(self.location.text().strip()), self.mode.currentData()
+
+    def _accept(self) -> None:
+        dataset, location, _ = self.values()
+        if not dataset.is_file():
+            QMessageBox.warning(self, "New store", f"{dataset} is not a file: choose a LoCoMo .json or a .jsonl file.")
+            return
+        if location.exists() and any(location.iterdir()):
+            QMessageBox.warning(self, "New store", f"{location} is not empty: choose a new folder for the store.")
+            return
+        self.accept()
+
+
+class ProgressDialog(QProgressDialog):
+    """Progress of a long task with a working Cancel button."""
+
+    def __init__(self, title: str, parent: QWidget | None = None):
+        super().__init__(title, "Cancel", 0, 0, parent)
+        self.setWindowTitle(title)
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        self.setMinimumDuration(0)
+        self.setAutoClose(False)
+        self.setAutoReset(False)
+        self.setMinimumWidth(460)
+
+    def report(self, done: int, total: int, what: str) -> None:
+        self.setMaximum(max(total, 0))
+        self.setValue(min(done, total) if total > 0 else 0)
+        if what:
+            self.setLabelText(what)
+
+
+class ShortcutsDialog(QDialog):
+    """Help > Shortcuts: generated from the same table that binds them."""
+
+    def __init__(self, shortcuts: list[tuple[str, str]], parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        table = QTableWidget(len(shortcuts), 2)
+        table.setHorizontalHeaderLabels(["Keys", "Action"])
+        table.verticalHeader().setVisible(False)
+        for r, (keys, action) in enumerate(shortcuts):
+            table.setItem(r, 0, QTableWidgetItem(keys))
+            table.setItem(r, 1, QTableWidgetItem(action))
+        table.resizeColumnsToContents()
+        table.horizontalHeader().setStretchLastSection(True)
+        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(table)
+        layout.addWidget(buttons)
+        self.table = table
+        self.resize(520, 520)
+
+
+def about_html() -> str:
+    return html.escape("memsense-gui: see why a conversational memory ranked what it ranked, and tune it live.")

@@ -1,0 +1,46 @@
+"""Where the app keeps its things: the per-user data dir, settings, presets and stores.
+
+`MEMSENSE_GUI_HOME` overrides the data dir (tests and portable installs); otherwise Qt's
+AppDataLocation is used (e.g. ~/.local/share/memsense/memsense-gui on Linux).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths
+
+ORGANIZATION = "memsense"
+APPLICATION = "memsense-gui"
+HOME_ENV = "MEMSENSE_GUI_HOME"
+
+
+def app_home() -> Path:
+    """The per-user data dir, created on first use."""
+    override = os.environ.get(HOME_ENV)
+    if override:
+        home = Path(override).expanduser()
+    else:
+        if not QCoreApplication.organizationName():
+            QCoreApplication.setOrganizationName(ORGANIZATION)
+            QCoreApplication.setApplicationName(APPLICATION)
+        home = Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation))
+    home.mkdir(parents=True, exist_ok=True)
+    return home
+
+
+def settings(home: Path) -> QSettings:
+    """Window layout, last store, appearance: an INI file inside the data dir."""
+    return QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
+
+
+def presets_file(home: Path) -> Path:
+    return home / "presets.json"
+
+
+def stores_dir(home: Path) -> Path:
+    return home / "stores"
+
+
+def demo_store_dir(home: Path) -> Path:
+    return stores_dir(home) / "demo"

@@ -1,0 +1,103 @@
+"""Light and dark appearance: a Fusion palette plus the few colours the views add.
+
+Colours that carry meaning (route colours, fates, movement, gold) are chosen to read on both
+backgrounds; views ask `current()` when they paint and refresh on `ThemeNotifier.changed`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
+
+from core.types import ROUTES
+
+# Tableau 10: distinguishable, colour-blind aware, readable on light and dark.
+ROUTE_COLORS: dict[str, str] = dict(zip(ROUTES, (
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+)))
+MEMORY_COLOR = "#bab0ac"
+TURN_SUPPORT_COLOR = "#9c755f"
+OTHER_COLOR = "#7f7f7f"
+
+
+@dataclass(frozen=True)
+class Theme:
+    dark: bool
+    window: str
+    base: str
+    alt_base: str
+    text: str
+    muted: str
+    accent: str  # the route-rank ramp's strong end
+    highlight: str
+    up: str  # moved up
+    down: str  # moved down
+    gold: str  # background of gold (judged relevant) rows
+    selected: str
+    duplicate: str
+    fallback: str
+
+    def qcolor(self, name: str) -> QColor:
+        return QColor(getattr(self, name))
+
+
+LIGHT = Theme(False, "#f3f3f3", "#ffffff", "#f6f7f9", "#1d1d1f", "#7a7a7a", "#1f5fa8", "#3874cb",
+              "#1a7f37", "#c62828", "#fff3c4", "#1a7f37", "#b35900", "#7b3fa0")
+DARK = Theme(True, "#202124", "#17181a", "#1f2023", "#e8e8e8", "#9a9a9a", "#6fa8ff", "#3d6fb6",
+             "#5fd17a", "#ff6b6b", "#4a3f12", "#5fd17a", "#ffab4a", "#c99bf0")
+
+_current = LIGHT
+
+
+class ThemeNotifier(QObject):
+    changed = Signal(object)  # Theme
+
+
+notifier = None
+
+
+def current() -> Theme:
+    return _current
+
+
+def blend(a: str | QColor, b: str | QColor, t: float) -> QColor:
+    """Linear mix of two colours: t = 0 gives a, t = 1 gives b."""
+    ca, cb = QColor(a), QColor(b)
+    t = min(1.0, max(0.0, t))
+    return QColor.fromRgbF(*(x + (y - x) * t for x, y in zip(ca.getRgbF()[:3], cb.getRgbF()[:3])))
+
+
+def palette(theme: Theme) -> QPalette:
+    p = QPalette()
+    role = QPalette.ColorRole
+    p.setColor(role.Window, QColor(theme.window))
+    p.setColor(role.WindowText, QColor(theme.text))
+    p.setColor(role.Base, QColor(theme.base))
+    p.setColor(role.AlternateBase, QColor(theme.alt_base))
+    p.setColor(role.Text, QColor(theme.text))
+    p.setColor(role.Button, QColor(theme.window))
+    p.setColor(role.ButtonText, QColor(theme.text))
+    p.setColor(role.ToolTipBase, QColor(theme.base))
+    p.setColor(role.ToolTipText, QColor(theme.text))
+    p.setColor(role.PlaceholderText, QColor(theme.muted))
+    p.setColor(role.Highlight, QColor(theme.highlight))
+    p.setColor(role.HighlightedText, QColor("#ffffff"))
+    p.setColor(role.Link, QColor(theme.accent))
+    p.setColor(role.BrightText, QColor(theme.down))
+    for r in (role.Text, role.WindowText, role.ButtonText):
+        p.setColor(QPalette.ColorGroup.Disabled, r, QColor(theme.muted))
+    return p
+
+
+def apply(app: QApplication, dark: bool) -> Theme:
+    """Switch the whole application to the light or dark appearance."""
+    global _current, notifier
+    _current = DARK if dark else LIGHT
+    app.setStyle("Fusion")
+    app.setPalette(palette(_current))
+    if notifier is None:
+        notifier = ThemeNotifier(app)
+    notifier.changed.emit(_current)
+    return _current

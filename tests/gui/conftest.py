@@ -1,0 +1,58 @@
+"""GUI tests run offscreen, with a per-test app home and a fake engine over synthetic pools."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before anything imports Qt
+
+from pathlib import Path
+
+import pytest
+
+from tests.gui.fakes import FakeEngine, fake_builder
+
+
+@pytest.fixture
+def app_home(tmp_path, monkeypatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("MEMSENSE_GUI_HOME", str(home))
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def make_window(qtbot, app_home):
+    """Build a MainWindow over fake engines: make_window(delay=0.0, builder=None, open=True)."""
+    from memsense_gui import paths
+    from memsense_gui.main_window import MainWindow
+
+    engines: list[FakeEngine] = []
+
+    def make(delay: float = 0.0, builder=None, open_store: bool = True, **engine_kwargs):
+        def factory(location: str) -> FakeEngine:
+            engine = FakeEngine(location, delay=delay, **engine_kwargs)
+            engines.append(engine)
+            return engine
+
+        window = MainWindow(app_home, paths.settings(app_home), engine_factory=factory,
+                            store_builder=builder or fake_builder())
+        window.engines = engines
+        qtbot.addWidget(window)
+        window.resize(1400, 900)
+        window.show()
+        if open_store:
+            with qtbot.waitSignal(window.model_loaded, timeout=10_000):
+                window.open_store(str(app_home / "stores" / "fake"))
+        return window
+
+    return make
+
+
+@pytest.fixture
+def ranked_window(qtbot, make_window):
+    """A window with a query already run."""
+    window = make_window()
+    window.query_edit.setText("what did they say about travel")
+    with qtbot.waitSignal(window.ranking_updated, timeout=10_000):
+        window.run_query()
+    return window
