@@ -1,8 +1,10 @@
 """Render the Evaluation view offscreen on real figures and save it as a PNG (for the README).
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshot_evaluation.py \\
-        --store /tmp/locomo-store --questions ../shared/datasets/locomo/locomo-dev.json \\
-        --out resources/screenshots/evaluation-view.png [--users conv-26,conv-30]
+    .venv/bin/memsense ingest resources/demo/demo-conversations.jsonl --store /tmp/demo-store
+    .venv/bin/python scripts/screenshot_evaluation.py --store /tmp/demo-store \\
+        --questions resources/demo/demo-questions.json [--out resources/screenshots/evaluation-view.png]
+
+The README's picture uses the demo data (the project's own), never LoCoMo's text.
 
 Every built-in preset is evaluated on the questions (recall once, re-rank per preset); the
 view shows memsense (A) against bm25_only (B) on recall_all@4.
