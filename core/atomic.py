@@ -12,6 +12,8 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp makes the file private (0600); keep the target's mode, or the usual 0644
+        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

@@ -100,6 +100,7 @@ class Embedder:
     """Unit-length embeddings of texts; loads the model lazily (about 4 s on CPU)."""
 
     def __init__(self, model: str | Path | None = None, cache_dir: str | Path | None = None):
+        model = model or os.environ.get("MEMSENSE_MODEL")
         self.model_path = check_model_folder(Path(model) if model else default_model_path())
         self.key = model_key(self.model_path)
         self.cache = EmbeddingCache(Path(cache_dir or default_cache_dir()) / f"embeddings-{self.key}.sqlite")

@@ -25,7 +25,7 @@ milliseconds per session, so that the three facet routes have text to search:
   best-scoring sentence.
 * With LoCoMo's `observation` facts and `event_summary` events given (facet_source="locomo"),
   the facets are built from those instead: facts are scored with the same patterns after their
-  third-person subject is read as first person ("Caroline's kids" -> "my kids"); the events
+  third-person subject is read as first person ("Ana's kids" -> "my kids"); the events
   facet is the event summary itself, or the facts that read as events when it is empty.
 * `memory_score` is 0.5, as Memsense stores.
 """

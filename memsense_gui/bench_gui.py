@@ -1,7 +1,7 @@
 """GUI latency benchmark: slider change -> table and plots updated, and app start -> usable window.
 
     python -m memsense_gui.bench_gui                      # a synthetic LoCoMo-sized pool, no model
-    python -m memsense_gui.bench_gui --store DIR --user conv-26 --query "When did Caroline go to the LGBTQ support group?"
+    python -m memsense_gui.bench_gui --store DIR --user demo-ana --query "How many races has Ana run in 2024?"
 
 Slider: 200 changes cycling over lambda, duplicate threshold, RRF k, alpha, turn support,
 route weights and top_k; each is timed from the slider's new value to the re-ranked results
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", help="a store folder (default: a synthetic pool, no model)")
     parser.add_argument("--user", help="user (conversation) to query")
-    parser.add_argument("--query", default="When did Caroline go to the LGBTQ support group?")
+    parser.add_argument("--query", default="How many races has Ana run in 2024?")
     parser.add_argument("--changes", type=int, default=200)
     parser.add_argument("--startup-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

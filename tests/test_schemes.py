@@ -18,10 +18,10 @@ from core.types import ROUTES, Chunk
 
 LEX, VEC = ROUTES.index("lexical"), ROUTES.index("vec_full")
 HEADER = "[group chat conversation: 1:56 pm on 8 May, 2023]"
-LONG = "Caroline: I went to the LGBTQ support group yesterday and it was really powerful for me."
+LONG = "Ana: I went to the beekeeping club meeting yesterday and it was really useful for me."
 
 
-def chunk(mid: str, *, kind: str = "session", user: str = LONG, asst: str = "Melanie: That's great!",
+def chunk(mid: str, *, kind: str = "session", user: str = LONG, asst: str = "Tomas: That is great!",
           time: str = "2023-05-08T13:56:00", memory_kind: str = "episodic", memory_score: float = 0.5) -> Chunk:
     session = mid.rsplit(":", 1)[0]
     return Chunk(mid, "u", session, int(session[-3:]), kind, 0, time, f"{HEADER}\n{user}", asst,
@@ -119,7 +119,7 @@ def test_quality_factors_type_role_length_and_default_as_of():
 
 def test_quality_storage_filter_and_roles():
     short = chunk("u:S001:T000", kind="turn", user="Hi Mel!", asst="Hey!")
-    question = chunk("u:S001:T001", kind="turn", user="Caroline: " + "so what did you think of the talk " * 3 + "?",
+    question = chunk("u:S001:T001", kind="turn", user="Ana: " + "so what did you think of the talk " * 3 + "?",
                      asst="")
     kept = chunk("u:S001:T002", kind="turn", user=LONG, asst="")
     assert message_text(short) == "Hi Mel!\nHey!"
