@@ -194,6 +194,11 @@ class JudgedSet:
     def grade(self, question_id: str, docid: str) -> int | None:
         return self.get(question_id).relevance.get(docid)
 
+    def find(self, user_id: str, text: str) -> Question | None:
+        """The question asked by `user_id` with this text (surrounding spaces ignored), if any."""
+        text = text.strip()
+        return next((q for q in self._questions.values() if q.user_id == user_id and q.text.strip() == text), None)
+
     def set_grade(self, question_id: str, docid: str, grade: int | None) -> Question:
         """Mark a document 0-3 for a question (None clears the mark); returns the new question."""
         q = self.get(question_id)
@@ -315,15 +320,25 @@ def apply_qrels(questions: Iterable[Question], qrels: Mapping[str, Mapping[str, 
 
 def run_lines(entries_by_question: Mapping[str, Sequence[tuple[str, float]]], tag: str) -> list[str]:
     """`qid Q0 docid rank score tag` for each question's results in order (repeats of a docid
-    keep their first rank only; TREC runs hold each document once)."""
+    keep their first rank only; TREC runs hold each document once).
+
+    trec_eval orders a run by score, not rank, and MMR's picks need not fall in final score,
+    so a score that does not fall below the one before is written 0.000001 under it: the run
+    then keeps the result order while scores stay the final scores wherever they already fall.
+    """
     tag = re.sub(r"\s+", "_", tag.strip()) or "memsense"
     lines = []
     for qid, results in entries_by_question.items():
         seen: set[str] = set()
+        previous = None
         for docid, score in results:
             if docid in seen:
                 continue
             seen.add(docid)
+            score = round(score, 6)
+            if previous is not None and score >= previous:
+                score = round(previous - 1e-6, 6)
+            previous = score
             lines.append(f"{qid} Q0 {docid} {len(seen)} {score:.6f} {tag}")
     return lines
 

@@ -7,9 +7,10 @@
 the inspector with its gold sessions marked.
 
 `install(window)` adds the view to the main window: questions come from a question file
-(LoCoMo JSON, project questions or a judged set; the demo questions by default), recall runs
-on the window's engine thread one question at a time (so the inspector stays usable), and
-the pools are cached: evaluating again with other presets only re-ranks.
+(LoCoMo JSON, project questions or a judged set; the demo questions by default) or are those
+judged in the app on the open store, recall runs on the window's engine thread one question
+at a time (so the inspector stays usable), and the pools are cached per (user, question
+text): evaluating again with other presets, or after more grading, only re-ranks.
 """
 from __future__ import annotations
 
@@ -20,9 +21,12 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal, Slot
+from PySide6.QtCore import (
+    QCoreApplication, QEvent, QModelIndex, QObject, QPersistentModelIndex, QPoint, QSortFilterProxyModel, Qt, Signal,
+    Slot,
+)
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
+    QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMenu, QProgressBar,
     QPushButton, QSpinBox, QSplitter, QTabWidget, QTableView, QVBoxLayout, QWidget,
 )
 
@@ -32,6 +36,7 @@ from core.evaluate import PresetEvaluation, category_name
 from core.judged import session_docid
 from core.metrics import Comparison, compare, metric_names
 from memsense_gui import tasks, theme
+from memsense_gui.judging import NOTHING_JUDGED
 from memsense_gui.models import RAW_ROLE, _Table
 
 EvaluateFn = Callable[[Mapping[str, Config], int, Callable[[int, int, str], None], threading.Event],
@@ -542,8 +547,13 @@ def _call(fn: Callable[..., Any], args: tuple, task: tasks.Task | None = None) -
     return fn(*args)
 
 
+APP_JUDGED = "app"
+"""`evaluation/questions` setting for the questions judged in the app on the open store."""
+
+
 class WindowSource(QObject):
-    """Questions from a file, recall through the window's engine, pools cached per store and file."""
+    """Questions from a file or judged in the app, recall through the window's engine, pools
+    cached per store."""
 
     def __init__(self, window: Any, view: EvaluationView):
         super().__init__(view)
@@ -551,15 +561,24 @@ class WindowSource(QObject):
         self.view = view
         self.bridge = EngineBridge(window.engine_runner, self)
         saved = window.settings.value("evaluation/questions", "")
+        self.app_judged = saved == APP_JUDGED
         self.path: Path | None = Path(saved) if saved and Path(saved).exists() else _demo_questions()
         self._pools_cache: dict[tuple, dict] = {}
         self._show()
 
     def _show(self) -> None:
-        self.view.set_source(f"questions: {self.path.name if self.path else 'none chosen'}", self.choose)
+        name = "judged in the app" if self.app_judged else self.path.name if self.path else "none chosen"
+        self.view.set_source(f"questions: {name}", self.choose)
 
     @Slot()
     def choose(self) -> None:
+        menu = QMenu(self.view)
+        menu.addAction("Judged in the app (this store)", self.use_app_judged)
+        menu.addAction("Question file…", self.choose_file)
+        button = self.view.source_button
+        menu.exec(button.mapToGlobal(QPoint(0, button.height())))
+
+    def choose_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self.view, "Judged questions", str(self.path or ""),
                                               "Question files (*.json *.jsonl);;All files (*)")
         if path:
@@ -567,8 +586,23 @@ class WindowSource(QObject):
 
     def set_path(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.app_judged = False
         self.window.settings.setValue("evaluation/questions", str(self.path))
         self._show()
+
+    def use_app_judged(self) -> None:
+        """Evaluate the questions graded in the app (0-3 on a result) on the open store."""
+        self.app_judged = True
+        self.window.settings.setValue("evaluation/questions", APP_JUDGED)
+        self._show()
+
+    def _source(self) -> Path:
+        path = self.window.judgments.path if self.app_judged else self.path
+        if path is None:
+            raise MemsenseError("choose a question file first (Questions…)")
+        if self.app_judged and not path.exists():
+            raise MemsenseError(NOTHING_JUDGED)
+        return path
 
     def _questions(self, users: Sequence[str] | None = None) -> list:
         from core.evaluate import check_users, judged_only
@@ -576,9 +610,9 @@ class WindowSource(QObject):
 
         if self.window.engine is None:
             raise MemsenseError("open a store first (File > Open store…)")
-        if self.path is None:
-            raise MemsenseError("choose a question file first (Questions…)")
-        questions = judged_only(load_question_set(self.path))
+        questions = judged_only(load_question_set(self._source()))
+        if self.app_judged and not questions:
+            raise MemsenseError("no question judged in the app has a relevant result yet: grade results 1-3")
         wanted = set(users) if users is not None else set(self.window.users)
         questions = [q for q in questions if q.user_id in wanted] or questions
         check_users(questions, self.window.users)
@@ -586,15 +620,15 @@ class WindowSource(QObject):
 
     def _pools(self, questions: Sequence, depth: int, progress: Callable[[int, int, str], None],
                cancel: threading.Event) -> dict:
-        """The cached pool of every question, recalling the missing ones on the engine thread."""
-        key = (self.window.location, str(self.path), self.path.stat().st_mtime, depth)
-        pools = self._pools_cache.setdefault(key, {})
+        """The pool of every question (id -> pool), recalling on the engine thread only the
+        (user, text) pairs not recalled before on this store."""
+        cache = self._pools_cache.setdefault((self.window.location, depth), {})
         recall = _recall_fn(self.window.engine, depth)
-        todo = [q for q in questions if q.question_id not in pools]
-        for n, q in enumerate(todo):
+        todo = list(dict.fromkeys((q.user_id, q.text) for q in questions if (q.user_id, q.text) not in cache))
+        for n, (user_id, text) in enumerate(todo):
             progress(n, len(todo), "recall")
-            pools[q.question_id] = self.bridge.call(recall, q.user_id, q.text, cancel=cancel)
-        return pools
+            cache[user_id, text] = self.bridge.call(recall, user_id, text, cancel=cancel)
+        return {q.question_id: cache[q.user_id, q.text] for q in questions}
 
     def evaluate(self, presets: Mapping[str, Config], k: int, progress: Callable[[int, int, str], None],
                  cancel: threading.Event) -> list[PresetEvaluation]:

@@ -3,7 +3,8 @@
 The window owns no retrieval logic: an engine (core.engine.Engine, or any object with the
 same methods) recalls on a worker thread, a `QuerySession` re-ranks the cached pool, and the
 panels show the `Ranking`. Hooks for other views: `add_view(title, widget)` and the slot
-`open_question(user_id, query, gold_session_ids)`.
+`open_question(user_id, query, gold_session_ids)`. Grades marked with 0-3 go to the open
+store's judged set (`judging.AppJudgments`), saved at once.
 """
 from __future__ import annotations
 
@@ -22,11 +23,14 @@ from core import config as config_io
 from core.atomic import write_text_atomic
 from core.config import Config
 from core.errors import MemsenseError
+from core.judged import write_run
 from core.presets import MEMSENSE, PresetStore
 from core.rerank import Ranking, rerank
 from core.types import Chunk
 from memsense_gui import paths, tasks, theme
 from memsense_gui.dialogs import NewStoreDialog, ProgressDialog, ShortcutsDialog, show_error
+from memsense_gui.judging import GRADE_LABELS, NOTHING_JUDGED, AppJudgments
+from memsense_gui.models import short_id
 from memsense_gui.panels import (
     ChunkPanel, ComparePanel, ExplainPanel, MatrixPanel, MMRPanel, PoolPanel, ResultsPanel, TurnSupportPanel,
     WhyNotPanel, explain_record, select_id, selected_id,
@@ -36,6 +40,10 @@ from memsense_gui.session import QuerySession
 from memsense_gui.tuning import PresetLibrary, TuningPanel
 
 EngineFactory = Callable[[str], Any]
+LEVEL_FILTERS = {
+    "TREC, memory level: the graded chunks (*.txt *.qrels *.run)": "memory",
+    "TREC, session level: what the metrics score (*.txt *.qrels *.run)": "session",
+}
 
 SHORTCUTS: list[tuple[str, str]] = [
     ("Ctrl+L", "Focus the query box"),
@@ -45,6 +53,8 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Ctrl+U", "Focus the user (conversation) picker"),
     ("Ctrl+F", "Why not? Search the store's chunks"),
     ("Ctrl+P", "Pin the selected chunk (follow its fate)"),
+    ("0 / 1 / 2 / 3", "Grade the selected result or pool candidate for this query "
+                      "(0 not relevant … 3 perfect; results or pool table focused)"),
     ("Ctrl+R", "Reset every knob to the selected preset"),
     ("Ctrl+Shift+S", "Save the current settings as a preset"),
     ("Ctrl+Shift+C", "Compare two presets"),
@@ -80,6 +90,7 @@ class MainWindow(QMainWindow):
     ranking_updated = Signal(object)  # Ranking, after every panel was updated
     store_built = Signal(str)  # location
     error_reported = Signal(str)  # the message shown
+    run_exported = Signal(str)  # path of a TREC run written
 
     def __init__(self, home: Path, settings: QSettings | None = None, *,
                  engine_factory: EngineFactory | None = None, store_builder: Callable[..., Any] | None = None,
@@ -105,6 +116,7 @@ class MainWindow(QMainWindow):
         self.engine_runner = tasks.TaskRunner("memsense-engine", self)
         self.ingest_runner = tasks.TaskRunner("memsense-ingest", self)
         self.session = QuerySession(parent=self)
+        self.judgments = AppJudgments(self)
         self.presets = PresetLibrary(self._preset_store(), self)
         self.setWindowTitle("memsense")
         self.setDockNestingEnabled(True)
@@ -208,6 +220,12 @@ class MainWindow(QMainWindow):
         self._action(m, "&Import settings…", self.ask_import_config, tip="Load settings from TOML or JSON")
         self._action(m, "Export &settings…", self.ask_export_config, "Ctrl+Shift+E", "Save settings as TOML or JSON")
         self._action(m, "Export &results…", self.ask_export_results, "Ctrl+E", "Save results with explain as JSON")
+        self._action(m, "Export results as TREC r&un…", self.ask_export_run,
+                     tip="The current settings' results for every question judged in the app")
+        self._action(m, "Export &judged questions as TREC qrels…", self.ask_export_qrels,
+                     tip="The grades marked in the app on this store")
+        self._action(m, "Import &TREC qrels…", self.ask_import_qrels,
+                     tip="Grades for this store's judged questions (e.g. qrels exported before)")
         plots = m.addMenu("Export &plot")
         self._action(plots, "Contribution bars…", lambda: self.ask_export_plot("contributions"))
         self._action(plots, "MMR terms…", lambda: self.ask_export_plot("mmr"))
@@ -223,6 +241,14 @@ class MainWindow(QMainWindow):
         self._action(q, "Focus &user", self.user_combo.setFocus, "Ctrl+U")
         self._action(q, "&Why not?…", self.focus_why_not, "Ctrl+F")
         self._action(q, "P&in selected chunk", self.pin_focused, "Ctrl+P")
+        q.addSeparator()
+        for grade, label in GRADE_LABELS.items():
+            action = self._action(q, f"Grade selected result &{grade} ({label})",
+                                  lambda g=grade: self.grade_selected(g), str(grade))
+            # a bare digit must not steal typing from other widgets: only the two tables take it
+            action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+            self.results.view.addAction(action)
+            self.pool_panel.view.addAction(action)
 
         t = self.menuBar().addMenu("&Tuning")
         self._action(t, "&Reset to preset", lambda: self.tuning.apply_preset(self.tuning.preset_combo.currentText()),
@@ -255,6 +281,7 @@ class MainWindow(QMainWindow):
         self.session.pool_changed.connect(lambda pool: pool is None and self._show_ranking(None))
         self.session.rerank_failed.connect(lambda e: self.report_error(e, "Re-ranking"))
         self.session.pins_changed.connect(lambda _p: self._refresh_pins())
+        self.judgments.grades_changed.connect(self._show_grades)
         for panel in (self.results, self.pool_panel, self.matrix_panel, self.mmr_panel, self.turns_panel,
                       self.whynot_panel, self.compare_panel):
             panel.chunk_selected.connect(self.focus_chunk)
@@ -290,6 +317,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"memsense — {Path(opened.location).name}")
         self.statusBar().showMessage(f"Opened {opened.location}", 4000)
         self.users = list(opened.users)
+        self._open_judgments(opened.location)
         last_user = self.settings.value("query/user", "")
         self.user_combo.blockSignals(True)
         self.user_combo.clear()
@@ -491,6 +519,7 @@ class MainWindow(QMainWindow):
         """Results and bars at once; every other panel now if it is on screen, else when shown."""
         s = self.session
         previous = s.baseline.result_ids if s.baseline is not None else None
+        self.results.model.set_grades(self.current_grades())
         self.results.set_ranking(ranking, previous, s.gold, s.pins, ranking.pool.query if ranking else "")
         for title in self._panel_updaters:
             self._update_panel(title)
@@ -511,6 +540,7 @@ class MainWindow(QMainWindow):
 
     def _update_pool(self, ranking: Ranking | None) -> None:
         s = self.session
+        self.pool_panel.model.set_grades(self.current_grades())
         self.pool_panel.set_ranking(ranking, s.gold, s.pins)
         if self.focused_id:
             self.pool_panel.view.selectionModel().blockSignals(True)
@@ -602,6 +632,99 @@ class MainWindow(QMainWindow):
         dock = self.docks[title]
         dock.show()
         dock.raise_()
+
+    # ==== judging ================================================================================
+    def _open_judgments(self, location: str) -> None:
+        try:
+            self.judgments.open(paths.judged_file(self.home, location))
+        except MemsenseError as exc:
+            self.report_error(exc, f"Your judged questions (kept as they are; new grades go to {self.judgments.path})")
+
+    def current_grades(self) -> dict[str, int]:
+        """Memory id -> grade marked for the query on screen."""
+        pool = self.session.pool
+        return self.judgments.grades(pool.user_id, pool.query) if pool is not None else {}
+
+    def _show_grades(self) -> None:
+        grades = self.current_grades()
+        self.results.model.set_grades(grades)
+        self.pool_panel.model.set_grades(grades)
+
+    def grade_selected(self, grade: int) -> bool:
+        """Grade the selected result's (or pool candidate's) chunk for the current user and query."""
+        pool = self.session.pool
+        view = next((v for v in (self.results.view, self.pool_panel.view) if v.hasFocus()), None)
+        memory_id = (selected_id(view) if view is not None else None) or self.focused_id
+        if pool is None or not memory_id:
+            self.statusBar().showMessage("Run a query and select a result first, then press 0-3", 4000)
+            return False
+        ok = self._try(lambda: self.judgments.set_grade(pool.user_id, pool.query, memory_id, grade), "Grading")
+        if ok:
+            self.statusBar().showMessage(f"{short_id(memory_id, pool.user_id)}: grade {grade} "
+                                         f"({GRADE_LABELS[grade]}) for “{pool.query}”, saved", 4000)
+        return ok
+
+    def export_qrels(self, path: str | Path, level: str = "memory") -> bool:
+        def write() -> None:
+            n = self.judgments.export_qrels(path, level)
+            self.statusBar().showMessage(f"Wrote {n} judgments ({level} level) to {path}", 5000)
+
+        return self._try(write, "Exporting qrels")
+
+    def import_qrels(self, path: str | Path) -> bool:
+        def read() -> None:
+            judgments, questions = self.judgments.import_qrels(path)
+            self.statusBar().showMessage(f"Imported {judgments} judgments for {questions} questions", 5000)
+
+        return self._try(read, "Importing qrels")
+
+    def export_run(self, path: str | Path, level: str = "memory") -> tasks.Task | None:
+        """Recall every question judged on this store (on the engine thread), re-rank it with the
+        current settings and write the results as a TREC run; `run_exported` when written."""
+        questions = [q for q in self.judgments.questions if q.user_id in self.users]
+        if self.engine is None or not questions:
+            self.report_error(MemsenseError("open a store first" if self.engine is None else NOTHING_JUDGED),
+                              "Exporting a run")
+            return None
+        cfg, tag = self.session.config, self._settings_name()
+        self.statusBar().showMessage(f"Running {len(questions)} judged questions with “{tag}”…")
+        return self.engine_runner.submit("trec run", tasks.preset_run, self.engine, questions, cfg, level,
+                                         succeeded=lambda entries: self._write_run(entries, path, tag),
+                                         failed=lambda e: self.report_error(e, "Exporting a run"))
+
+    def _write_run(self, entries: dict, path: str | Path, tag: str) -> None:
+        if self._try(lambda: write_run(entries, path, tag), "Exporting a run"):
+            self.statusBar().showMessage(f"Wrote the run “{tag}” for {len(entries)} questions to {path}", 5000)
+            self.run_exported.emit(str(path))
+
+    def _settings_name(self) -> str:
+        """The selected preset's name, marked when the knobs no longer match it."""
+        name = self.tuning.preset_combo.currentText() or "settings"
+        try:
+            same = self.presets.get(name) == self.session.config
+        except Exception:  # noqa: BLE001 - an unknown name is just "modified"
+            same = False
+        return name if same else f"{name}-modified"
+
+    def _ask_level_path(self, title: str, default: str) -> tuple[str, str] | None:
+        path, chosen = QFileDialog.getSaveFileName(self, title, str(Path.home() / default), ";;".join(LEVEL_FILTERS))
+        return (path, LEVEL_FILTERS.get(chosen, "memory")) if path else None
+
+    def ask_export_qrels(self) -> None:
+        picked = self._ask_level_path("Export judged questions as TREC qrels", "memsense.qrels")
+        if picked:
+            self.export_qrels(*picked)
+
+    def ask_import_qrels(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import TREC qrels", str(Path.home()),
+                                              "TREC qrels (*.qrels *.txt);;All files (*)")
+        if path:
+            self.import_qrels(path)
+
+    def ask_export_run(self) -> None:
+        picked = self._ask_level_path("Export results as a TREC run", "memsense.run")
+        if picked:
+            self.export_run(*picked)
 
     # ==== compare ================================================================================
     def _fill_compare(self) -> None:

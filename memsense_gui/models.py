@@ -2,12 +2,13 @@
 
 Each model has column constants, shows text only in DisplayRole and gives the raw value
 (number, id, None) in `RAW_ROLE` for sorting and plotting; `ID_ROLE` is the row's memory_id.
+The results and pool models also show the relevance grade (0-3) marked for the current query.
 """
 from __future__ import annotations
 
 import math
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
@@ -108,6 +109,13 @@ def pool_rows(ranking: Ranking) -> list[int]:
     return [int(i) for i in ranking.candidates] + extra
 
 
+GRADE_TIP = "Relevance marked for this query: 0 not relevant … 3 perfect (select a row, press 0-3)"
+
+
+def grade_text(grade: int | None) -> str:
+    return "" if grade is None else str(grade)
+
+
 def text_on(background: QColor) -> QColor:
     """Black or white text, whichever reads better on `background`."""
     lum = 0.2126 * background.redF() + 0.7152 * background.greenF() + 0.0722 * background.blueF()
@@ -179,6 +187,10 @@ class _Table(QAbstractTableModel):
         if self._n:
             self.dataChanged.emit(self.index(0, 0), self.index(self._n - 1, len(self.HEADERS) - 1))
 
+    def _refresh_column(self, col: int) -> None:
+        if self._n:
+            self.dataChanged.emit(self.index(0, col), self.index(self._n - 1, col))
+
     def row_of(self, memory_id: str) -> int | None:
         for r in range(self._n):
             if self.memory_id(r) == memory_id:
@@ -202,19 +214,20 @@ def _bold() -> QFont:
 class ResultsModel(_Table):
     """The returned results, in result order, with movement since the previous settings."""
 
-    RANK, MOVED, SESSION, CHUNK, FINAL, RRF, MEMORY, TURN_SUPPORT, MMR, REDUNDANCY, ROUTES, PREVIEW = range(12)
-    HEADERS = ("#", "Moved", "Session", "Chunk", "Final", "RRF", "Memory", "Turn sup.", "MMR",
+    RANK, MOVED, SESSION, CHUNK, GRADE, FINAL, RRF, MEMORY, TURN_SUPPORT, MMR, REDUNDANCY, ROUTES, PREVIEW = range(13)
+    HEADERS = ("#", "Moved", "Session", "Chunk", "Grade", "Final", "RRF", "Memory", "Turn sup.", "MMR",
                "Redund.", "Routes", "Preview")
     HEADER_TIPS = {
-        1: "Places moved since the previous settings (▲ up, ▼ down, new = not returned before)",
-        4: "final_score = rrf_score + alpha · memory score",
-        5: "rrf_score = Σ w / (k + rank) over the routes that found it, + turn support",
-        6: "stored memory score (clamped to [0, 1])",
-        7: "turn_support = min(cap, factor · best supporting turn's RRF)",
-        8: "mmr = lambda · final − (1 − lambda) · max redundancy at the time of the pick",
-        9: "max redundancy against the rows already picked",
+        MOVED: "Places moved since the previous settings (▲ up, ▼ down, new = not returned before)",
+        GRADE: GRADE_TIP,
+        FINAL: "final_score = rrf_score + alpha · memory score",
+        RRF: "rrf_score = Σ w / (k + rank) over the routes that found it, + turn support",
+        MEMORY: "stored memory score (clamped to [0, 1])",
+        TURN_SUPPORT: "turn_support = min(cap, factor · best supporting turn's RRF)",
+        MMR: "mmr = lambda · final − (1 − lambda) · max redundancy at the time of the pick",
+        REDUNDANCY: "max redundancy against the rows already picked",
     }
-    NUMERIC = frozenset({RANK, FINAL, RRF, MEMORY, TURN_SUPPORT, MMR, REDUNDANCY})
+    NUMERIC = frozenset({RANK, GRADE, FINAL, RRF, MEMORY, TURN_SUPPORT, MMR, REDUNDANCY})
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -222,6 +235,7 @@ class ResultsModel(_Table):
         self._previous: list[str] | None = None
         self._gold: frozenset[str] = frozenset()
         self._pins: frozenset[str] = frozenset()
+        self._grades: dict[str, int] = {}
         self._items: list[tuple[Row, Chunk, Any]] = []
 
     def set_ranking(self, ranking: Ranking | None, previous: Sequence[str] | None = None,
@@ -239,6 +253,11 @@ class ResultsModel(_Table):
                 self._items.append((row, ranking.pool.chunks[row.index], step))
         self._n = len(self._items)
         self.endResetModel()
+
+    def set_grades(self, grades: Mapping[str, int]) -> None:
+        """Memory id -> relevance grade for the current query (the Grade column)."""
+        self._grades = dict(grades)
+        self._refresh_column(self.GRADE)
 
     def memory_id(self, row: int) -> str:
         return self._items[row][1].memory_id
@@ -264,6 +283,8 @@ class ResultsModel(_Table):
             return ("★ " if is_gold(chunk, self._gold) else "") + short_id(chunk.session_id, user)
         if col == self.CHUNK:
             return ("📌 " if chunk.memory_id in self._pins else "") + short_id(chunk.memory_id, user)
+        if col == self.GRADE:
+            return grade_text(self._grades.get(chunk.memory_id))
         if col == self.MMR:
             if step.fallback:
                 return "fallback"
@@ -278,7 +299,8 @@ class ResultsModel(_Table):
         r, chunk, step = self._items[row]
         values = {
             self.RANK: row + 1, self.MOVED: self._move(row)[1], self.SESSION: chunk.session_id,
-            self.CHUNK: chunk.memory_id, self.FINAL: r.final_score, self.RRF: r.rrf_score,
+            self.CHUNK: chunk.memory_id, self.GRADE: self._grades.get(chunk.memory_id),
+            self.FINAL: r.final_score, self.RRF: r.rrf_score,
             self.MEMORY: self.ranking.results[row]["explain"]["memory_score"],
             self.TURN_SUPPORT: r.turn_support, self.MMR: step.mmr_score,
             self.REDUNDANCY: step.max_redundancy, self.ROUTES: list(r.routes), self.PREVIEW: chunk.user_text,
@@ -294,6 +316,8 @@ class ResultsModel(_Table):
             return ", ".join(r.routes)
         if col == self.PREVIEW:
             return preview(chunk, 600)
+        if col == self.GRADE:
+            return GRADE_TIP
         if col in (self.SESSION, self.CHUNK) and is_gold(chunk, self._gold):
             return "gold: a session judged relevant to this question"
         return None
@@ -316,7 +340,7 @@ class ResultsModel(_Table):
         return None
 
     def font(self, row: int, col: int) -> QFont | None:
-        return _bold() if col in (self.RANK, self.MOVED) else None
+        return _bold() if col in (self.RANK, self.MOVED, self.GRADE) else None
 
 
 # ---- candidate pool and route-rank matrix ---------------------------------------------------
@@ -362,15 +386,25 @@ class _PoolBase(_Table):
 class PoolModel(_PoolBase):
     """The whole candidate pool (not only top k) with each candidate's fate."""
 
-    POOL_RANK, CHUNK, KIND, FUSED, FINAL, ROUTES, FATE, REASON = range(8)
-    HEADERS = ("Pool #", "Chunk", "Kind", "RRF", "Final", "Routes", "Fate", "Why")
+    POOL_RANK, CHUNK, GRADE, KIND, FUSED, FINAL, ROUTES, FATE, REASON = range(9)
+    HEADERS = ("Pool #", "Chunk", "Grade", "Kind", "RRF", "Final", "Routes", "Fate", "Why")
     HEADER_TIPS = {
-        0: "Place in the candidate pool by fused score; 'fetched' = a session brought in by its turns",
-        3: "Fused (RRF) score of the chunk itself, before turn support",
-        4: "final_score of re-ranked rows (with turn support and alpha · memory)",
-        6: "What happened to this chunk for this query and these settings",
+        POOL_RANK: "Place in the candidate pool by fused score; 'fetched' = a session brought in by its turns",
+        GRADE: GRADE_TIP,
+        FUSED: "Fused (RRF) score of the chunk itself, before turn support",
+        FINAL: "final_score of re-ranked rows (with turn support and alpha · memory)",
+        FATE: "What happened to this chunk for this query and these settings",
     }
-    NUMERIC = frozenset({POOL_RANK, FUSED, FINAL})
+    NUMERIC = frozenset({POOL_RANK, GRADE, FUSED, FINAL})
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._grades: dict[str, int] = {}
+
+    def set_grades(self, grades: Mapping[str, int]) -> None:
+        """Memory id -> relevance grade for the current query (the Grade column)."""
+        self._grades = dict(grades)
+        self._refresh_column(self.GRADE)
 
     def set_ranking(self, ranking: Ranking | None, gold: Iterable[str] = (), pins: Iterable[str] = ()) -> None:
         super().set_ranking(ranking, gold, pins)
@@ -382,6 +416,8 @@ class PoolModel(_PoolBase):
             return str(row + 1) if row < self._cands else "fetched"
         if col == self.CHUNK:
             return self._label(row)
+        if col == self.GRADE:
+            return grade_text(self._grades.get(self.memory_id(row)))
         if col == self.KIND:
             return self.chunk(row).kind
         if col == self.FUSED:
@@ -409,9 +445,13 @@ class PoolModel(_PoolBase):
             return self.fate(row).status
         if col == self.CHUNK:
             return self.memory_id(row)
+        if col == self.GRADE:
+            return self._grades.get(self.memory_id(row))
         return self.display(row, col)
 
     def tooltip(self, row: int, col: int) -> str | None:
+        if col == self.GRADE:
+            return GRADE_TIP
         if col in (self.FATE, self.REASON):
             return self.fate(row).reason
         if col == self.CHUNK:

@@ -117,7 +117,7 @@ class ResultsPanel(_Panel):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
-        fit_columns(self.view, {0: 2, 1: 4, 2: 7, 3: 9, 4: 6, 5: 6, 6: 6, 7: 7, 8: 6, 9: 6, 10: 16})
+        fit_columns(self.view, {0: 2, 1: 4, 2: 7, 3: 9, 4: 5, 5: 6, 6: 6, 7: 6, 8: 7, 9: 6, 10: 6, 11: 16})
         self._watch(self.view)
         self.plot.result_clicked.connect(self.select_position)
         self._user_sized = False
@@ -189,7 +189,7 @@ class PoolPanel(_Panel):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.caption)
         layout.addWidget(self.view)
-        fit_columns(self.view, {0: 6, 1: 12, 2: 7, 3: 7, 4: 7, 5: 18, 6: 18})
+        fit_columns(self.view, {0: 6, 1: 12, 2: 5, 3: 7, 4: 7, 5: 7, 6: 18, 7: 18})
         self._watch(self.view)
 
     def set_ranking(self, ranking: Ranking | None, gold: frozenset[str], pins: Iterable[str]) -> None:

@@ -1,4 +1,4 @@
-"""Where the app keeps its things: the per-user data dir, settings, presets and stores.
+"""Where the app keeps its things: the per-user data dir, settings, presets, stores and judgments.
 
 `MEMSENSE_GUI_HOME` overrides the data dir (tests and portable installs); otherwise Qt's
 AppDataLocation is used (e.g. ~/.local/share/memsense/memsense-gui on Linux).
@@ -6,6 +6,7 @@ AppDataLocation is used (e.g. ~/.local/share/memsense/memsense-gui on Linux).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths
@@ -44,3 +45,10 @@ def stores_dir(home: Path) -> Path:
 
 def demo_store_dir(home: Path) -> Path:
     return stores_dir(home) / "demo"
+
+
+def judged_file(home: Path, location: str) -> Path:
+    """The questions judged in the app on one store: `<data>/judged/<store name>.json`."""
+    name = location.rstrip("/\\").rsplit("/", 1)[-1].rsplit("\\", 1)[-1] if location else ""
+    name = re.sub(r"[^\w.-]+", "_", name).strip("._") or "store"
+    return home / "judged" / f"{name}.json"

@@ -16,9 +16,12 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 
+from core.config import Config
 from core.errors import MemsenseError
+from core.judged import session_docid
 from core.pool import RecallPool
-from core.types import Chunk
+from core.rerank import rerank
+from core.types import Chunk, Question
 
 
 class Cancelled(Exception):
@@ -178,6 +181,23 @@ def recall(engine: Any, request: RecallRequest, task: Task | None = None) -> Rec
     if task is not None and task.cancelled:
         raise Cancelled("recall")
     return RecallResult(request, engine.recall(request.user_id, request.query))
+
+
+def preset_run(engine: Any, questions: list[Question], cfg: Config, level: str = "memory",
+               task: Task | None = None) -> dict[str, list[tuple[str, float]]]:
+    """Recall and re-rank every question under one config, for a TREC run: question id ->
+    (memory id, or session id at session level; final score) in result order."""
+    entries: dict[str, list[tuple[str, float]]] = {}
+    for n, q in enumerate(questions):
+        if task is not None:
+            if task.cancelled:
+                raise Cancelled("run")
+            task.report(n, len(questions), q.text)
+        ranking = rerank(engine.recall(q.user_id, q.text), cfg)
+        chunks = [ranking.pool.chunks[r.index] for r in ranking.selected_rows]
+        ids = [c.memory_id if level == "memory" else session_docid(c.user_id, c.session_number) for c in chunks]
+        entries[q.question_id] = list(zip(ids, (r.final_score for r in ranking.selected_rows)))
+    return entries
 
 
 def close_engine(engine: Any, task: Task | None = None) -> None:

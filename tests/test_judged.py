@@ -40,6 +40,8 @@ def test_judged_set_marks_saves_and_reloads(tmp_path):
     assert again.get(made.question_id).text == "Does Ben like skiing?"
     assert made.question_id == "conv-2:m1"
     assert load_question_set(path) == again.questions
+    assert again.find("conv-2", " Does Ben like skiing? ") == again.get(made.question_id)
+    assert again.find("conv-1", "Does Ben like skiing?") is None
     again.set_grade("conv-1:q0", "conv-1:S003:P00", None)
     assert again.grade("conv-1:q0", "conv-1:S003:P00") is None
 
@@ -118,6 +120,9 @@ def test_bad_judged_files(tmp_path):
 def test_run_lines():
     lines = run_lines({"conv-1:q0": [("conv-1:S003", 0.5), ("conv-1:S003", 0.4), ("conv-1:S001", 0.3)]}, "my preset")
     assert lines == ["conv-1:q0 Q0 conv-1:S003 1 0.500000 my_preset", "conv-1:q0 Q0 conv-1:S001 2 0.300000 my_preset"]
+    # MMR order need not fall in final score: the written scores still fall with rank
+    lines = run_lines({"q": [("a", 0.4), ("b", 0.45), ("c", 0.1)]}, "t")
+    assert [float(x.split()[4]) for x in lines] == [0.4, 0.399999, 0.1]
 
 
 def test_locomo_questions_export_as_qrels(tmp_path):
