@@ -10,12 +10,12 @@ remaining row is a duplicate, the next one in final-score order is appended (fal
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 
-@dataclass(frozen=True)
-class MMRStep:
+class MMRStep(NamedTuple):
     """One pick: which row, its mmr score and the redundancy that was charged against it."""
 
     position: int  # 0-based place in the results

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
@@ -31,9 +31,11 @@ def final_score(rrf_score: float, memory_score: Any, alpha: float) -> float:
     return round(rrf_score + alpha * clamp01(memory_score), 6)
 
 
-@dataclass(frozen=True)
-class Row:
-    """One row re-ranked by MMR: a session row (session-first) or any pool candidate."""
+class Row(NamedTuple):
+    """One row re-ranked by MMR: a session row (session-first) or any pool candidate.
+
+    A NamedTuple, not a dataclass: a re-rank makes one per row on every slider tick.
+    """
 
     index: int  # row of the recall pool
     rrf_score: float  # with turn support on session rows
@@ -157,17 +159,10 @@ class Ranking:
 
     def route_hits(self, index: int) -> dict[str, dict[str, Any]]:
         """Rank, raw score and RRF contribution of one pool row in every route that found it."""
-        out = {}
-        for j, route in enumerate(ROUTES):
-            rank = int(self.pool.ranks[index, j])
-            if rank:
-                out[route] = {
-                    "rank": rank,
-                    "raw_score": float(self.pool.scores[index, j]),
-                    "contribution": float(self.contributions[index, j]),
-                    "counted": bool(self.live[index, j]),
-                }
-        return out
+        ranks, raw = self.pool.ranks[index].tolist(), self.pool.scores[index].tolist()
+        share, live = self.contributions[index].tolist(), self.live[index].tolist()
+        return {route: {"rank": ranks[j], "raw_score": raw[j], "contribution": share[j], "counted": live[j]}
+                for j, route in enumerate(ROUTES) if ranks[j]}
 
     @cached_property
     def _row_of_index(self) -> dict[int, int]:
@@ -196,12 +191,14 @@ def _session_rows(pool: RecallPool, cfg: Config, fused: np.ndarray, routes_of, c
     support: dict[int, SessionSupport] = supports(cands, st.is_turn, st.session_of, fused)
     in_pool = np.zeros(pool.size, dtype=bool)
     in_pool[cands] = True
-    wanted = ~st.is_turn & (in_pool | np.isin(st.session_of, list(support)))
+    supported = np.zeros(int(st.session_of.max(initial=0)) + 1, dtype=bool)
+    supported[list(support)] = True
+    wanted = ~st.is_turn & (in_pool | supported[st.session_of])
     rows = []
-    scores, memory, pooled = fused.tolist(), st.memory_score.tolist(), in_pool.tolist()
+    scores, memory, pooled, session_of = fused.tolist(), st.memory_score.tolist(), in_pool.tolist(), st.session_of.tolist()
     for i in np.flatnonzero(wanted).tolist():
         own = scores[i] if pooled[i] else 0.0
-        sup = support.get(int(st.session_of[i]))
+        sup = support.get(session_of[i])
         ts = turn_support(sup.best_turn_rrf_score, cfg.turn_support_cap, cfg.turn_support_factor) if sup else 0.0
         rrf_score = own + ts
         rows.append(

@@ -5,13 +5,12 @@ the pool; a session row's `rrf_score` becomes `session_rrf_score + turn_support`
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 
-@dataclass(frozen=True)
-class SessionSupport:
+class SessionSupport(NamedTuple):
     """What the pool's turn chunks say about one session."""
 
     supporting_turn_count: int
@@ -27,8 +26,9 @@ def supports(pool_rows: np.ndarray, is_turn: np.ndarray, session_of: np.ndarray,
     """
     turns = pool_rows[is_turn[pool_rows]]
     sessions, first, counts = np.unique(session_of[turns], return_index=True, return_counts=True)
-    return {int(s): SessionSupport(int(n), int(turns[f]), float(fused[turns[f]]))
-            for s, f, n in zip(sessions, first, counts)}
+    best = turns[first]
+    return {s: SessionSupport(n, b, f) for s, n, b, f in
+            zip(sessions.tolist(), counts.tolist(), best.tolist(), fused[best].tolist())}
 
 
 def turn_support(best_turn_rrf_score: float, cap: float, factor: float) -> float:
