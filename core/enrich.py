@@ -36,12 +36,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from core.types import FACETS
+from core.types import DEFAULT_MEMORY_SCORE, FACETS
 
 MAX_TAGS = 8
 MAX_TEXT = 200
 MAX_SENTENCE = 120
-MEMORY_SCORE = 0.5
+MEMORY_SCORE = DEFAULT_MEMORY_SCORE
 KIND_OF_FACET = {"personal_info": "stable", "preferences": "preference", "events": "episodic"}
 
 

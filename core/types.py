@@ -20,6 +20,8 @@ DENSE_ROUTES: tuple[str, ...] = tuple(r for r in ROUTES if r != "lexical")
 FACETS: tuple[str, ...] = ("personal_info", "preferences", "events")
 MEMORY_KINDS: tuple[str, ...] = ("stable", "preference", "episodic", "ephemeral")
 CHUNK_KINDS: tuple[str, ...] = ("session", "turn")
+DEFAULT_MEMORY_SCORE = 0.5
+"""What Memsense stores for every chunk (SPEC §1); promote / demote move it by ±0.15."""
 
 
 def canonical_content(user: str, assistant: str) -> str:
@@ -47,7 +49,7 @@ class Chunk:
     personal_info: str = ""
     preferences: str = ""
     events: str = ""
-    memory_score: float = 0.5
+    memory_score: float = DEFAULT_MEMORY_SCORE
     dia_ids: tuple[str, ...] = ()
 
     @property
@@ -113,7 +115,7 @@ class Chunk:
             personal_info=p.get("personal_info", ""),
             preferences=p.get("preferences", ""),
             events=p.get("events", ""),
-            memory_score=p.get("memory_score", 0.5),
+            memory_score=p.get("memory_score", DEFAULT_MEMORY_SCORE),
             dia_ids=tuple(p.get("dia_ids", ())),
         )
 
