@@ -15,7 +15,7 @@ from core.config import MAX_ROUTE_DEPTH, Config
 from core.embed import Embedder
 from core.errors import MemsenseError
 from core.lexical import LexicalIndex
-from core.pool import RecallPool
+from core.pool import RecallPool, neighbors_of
 from core.rerank import Ranking, rerank
 from core.store import QdrantStore
 from core.types import DENSE_ROUTES, ROUTES, Chunk
@@ -113,19 +113,6 @@ class _UserIndex:
     neighbors: dict[str, tuple[str | None, str | None]]
 
 
-def _neighbors(chunks: list[Chunk]) -> dict[str, tuple[str | None, str | None]]:
-    groups: dict[tuple[str, str], list[Chunk]] = {}
-    for c in chunks:
-        groups.setdefault((c.session_id, c.kind), []).append(c)
-    out = {}
-    for group in groups.values():
-        group.sort(key=lambda c: (c.time, c.order))
-        for k, c in enumerate(group):
-            out[c.memory_id] = (group[k - 1].memory_id if k else None,
-                                group[k + 1].memory_id if k + 1 < len(group) else None)
-    return out
-
-
 class Engine:
     """An open store plus the embedding model; recall and search for one user at a time."""
 
@@ -164,7 +151,7 @@ class Engine:
                         sessions.setdefault(c.session_id, []).append(i)
                 self._users[user_id] = _UserIndex(chunks, {c.memory_id: i for i, c in enumerate(chunks)}, vec_full,
                                                   LexicalIndex([c.lexical_text for c in chunks]), sessions,
-                                                  _neighbors(chunks))
+                                                  neighbors_of(chunks))
             return self._users[user_id]
 
     def chunks(self, user_id: str) -> list[Chunk]:

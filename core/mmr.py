@@ -10,7 +10,7 @@ remaining row is a duplicate, the next one in final-score order is appended (fal
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -34,6 +34,18 @@ class Selection:
     max_redundancy: np.ndarray  # (n,) against the final selection
     redundant_with: np.ndarray  # (n,) int, -1 = none
     selected_rank: tuple[int | None, ...]  # Memsense's diversity.selected_rank per result
+
+
+def step_explain(step: MMRStep, id_of: Callable[[int | None], str | None]) -> dict[str, Any]:
+    """The MMR trace of one pick as the `explain.mmr` record, rows named by `id_of`."""
+    return {
+        "mmr_score": step.mmr_score,
+        "max_redundancy": step.max_redundancy,
+        "redundant_with": id_of(step.redundant_with),
+        "fallback_fill": step.fallback,
+        "skipped_duplicates": [{"memory_id": id_of(r), "redundancy": red, "duplicate_of": id_of(of)}
+                               for r, red, of in step.skipped],
+    }
 
 
 def tag_matrix(tags: list[tuple[str, ...]] | list[list[str]]) -> np.ndarray:

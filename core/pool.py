@@ -53,7 +53,11 @@ class RecallPool:
         return [c.memory_id for c in self.chunks]
 
     def index_of(self, memory_id: str) -> int | None:
-        return _id_index(self).get(memory_id)
+        return self._id_index.get(memory_id)
+
+    @cached_property
+    def _id_index(self) -> dict[str, int]:
+        return {c.memory_id: i for i, c in enumerate(self.chunks)}
 
     @cached_property
     def static(self) -> "PoolArrays":
@@ -82,16 +86,6 @@ class PoolArrays:
     dims: np.ndarray  # vector dimension, 0 = no vector (n,)
 
 
-
-
-def _id_index(pool: RecallPool) -> dict[str, int]:
-    cached = pool.__dict__.get("_id_index")
-    if cached is None:
-        cached = {c.memory_id: i for i, c in enumerate(pool.chunks)}
-        object.__setattr__(pool, "_id_index", cached)
-    return cached
-
-
 def unit_rows(vectors: Sequence[Sequence[float] | None], dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Stack vectors into unit rows, zero-padded to the widest; returns (matrix, dims).
 
@@ -108,3 +102,17 @@ def unit_rows(vectors: Sequence[Sequence[float] | None], dim: int | None = None)
     nz = norms > 0
     out[nz] /= norms[nz, None]
     return out, dims
+
+
+def neighbors_of(chunks: Sequence[Chunk]) -> dict[str, tuple[str | None, str | None]]:
+    """memory_id -> (previous, next) memory_id of the same session and kind, in time order (§4)."""
+    groups: dict[tuple[str, str], list[Chunk]] = {}
+    for c in chunks:
+        groups.setdefault((c.session_id, c.kind), []).append(c)
+    out = {}
+    for group in groups.values():
+        group.sort(key=lambda c: (c.time, c.order))
+        for k, c in enumerate(group):
+            out[c.memory_id] = (group[k - 1].memory_id if k else None,
+                                group[k + 1].memory_id if k + 1 < len(group) else None)
+    return out

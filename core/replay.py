@@ -80,11 +80,7 @@ def replay_case(case: dict[str, Any], base: Config | None = None) -> dict[str, A
                 "routes": list(row.get("routes") or []),
                 "diversity": {"lambda": cfg.mmr_lambda, "duplicate_threshold": cfg.duplicate_threshold,
                               "selected_rank": sel.selected_rank[pos]},
-                "mmr": {"mmr_score": step.mmr_score, "max_redundancy": step.max_redundancy,
-                        "redundant_with": None if step.redundant_with is None else rows[step.redundant_with][1],
-                        "fallback_fill": step.fallback,
-                        "skipped_duplicates": [{"memory_id": rows[r][1], "redundancy": red,
-                                                "duplicate_of": rows[of][1]} for r, red, of in step.skipped]},
+                "mmr": mmr.step_explain(step, lambda r: None if r is None else rows[r][1]),
             },
         })
     return {"name": name, "results": results}

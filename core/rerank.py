@@ -28,7 +28,12 @@ def clamp01(value: Any) -> float:
 
 def final_score(rrf_score: float, memory_score: Any, alpha: float) -> float:
     """`final = rrf_score + alpha · clamp01(memory_score)`, rounded to 6 decimals (§3)."""
-    return round(rrf_score + alpha * clamp01(memory_score), 6)
+    return _final(rrf_score, clamp01(memory_score), alpha)
+
+
+def _final(rrf_score: float, clamped_memory_score: float, alpha: float) -> float:
+    """`final_score` for a memory score already clamped (the pool clamps once per chunk)."""
+    return round(rrf_score + alpha * clamped_memory_score, 6)
 
 
 class Row(NamedTuple):
@@ -74,10 +79,13 @@ class Ranking:
     session_first: bool
     rows: tuple[Row, ...]  # MMR input, final-score order
     selection: mmr.Selection  # indices into `rows`
-    dropped: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    """Pool rows a scheme's score cut removed (§9 linear hybrid, quality storage filter)."""
     drop_reasons: Mapping[int, str] = field(default_factory=dict)
-    """Why each row of `dropped` was removed, from the scheme's cut."""
+    """Pool rows a scheme's score cut removed (§9 linear hybrid, quality storage filter), with why."""
+
+    @property
+    def dropped(self) -> np.ndarray:
+        """The rows of `drop_reasons`, sorted."""
+        return np.array(sorted(self.drop_reasons), dtype=np.int64)
 
     @property
     def selected_rows(self) -> list[Row]:
@@ -117,16 +125,7 @@ class Ranking:
                 best_turn_routes=list(row.best_turn_routes),
             )
         explain["route_hits"] = self.route_hits(row.index)
-        explain["mmr"] = {
-            "mmr_score": step.mmr_score,
-            "max_redundancy": step.max_redundancy,
-            "redundant_with": self._row_id(step.redundant_with),
-            "fallback_fill": step.fallback,
-            "skipped_duplicates": [
-                {"memory_id": self._row_id(r), "redundancy": red, "duplicate_of": self._row_id(of)}
-                for r, red, of in step.skipped
-            ],
-        }
+        explain["mmr"] = mmr.step_explain(step, self._row_id)
         if self.session_first and row.best_turn is not None:
             explain["best_turn_id"] = self.pool.chunks[row.best_turn].memory_id
         return {
@@ -206,7 +205,7 @@ def _session_rows(pool: RecallPool, cfg: Config, fused: np.ndarray, routes_of, c
                 index=i,
                 rrf_score=rrf_score,
                 routes=(routes_of(i) if pooled[i] else ()) + (("turn_support",) if ts > 0 else ()),
-                final_score=round(rrf_score + cfg.alpha * memory[i], 6),
+                final_score=_final(rrf_score, memory[i], cfg.alpha),
                 session_rrf_score=own,
                 turn_support=ts,
                 supporting_turn_count=sup.supporting_turn_count if sup else 0,
@@ -238,12 +237,10 @@ def rerank(pool: RecallPool, cfg: Config) -> Ranking:
     session_first = bool(rows)
     if not session_first:
         scores, memory = fused.tolist(), pool.static.memory_score.tolist()
-        rows = [Row(i, scores[i], routes_of(i), round(scores[i] + cfg.alpha * memory[i], 6)) for i in cands.tolist()]
+        rows = [Row(i, scores[i], routes_of(i), _final(scores[i], memory[i], cfg.alpha)) for i in cands.tolist()]
     rows.sort(key=lambda r: (-r.final_score, r.index))
     selection = select_rows(rows, pool, cfg)
-    dropped = np.array(sorted(drops), dtype=np.int64)
-    return Ranking(pool, cfg, fused, contributions, live, cands, session_first, tuple(rows), selection,
-                   dropped, drops)
+    return Ranking(pool, cfg, fused, contributions, live, cands, session_first, tuple(rows), selection, drops)
 
 
 _ALPHABETICAL = np.argsort(np.array(ROUTES))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.config import MAX_ROUTE_DEPTH
-from core.pool import RecallPool
+from core.pool import RecallPool, neighbors_of
 from core.types import ROUTES, Chunk
 
 TOPICS = ("family", "pets", "travel", "music", "art", "work", "health", "food", "sports", "books")
@@ -47,14 +47,5 @@ def synthetic_pool(n_sessions: int = 8, turns_per_session: int = 6, dim: int = 1
         # ties broken by id: equal scores never occur with continuous draws
         ranks[perm, j] = np.arange(1, len(perm) + 1)
         scores[perm, j] = raw
-    neighbors = {}
-    by_session: dict[tuple[str, str], list[Chunk]] = {}
-    for c in chunks:
-        by_session.setdefault((c.session_id, c.kind), []).append(c)
-    for group in by_session.values():
-        group.sort(key=lambda c: c.order)
-        for k, c in enumerate(group):
-            neighbors[c.memory_id] = (group[k - 1].memory_id if k else None,
-                                      group[k + 1].memory_id if k + 1 < len(group) else None)
     return RecallPool(query, user_id, tuple(chunks), ranks, scores, vectors, depth=MAX_ROUTE_DEPTH,
-                      neighbors=neighbors, neighbor_chunks={c.memory_id: c for c in chunks})
+                      neighbors=neighbors_of(chunks), neighbor_chunks={c.memory_id: c for c in chunks})
