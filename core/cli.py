@@ -34,11 +34,12 @@ def _config(args: argparse.Namespace):
     from core import config as config_io
     from dataclasses import replace
 
-    cfg = config_io.load(args.config) if getattr(args, "config", None) else config_io.Config()
     if getattr(args, "preset", None):
         from core.presets import builtin
 
         cfg = builtin(args.preset)
+    else:
+        cfg = config_io.load(args.config) if getattr(args, "config", None) else config_io.Config()
     if getattr(args, "top_k", None) is not None:
         cfg = replace(cfg, top_k=args.top_k)
     return cfg
@@ -159,8 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
                             else "why (or why not) one chunk for a query")
         sp.add_argument("--user", required=True)
         sp.add_argument("query")
-        sp.add_argument("--config", help="config file (.toml or .json)")
-        sp.add_argument("--preset", help="a built-in preset name instead of --config")
+        choice = sp.add_mutually_exclusive_group()
+        choice.add_argument("--config", help="config file (.toml or .json)")
+        choice.add_argument("--preset", help="a built-in preset name instead of --config")
         sp.add_argument("--top-k", type=int)
         if extra:
             sp.add_argument("--memory", required=True, help="memory_id of the chunk to explain")
