@@ -17,7 +17,7 @@ from core.errors import MemsenseError
 from core.lexical import LexicalIndex
 from core.pool import RecallPool, neighbors_of
 from core.rerank import Ranking, rerank
-from core.store import QdrantStore
+from core.store import QdrantStore, RouteHits
 from core.types import DENSE_ROUTES, ROUTES, Chunk
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
@@ -169,9 +169,9 @@ class Engine:
         lex = ix.lexical.scores(query)
         found = np.flatnonzero(lex > 0)
         order = found[np.lexsort((found, -lex[found]))][:depth]
-        hits["lexical"] = [(ix.chunks[i].memory_id, float(lex[i])) for i in order]
+        hits["lexical"] = RouteHits(order.astype(np.int64), lex[order])
         t3 = time.perf_counter()
-        rows = {ix.by_id[m] for route_hits in hits.values() for m, _ in route_hits}
+        rows = {int(i) for route_hits in hits.values() for i in route_hits.rows}
         for s in {ix.chunks[i].session_id for i in rows}:
             rows.update(ix.sessions.get(s, ()))
         rows = sorted(rows)
@@ -179,8 +179,8 @@ class Engine:
         ranks = np.zeros((len(rows), len(ROUTES)), dtype=np.int32)
         scores = np.full((len(rows), len(ROUTES)), np.nan)
         for j, route in enumerate(ROUTES):
-            for rank, (mid, score) in enumerate(hits[route], start=1):
-                k = pos[ix.by_id[mid]]
+            for rank, (row, score) in enumerate(zip(hits[route].rows.tolist(), hits[route].scores.tolist()), start=1):
+                k = pos[row]
                 ranks[k, j] = rank
                 scores[k, j] = score
         vectors = ix.vec_full[rows]

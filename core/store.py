@@ -12,7 +12,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple, Protocol
 
 import numpy as np
 
@@ -36,7 +36,48 @@ def is_url(location: str | Path) -> bool:
 class StoreMeta:
     model_key: str
     dim: int
-    users: dict[str, str]  # user_id -> collection
+    users: dict[str, str]  # user_id -> where its data lives (a collection, a file...)
+
+
+class RouteHits(NamedTuple):
+    """One route's list for a query: best first, ties by row (= by memory_id)."""
+
+    rows: np.ndarray  # int64 indexes into the user's chunks in `read_user` order (sorted by memory_id)
+    scores: np.ndarray  # float64 raw scores (cosine), same order
+
+
+Progress = Callable[[int, int], None]
+
+
+class Store(Protocol):
+    """What the engine needs from a memory store; every backend (embedded, Qdrant server,
+    PostgreSQL) implements it. Errors a user can cause raise `MemsenseError` naming the user
+    and the fix; a user whose data is missing or damaged is an error, never an empty result."""
+
+    location: str
+
+    def meta(self) -> StoreMeta | None:
+        """The model that built the store and the users in it; None for a store with nothing in it."""
+
+    def users(self) -> list[str]:
+        """Every user id, sorted."""
+
+    def read_user(self, user_id: str) -> tuple[list[Chunk], np.ndarray]:
+        """All chunks of a user sorted by memory_id, and their vec_full vectors (zero rows where none)."""
+
+    def search(self, user_id: str, query: np.ndarray, routes: Iterable[str], limit: int) -> dict[str, RouteHits]:
+        """Each dense route's best `limit` chunks by cosine to `query` (exact), with raw scores."""
+
+    def write_user(self, user_id: str, chunks: list[Chunk], vectors: dict[str, np.ndarray], model_key: str, dim: int,
+                   progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> None:
+        """Replace one user's chunks (one row of `vectors[route]` per chunk; zero rows = no text),
+        all or nothing: a crash or cancel leaves the user as it was."""
+
+    def drop_user(self, user_id: str) -> None:
+        """Remove one user and its data."""
+
+    def close(self) -> None:
+        """Release the store (locks, files, connections)."""
 
 
 class QdrantStore:
@@ -46,6 +87,7 @@ class QdrantStore:
         from qdrant_client import QdrantClient
 
         self.location = str(location)
+        self._row_index: dict[str, dict[str, int]] = {}
         if is_url(location):
             self.client = QdrantClient(url=self.location)
         else:
@@ -128,6 +170,7 @@ class QdrantStore:
             self.client.delete_collection(name)
             raise
         users = {**meta.users, user_id: name}
+        self._row_index.pop(user_id, None)
         self._write_meta(StoreMeta(model_key, dim, users))
         self._drop_unreferenced(set(users.values()))
 
@@ -158,8 +201,8 @@ class QdrantStore:
                 matrix[row] = vecs[i]
         return [chunks[i] for i in order], matrix
 
-    def search(self, user_id: str, query: np.ndarray, routes: Iterable[str], limit: int) -> dict[str, list[tuple[str, float]]]:
-        """Each dense route's hits `(memory_id, cosine)`, best first, ties by memory_id."""
+    def search(self, user_id: str, query: np.ndarray, routes: Iterable[str], limit: int) -> dict[str, RouteHits]:
+        """Each dense route's hits as rows of `read_user`'s order, best first, ties by memory_id."""
         from qdrant_client import models
 
         name = self.collection(user_id)
@@ -167,12 +210,27 @@ class QdrantStore:
         requests = [models.QueryRequest(query=query.tolist(), using=r, limit=limit, with_payload=["memory_id"])
                     for r in routes]
         responses = self.client.query_batch_points(name, requests)
+        row_of = self._rows(user_id)
         out = {}
         for r, resp in zip(routes, responses):
-            hits = [(p.payload["memory_id"], float(p.score)) for p in resp.points]
-            hits.sort(key=lambda h: (-h[1], h[0]))
-            out[r] = hits
+            hits = sorted(((float(p.score), row_of[p.payload["memory_id"]]) for p in resp.points),
+                          key=lambda h: (-h[0], h[1]))
+            out[r] = RouteHits(np.array([h[1] for h in hits], dtype=np.int64),
+                               np.array([h[0] for h in hits], dtype=np.float64))
         return out
+
+    def _rows(self, user_id: str) -> dict[str, int]:
+        if user_id not in self._row_index:
+            self._row_index[user_id] = {c.memory_id: i for i, c in enumerate(self.read_user(user_id)[0])}
+        return self._row_index[user_id]
+
+    def drop_user(self, user_id: str) -> None:
+        meta = self.meta()
+        name = self.collection(user_id)
+        users = {u: c for u, c in meta.users.items() if u != user_id}
+        self._write_meta(StoreMeta(meta.model_key, meta.dim, users))
+        self.client.delete_collection(name)
+        self._row_index.pop(user_id, None)
 
     def close(self) -> None:
         try:
