@@ -7,3 +7,7 @@ class MemsenseError(Exception):
 
     The CLI prints it on one line without a traceback; the GUI shows it in a dialog.
     """
+
+
+class Cancelled(MemsenseError):
+    """The work was stopped on request (Cancel pressed, or a newer request won): not a failure to report."""

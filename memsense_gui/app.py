@@ -13,7 +13,7 @@ from types import TracebackType
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from memsense_gui import paths
+from memsense_gui.state import paths
 
 
 def _install_excepthook(window) -> None:
@@ -29,28 +29,10 @@ def _install_excepthook(window) -> None:
     sys.excepthook = hook
 
 
-def install_optional_views(window) -> None:
-    """The Evaluation view, when its module is present (memsense_gui/evaluation.py).
-
-    Contract: the module either defines `install(window)` or a QWidget `EvaluationView`
-    constructed as `EvaluationView(window)`; it is added with `window.add_view`.
-    """
-    try:
-        from memsense_gui import evaluation
-    except ImportError:
-        return
-    try:
-        if hasattr(evaluation, "install"):
-            evaluation.install(window)
-        elif hasattr(evaluation, "EvaluationView"):
-            window.add_view("Evaluation", evaluation.EvaluationView(window))
-    except Exception as exc:  # noqa: BLE001 - a broken optional view never stops the app
-        window.report_error(exc, "Adding the Evaluation view")
-
-
 def create_window(argv: list[str] | None = None):
     """The application and its main window, shown, with the last store opening."""
-    from memsense_gui.main_window import MainWindow
+    from memsense_gui.window.evaluation import install_evaluation
+    from memsense_gui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
     app.setOrganizationName(paths.ORGANIZATION)
@@ -59,9 +41,9 @@ def create_window(argv: list[str] | None = None):
     home = paths.app_home()
     window = MainWindow(home, paths.settings(home))
     window.restore_layout()
-    install_optional_views(window)
+    install_evaluation(window)
     window.show()
-    QTimer.singleShot(0, window.start)
+    QTimer.singleShot(0, window.stores.start)
     return app, window
 
 

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.gui.fakes import FakeEngine, fake_builder
+from core.config import Config
+from core.rerank import rerank
+from core.synthetic import synthetic_pool
+from tests.gui.fixtures import FakeEngine, fake_builder
 
 
 @pytest.fixture
@@ -23,8 +26,8 @@ def app_home(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def make_window(qtbot, app_home):
     """Build a MainWindow over fake engines: make_window(delay=0.0, builder=None, open=True)."""
-    from memsense_gui import paths
-    from memsense_gui.main_window import MainWindow
+    from memsense_gui.state import paths
+    from memsense_gui.window.main_window import MainWindow
 
     engines: list[FakeEngine] = []
 
@@ -41,8 +44,8 @@ def make_window(qtbot, app_home):
         window.resize(1400, 900)
         window.show()
         if open_store:
-            with qtbot.waitSignal(window.model_loaded, timeout=10_000):
-                window.open_store(str(app_home / "stores" / "fake"))
+            with qtbot.waitSignal(window.ctx.model_loaded, timeout=10_000):
+                window.stores.open_store(str(app_home / "stores" / "fake"))
         return window
 
     return make
@@ -53,6 +56,17 @@ def ranked_window(qtbot, make_window):
     """A window with a query already run."""
     window = make_window()
     window.query_edit.setText("what did they say about travel")
-    with qtbot.waitSignal(window.ranking_updated, timeout=10_000):
-        window.run_query()
+    with qtbot.waitSignal(window.ctx.ranking_updated, timeout=10_000):
+        window.queries.run_query()
     return window
+
+
+@pytest.fixture(scope="module")
+def pool():
+    """A small synthetic pool: ten sessions of eight turns."""
+    return synthetic_pool(n_sessions=10, turns_per_session=8, dim=16, seed=3)
+
+
+@pytest.fixture(scope="module")
+def ranking(pool):
+    return rerank(pool, Config(top_k=6))

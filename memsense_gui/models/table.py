@@ -1,0 +1,115 @@
+"""The base of every table model: column constants, role dispatch, and the two custom roles.
+
+Each model shows text only in DisplayRole and gives the raw value (number, id, None) in
+`RAW_ROLE` for sorting and plotting; `ID_ROLE` is the row's memory_id (Qt for Python's
+address-book example; vorta's archive table model).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor, QFont
+
+RAW_ROLE = Qt.ItemDataRole.UserRole + 1
+ID_ROLE = Qt.ItemDataRole.UserRole + 2
+DISPLAY = Qt.ItemDataRole.DisplayRole
+_RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+_RIGHT_INT = int(_RIGHT.value)
+_ROLE_METHODS: dict[int, str] = {
+    int(Qt.ItemDataRole.DisplayRole.value): "display",
+    RAW_ROLE: "raw",
+    ID_ROLE: "memory_id",
+    int(Qt.ItemDataRole.TextAlignmentRole.value): "alignment",
+    int(Qt.ItemDataRole.ToolTipRole.value): "tooltip",
+    int(Qt.ItemDataRole.ForegroundRole.value): "foreground",
+    int(Qt.ItemDataRole.BackgroundRole.value): "background",
+    int(Qt.ItemDataRole.FontRole.value): "font",
+}
+
+
+class TableModel(QAbstractTableModel):
+    """Shared plumbing: headers, row/column counts, role dispatch."""
+
+    HEADERS: tuple[str, ...] = ()
+    HEADER_TIPS: dict[int, str] = {}
+    NUMERIC: frozenset[int] = frozenset()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._n = 0
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else self._n
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(self.HEADERS):
+            return None
+        if role == DISPLAY:
+            return self.HEADERS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self.HEADER_TIPS.get(section)
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = DISPLAY) -> Any:
+        method = _ROLE_METHODS.get(role)  # views ask for a dozen roles per cell: answer fast
+        if method is None or not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        if not (0 <= row < self._n and 0 <= col < len(self.HEADERS)):
+            return None
+        if method == "alignment":
+            return _RIGHT_INT if col in self.NUMERIC else None
+        if method == "memory_id":
+            return self.memory_id(row)
+        return getattr(self, method)(row, col)
+
+    def display(self, row: int, col: int) -> str | None:
+        raise NotImplementedError
+
+    def raw(self, row: int, col: int) -> Any:
+        return self.display(row, col)
+
+    def memory_id(self, row: int) -> str | None:
+        return None
+
+    def tooltip(self, row: int, col: int) -> str | None:
+        return None
+
+    def foreground(self, row: int, col: int) -> QColor | None:
+        return None
+
+    def background(self, row: int, col: int) -> QColor | None:
+        return None
+
+    def font(self, row: int, col: int) -> QFont | None:
+        return None
+
+    def refresh(self) -> None:
+        """Repaint every cell (after a theme change) without losing the selection."""
+        if self._n:
+            self.dataChanged.emit(self.index(0, 0), self.index(self._n - 1, len(self.HEADERS) - 1))
+
+    def _refresh_column(self, col: int) -> None:
+        if self._n:
+            self.dataChanged.emit(self.index(0, col), self.index(self._n - 1, col))
+
+    def row_of(self, memory_id: str) -> int | None:
+        for r in range(self._n):
+            if self.memory_id(r) == memory_id:
+                return r
+        return None
+
+
+_BOLD_FONT: list[QFont] = []
+
+
+def bold_font() -> QFont:
+    if not _BOLD_FONT:
+        f = QFont()
+        f.setBold(True)
+        _BOLD_FONT.append(f)
+    return _BOLD_FONT[0]

@@ -1,0 +1,82 @@
+"""The turns of one session found in the candidate pool, and the turn-support formula with its numbers."""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QFont
+
+from core.rerank import Ranking, Row
+from core.types import ROUTES
+from memsense_gui.models.format import fmt, preview, routes_text, short_id
+from memsense_gui.models.table import TableModel, bold_font
+
+
+class TurnSupportModel(TableModel):
+    """The turn chunks of one session found in the candidate pool, best first."""
+
+    TURN, POOL_RANK, RRF, ROUTES, BEST = range(5)
+    HEADERS = ("Turn", "Pool #", "RRF", "Routes", "Best")
+    NUMERIC = frozenset({POOL_RANK, RRF})
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.ranking: Ranking | None = None
+        self.row: Row | None = None
+        self._turns: list[tuple[int, int]] = []  # (pool row, pool rank)
+
+    def set_row(self, ranking: Ranking | None, row: Row | None) -> None:
+        self.beginResetModel()
+        self.ranking, self.row = ranking, row
+        self._turns = []
+        if ranking is not None and row is not None:
+            session = ranking.pool.chunks[row.index].session_id
+            for rank, i in enumerate(ranking.candidates, start=1):
+                c = ranking.pool.chunks[int(i)]
+                if c.kind == "turn" and c.session_id == session:
+                    self._turns.append((int(i), rank))
+        self._n = len(self._turns)
+        self.endResetModel()
+
+    def summary(self) -> str:
+        """The formula with this row's numbers."""
+        if self.row is None or self.ranking is None:
+            return "Select a session result to see the turns that support it."
+        cfg = self.ranking.config
+        if not self.row.supporting_turn_count:
+            return "No turn of this session is in the candidate pool: turn support 0."
+        best = float(self.ranking.fused[self.row.best_turn])
+        return (f"turn_support = min(cap {cfg.turn_support_cap:g}, factor {cfg.turn_support_factor:g} × best turn "
+                f"{best:.4f}) = <b>{self.row.turn_support:.4f}</b> · {self.row.supporting_turn_count} supporting "
+                f"turn(s) · best turn routes: {', '.join(self.row.best_turn_routes) or '—'}")
+
+    def memory_id(self, row: int) -> str:
+        return self.ranking.pool.chunks[self._turns[row][0]].memory_id
+
+    def display(self, row: int, col: int) -> str | None:
+        i, rank = self._turns[row]
+        c = self.ranking.pool.chunks[i]
+        if col == self.TURN:
+            return short_id(c.memory_id, c.user_id)
+        if col == self.POOL_RANK:
+            return str(rank)
+        if col == self.RRF:
+            return fmt(float(self.ranking.fused[i]))
+        if col == self.ROUTES:
+            return routes_text(r for j, r in enumerate(ROUTES) if self.ranking.live[i, j])
+        return "★ best" if i == self.row.best_turn else ""
+
+    def raw(self, row: int, col: int) -> Any:
+        i, rank = self._turns[row]
+        if col == self.POOL_RANK:
+            return rank
+        if col == self.RRF:
+            return float(self.ranking.fused[i])
+        if col == self.BEST:
+            return i == self.row.best_turn
+        return self.display(row, col)
+
+    def tooltip(self, row: int, col: int) -> str | None:
+        return preview(self.ranking.pool.chunks[self._turns[row][0]], 600)
+
+    def font(self, row: int, col: int) -> QFont | None:
+        return bold_font() if self._turns[row][0] == self.row.best_turn else None

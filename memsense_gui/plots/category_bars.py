@@ -1,0 +1,71 @@
+"""Per-category bars of one metric: one group per category (and \"all\"), one bar per preset."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pyqtgraph as pg
+
+from core.evaluate import PresetEvaluation, category_name
+from memsense_gui import theme
+
+
+PRESET_COLORS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                 "#9c755f", "#bab0ac")
+
+
+class CategoryBars(pg.PlotWidget):
+    """Grouped bars: one group per category (and "all"), one bar per preset."""
+
+    GROUP_WIDTH = 0.8
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setMenuEnabled(False)
+        self.setMouseEnabled(x=False, y=False)
+        self.hideButtons()
+        self.showGrid(x=False, y=True, alpha=0.25)
+        self.setYRange(0, 1.18, padding=0)
+        self.bars: list[pg.BarGraphItem] = []
+        self.legend = self.addLegend(offset=(10, 5), labelTextSize="9pt", colCount=4)
+        self.values: dict[str, list[float]] = {}
+        self.groups: list[str] = []
+        self.apply_theme()
+
+    def apply_theme(self) -> None:
+        t = theme.current()
+        self.setBackground(t.base)
+        for name in ("left", "bottom"):
+            axis = self.getAxis(name)
+            axis.setPen(pg.mkPen(t.muted))
+            axis.setTextPen(pg.mkPen(t.text))
+        self.legend.setLabelTextColor(t.text)
+
+    def _bar(self, i: int) -> pg.BarGraphItem:
+        while len(self.bars) <= i:
+            color = PRESET_COLORS[len(self.bars) % len(PRESET_COLORS)]
+            bar = pg.BarGraphItem(x=[], height=[], width=0.1, brush=color, pen=pg.mkPen(None))
+            self.addItem(bar)
+            self.bars.append(bar)
+        return self.bars[i]
+
+    def set_results(self, results: Sequence[PresetEvaluation], metric: str) -> None:
+        cats = sorted({c for r in results for c in r.per_category})
+        self.groups = ["all"] + [f"{c} {category_name(c)}" for c in cats]
+        n = max(len(results), 1)
+        width = self.GROUP_WIDTH / n
+        self.legend.clear()
+        self.values = {}
+        for i, r in enumerate(results):
+            heights = [r.overall.get(metric, 0.0)] + [r.per_category.get(c, {}).get(metric, 0.0) for c in cats]
+            xs = [g - self.GROUP_WIDTH / 2 + width * (i + 0.5) for g in range(len(self.groups))]
+            bar = self._bar(i)
+            bar.setOpts(x=xs, height=heights, width=width * 0.92)
+            bar.setVisible(True)
+            self.legend.addItem(bar, r.preset)
+            self.values[r.preset] = heights
+        for bar in self.bars[len(results):]:
+            bar.setOpts(x=[], height=[])
+            bar.setVisible(False)
+        self.getAxis("bottom").setTicks([list(enumerate(self.groups))])
+        self.setXRange(-0.6, max(len(self.groups) - 0.4, 0.6), padding=0)
+        self.setLabel("left", metric)

@@ -1,0 +1,104 @@
+"""The application context: everything a view may use, handed to it explicitly.
+
+One `AppContext` per window: the per-user data dir and settings, the open store (its engine
+is used only on the engine runner's thread), the query session, presets and judgments, the
+two task runners, and the app's events as signals. Views and window actions take the
+context; none of them reaches into the window.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QSettings, QTimer, Signal
+
+from core.errors import MemsenseError
+from core.presets import PresetStore
+from memsense_gui.state import paths
+from memsense_gui.state.judgments import AppJudgments
+from memsense_gui.state.presets import PresetLibrary
+from memsense_gui.state.session import QuerySession
+from memsense_gui.workers.runner import TaskRunner
+
+EngineFactory = Callable[[str], Any]
+
+
+def default_engine_factory(location: str) -> Any:
+    """The real engine (core), imported on first use: the app starts before torch loads."""
+    from core.engine import Engine
+
+    return Engine(location)
+
+
+def default_store_builder(*args: Any, **kwargs: Any) -> Any:
+    from core.engine import build_store
+
+    return build_store(*args, **kwargs)
+
+
+class AppContext(QObject):
+    """Store, engine, settings, presets, judgments, session, runners and the app's events."""
+
+    store_opened = Signal(str)  # location
+    users_loaded = Signal(list)
+    chunks_loaded = Signal(str)  # user id
+    model_loaded = Signal()
+    store_built = Signal(str)  # location
+    recall_started = Signal(str)  # query
+    recall_finished = Signal(object)  # RecallPool
+    ranking_updated = Signal(object)  # Ranking, after every panel was updated
+    run_exported = Signal(str)  # path of a TREC run written
+    error_raised = Signal(object, str)  # exception, context: the window shows it
+    error_reported = Signal(str)  # the message shown
+    closing = Signal()  # the window is closing: stop background work
+
+    def __init__(self, home: Path, settings: QSettings | None = None, *,
+                 engine_factory: EngineFactory | None = None, store_builder: Callable[..., Any] | None = None,
+                 parent: QObject | None = None):
+        super().__init__(parent)
+        self.home = Path(home)
+        self.settings = settings or paths.settings(self.home)
+        self.engine_factory = engine_factory or default_engine_factory
+        self.store_builder = store_builder or default_store_builder
+        self.engine: Any = None  # used on the engine runner's thread only
+        self.location: str | None = None
+        self.users: list[str] = []
+        self.model_ready = False
+        self.engine_runner = TaskRunner("memsense-engine", self)
+        self.ingest_runner = TaskRunner("memsense-ingest", self)
+        self.session = QuerySession(parent=self)
+        self.judgments = AppJudgments(self)
+        self.presets = PresetLibrary(self._preset_store(), self)
+
+    def _preset_store(self) -> PresetStore:
+        path = paths.presets_file(self.home)
+        try:
+            return PresetStore(path)
+        except MemsenseError as exc:
+            QTimer.singleShot(0, lambda error=exc: self.report_error(error, "Your presets"))
+            return PresetStore(path.with_name("presets.recovered.json"))
+
+    def report_error(self, exc: BaseException, context: str = "") -> None:
+        """Every error ends here: the window shows a dialog that says what to do."""
+        self.error_raised.emit(exc, context)
+
+    def attempt(self, fn: Callable[[], Any], context: str) -> bool:
+        """Run `fn`; a failure is reported (a dialog) and gives False."""
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a dialog
+            self.report_error(exc, context)
+            return False
+        return True
+
+    def open_judgments(self, location: str) -> None:
+        """The judged set of the store at `location` (a bad file is reported and kept as it is)."""
+        try:
+            self.judgments.open(paths.judged_file(self.home, location))
+        except MemsenseError as exc:
+            self.report_error(exc, f"Your judged questions (kept as they are; new grades go to {self.judgments.path})")
+
+    def current_grades(self) -> dict[str, int]:
+        """Memory id -> grade marked for the query on screen."""
+        pool = self.session.pool
+        return self.judgments.grades(pool.user_id, pool.query) if pool is not None else {}

@@ -1,0 +1,319 @@
+"""The Evaluation view: presets × metrics, per-category bars, per-question wins and losses.
+
+`EvaluationView` is self-contained: it is given an `evaluate` callable
+`(presets, k, progress, cancel) -> list[PresetEvaluation]` and runs it off the GUI thread
+(progress bar, Cancel). Clicking a question of the wins / losses list emits
+`question_activated(user_id, query, gold_session_ids)`; the window opens the question in the
+inspector with its gold sessions marked. `EvaluationView.for_context(ctx)` is the view on the
+open store, with its questions from an `EvaluationSource` and the Auto-tune tab beside it.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Mapping, Sequence
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QSortFilterProxyModel, Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMenu, QProgressBar,
+    QPushButton, QSpinBox, QSplitter, QTabWidget, QTableView, QVBoxLayout, QWidget,
+)
+
+from core.config import Config
+from core.evaluate import PresetEvaluation
+from core.judged import session_docid
+from core.metrics import Comparison, compare, metric_names
+from memsense_gui import theme
+from memsense_gui.models.evaluation import PresetMetricsModel, QuestionDiffModel, diff_rows
+from memsense_gui.models.table import RAW_ROLE
+from memsense_gui.plots.category_bars import CategoryBars
+from memsense_gui.state.context import AppContext
+from memsense_gui.views.autotune import AutoTuneView
+from memsense_gui.views.evaluation_source import EvaluationSource
+from memsense_gui.workers.runner import Task, TaskRunner
+from memsense_gui.workers.slot import TaskSlot
+
+EvaluateFn = Callable[[Mapping[str, Config], int, Callable[[int, int, str], None], threading.Event],
+                      Sequence[PresetEvaluation]]
+
+
+class EvaluationView(QWidget):
+    """Evaluate presets on judged questions and see where they differ (see module docstring)."""
+
+    question_activated = Signal(str, str, object)  # user_id, query, tuple of gold session ids
+    evaluation_finished = Signal(object)  # list[PresetEvaluation]
+    evaluation_failed = Signal(object)  # exception
+
+    def __init__(self, parent: QWidget | None = None, *, evaluate: EvaluateFn | None = None,
+                 presets: Callable[[], Mapping[str, Config]] | None = None,
+                 source: EvaluationSource | None = None, autotune: AutoTuneView | None = None):
+        super().__init__(parent)
+        self.source = source
+        self.evaluate_fn = evaluate or (source.evaluate if source is not None else None)
+        self.presets_fn = presets or _builtin_presets
+        self.results: list[PresetEvaluation] = []
+        self.comparison: Comparison | None = None
+        self.runner = TaskRunner("memsense-evaluation", self)
+        self.slot = TaskSlot(self.runner, succeeded=self._finished, failed=self._failed,
+                             cancelled=self._cancelled, progressed=self._progressed)
+        self.autotune = autotune
+        self._build()
+        if autotune is not None:
+            self.tabs.addTab(autotune, "Auto-tune")
+        if source is not None:
+            source.setParent(self)
+            source.changed.connect(self._show_source)
+            self._show_source(source.label())
+
+    @classmethod
+    def for_context(cls, ctx: AppContext) -> "EvaluationView":
+        """The view on the open store: questions from a file or judged in the app, recall on the
+        context's engine thread, the auto-tuner beside it, stopped when the window closes."""
+        source = EvaluationSource(ctx)
+        autotune = AutoTuneView(tune=source.tune, users=lambda: list(ctx.users), save_preset=ctx.presets.save)
+        view = cls(presets=ctx.presets.all, source=source, autotune=autotune)
+        ctx.users_loaded.connect(view._users_loaded)
+        ctx.closing.connect(view.shutdown)
+        return view
+
+    @property
+    def task(self) -> Task | None:
+        return self.slot.task
+
+    # ---- construction
+    def _build(self) -> None:
+        self.run_button = QPushButton("Evaluate")
+        self.run_button.setObjectName("evaluate-button")
+        self.run_button.setToolTip("Recall every judged question once, then re-rank it under every preset")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.k_spin = QSpinBox()
+        self.k_spin.setRange(1, 50)
+        self.k_spin.setValue(4)
+        self.k_spin.setPrefix("k = ")
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.progress.setVisible(False)
+        self.status = QLabel("Press Evaluate to score every preset on the judged questions.")
+        self.status.setWordWrap(True)
+        self.source_label = QLabel("")
+        self.source_button = QPushButton("Questions…")
+        self.source_button.setVisible(False)
+        top = QHBoxLayout()
+        for w in (self.run_button, self.cancel_button, self.k_spin, self.source_button, self.source_label):
+            top.addWidget(w, 0)
+        top.addWidget(self.progress, 1)
+        top.addStretch(0)
+
+        self.metrics_model = PresetMetricsModel(self)
+        self.metrics_table = self._table(self.metrics_model, "evaluation-metrics")
+        self.metric_combo = QComboBox()
+        self.metric_combo.setObjectName("evaluation-metric")
+        self.bars = CategoryBars()
+        self.a_combo, self.b_combo = QComboBox(), QComboBox()
+        self.ties_check = QCheckBox("ties too")
+        self.diff_model = QuestionDiffModel(self)
+        self.diff_table = self._table(self.diff_model, "evaluation-questions")
+        self.diff_table.clicked.connect(self._activated)
+        self.diff_table.activated.connect(self._activated)
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addWidget(self.metrics_table, 2)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("metric"))
+        row.addWidget(self.metric_combo, 1)
+        lv.addLayout(row)
+        lv.addWidget(self.bars, 3)
+        right = QWidget()
+        rv = QVBoxLayout(right)
+        rv.setContentsMargins(0, 0, 0, 0)
+        pick = QHBoxLayout()
+        for label, w in (("A", self.a_combo), ("B", self.b_combo)):
+            pick.addWidget(QLabel(label))
+            pick.addWidget(w, 1)
+        pick.addWidget(self.ties_check)
+        rv.addLayout(pick)
+        rv.addWidget(self.summary)
+        rv.addWidget(self.diff_table, 1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        compare_page = QWidget()
+        cv = QVBoxLayout(compare_page)
+        cv.setContentsMargins(0, 0, 0, 0)
+        cv.addLayout(top)
+        cv.addWidget(self.status)
+        cv.addWidget(split, 1)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(compare_page, "Compare presets")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.tabs)
+
+        self.source_button.clicked.connect(self._choose_source)
+        self.run_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        for combo in (self.metric_combo, self.a_combo, self.b_combo):
+            combo.currentIndexChanged.connect(self._refresh_views)
+        self.ties_check.toggled.connect(self._refresh_views)
+        if theme.notifier is not None:
+            theme.notifier.changed.connect(lambda _t: self.bars.apply_theme())
+
+    def _table(self, model, name: str) -> QTableView:
+        proxy = QSortFilterProxyModel(self)
+        proxy.setSourceModel(model)
+        proxy.setSortRole(RAW_ROLE)
+        view = QTableView()
+        view.setObjectName(name)
+        view.setModel(proxy)
+        view.setSortingEnabled(True)
+        view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # the model's own order until a header is clicked
+        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        view.verticalHeader().setVisible(False)
+        view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        view.horizontalHeader().setStretchLastSection(True)
+        return view
+
+    def _show_source(self, text: str) -> None:
+        """Show where the questions come from, with a button to choose others."""
+        self.source_label.setText(text)
+        self.source_button.setVisible(True)
+
+    def _choose_source(self) -> None:
+        menu = QMenu(self)
+        menu.addAction("Judged in the app (this store)", self.source.use_app_judged)
+        menu.addAction("Question file…", self._choose_file)
+        menu.exec(self.source_button.mapToGlobal(QPoint(0, self.source_button.height())))
+
+    def _choose_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Judged questions", str(self.source.path or ""),
+                                              "Question files (*.json *.jsonl);;All files (*)")
+        if path:
+            self.source.set_path(path)
+
+    def _users_loaded(self, _users: list) -> None:
+        if self.autotune is not None:
+            self.autotune.refresh_users()
+
+    # ---- running
+    @Slot()
+    def start(self) -> Task | None:
+        """Evaluate every preset off the GUI thread (a running evaluation is cancelled first)."""
+        if self.evaluate_fn is None:
+            self.status.setText("Nothing to evaluate: open a store first.")
+            return None
+        presets = dict(self.presets_fn())
+        k = self.k_spin.value()
+        self.progress.setVisible(True)
+        self.progress.setRange(0, 0)
+        self.cancel_button.setEnabled(True)
+        self.status.setText(f"Evaluating {len(presets)} presets at k = {k}…")
+        return self.slot.start("evaluate", _run_evaluation, self.evaluate_fn, presets, k)
+
+    @Slot()
+    def cancel(self) -> None:
+        self.slot.cancel()
+        self.status.setText("Cancelling…")
+
+    def _progressed(self, done: int, total: int, what: str) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.progress.setFormat(f"{what} %v/%m")
+
+    def _finished(self, results: Sequence[PresetEvaluation]) -> None:
+        self._stop()
+        self.set_results(results)
+        self.evaluation_finished.emit(list(results))
+
+    def _failed(self, exc: BaseException) -> None:
+        self._stop()
+        self.status.setText(f"Evaluation failed: {exc}")
+        self.evaluation_failed.emit(exc)
+
+    def _cancelled(self, _exc: BaseException) -> None:
+        self._stop()
+        self.status.setText("Evaluation cancelled.")
+
+    def _stop(self) -> None:
+        self.progress.setVisible(False)
+        self.cancel_button.setEnabled(False)
+
+    @Slot()
+    def shutdown(self) -> None:
+        """Cancel any evaluation or tuning and stop the workers (the window is closing)."""
+        self.slot.cancel()
+        self.runner.shutdown(wait=False)
+        if self.autotune is not None:
+            self.autotune.shutdown()
+
+    # ---- showing
+    def set_results(self, results: Sequence[PresetEvaluation]) -> None:
+        """Show an evaluation (also usable without running one)."""
+        self.results = list(results)
+        self.metrics_model.set_results(self.results)
+        names = self.results[0].metric_names if self.results else metric_names(self.k_spin.value())
+        presets = [r.preset for r in self.results]
+        for combo, items, keep in ((self.metric_combo, names, 1), (self.a_combo, presets, 0),
+                                   (self.b_combo, presets, 1 if len(presets) > 1 else 0)):
+            current = combo.currentText()
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems(list(items))
+            if current in items:
+                combo.setCurrentText(current)
+            elif items:
+                combo.setCurrentIndex(min(keep, len(items) - 1))
+            combo.blockSignals(False)
+        if self.results:
+            n = self.results[0].questions
+            self.status.setText(f"{len(self.results)} presets on {n} judged questions, k = {self.results[0].k}. "
+                                "Click a question to open it in the inspector.")
+        self._refresh_views()
+
+    def _refresh_views(self, *_: Any) -> None:
+        metric = self.metric_combo.currentText()
+        if not self.results or not metric:
+            self.bars.set_results([], metric)
+            self.diff_model.set_rows([])
+            self.summary.setText("")
+            return
+        self.bars.set_results(self.results, metric)
+        by_name = {r.preset: r for r in self.results}
+        a, b = by_name.get(self.a_combo.currentText()), by_name.get(self.b_combo.currentText())
+        if a is None or b is None:
+            return
+        self.comparison = compare(a.scores(metric), b.scores(metric), metric)
+        c = self.comparison
+        self.summary.setText(
+            f"{metric}: A {a.preset} {c.mean_a:.3f} → B {b.preset} {c.mean_b:.3f} ({c.delta:+.3f}); "
+            f"B wins {c.wins}, loses {c.losses}, ties {c.ties}; paired randomisation p = {c.p_value:.4f}")
+        self.diff_model.set_rows(diff_rows(a, b, metric, self.ties_check.isChecked()))
+
+    def _activated(self, index: QModelIndex | QPersistentModelIndex) -> None:
+        source = self.diff_table.model().mapToSource(index)
+        if not source.isValid():
+            return
+        row = self.diff_model.rows[source.row()]
+        gold = tuple(session_docid(row["user"], s) for s in row["gold"])
+        self.question_activated.emit(row["user"], row["question"], gold)
+
+
+def _builtin_presets() -> Mapping[str, Config]:
+    from core.presets import BUILTIN
+
+    return BUILTIN
+
+
+def _run_evaluation(evaluate: EvaluateFn, presets: Mapping[str, Config], k: int, task: Task) -> list:
+    """Worker-thread body: the evaluate callable with the task's progress and cancel token."""
+    results = list(evaluate(presets, k, task.report, task.cancel_event))
+    task.check()
+    return results

@@ -1,0 +1,114 @@
+"""Where the Evaluation view's questions and pools come from on the open store.
+
+Questions come from a question file (LoCoMo JSON, project questions or a judged set; the
+demo questions by default) or are those judged in the app on the open store. Recall runs
+on the context's engine thread one question at a time (so the inspector stays usable), and
+the pools are cached per (store, depth, user, question text): evaluating again with other
+presets, or after more grading, only re-ranks.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from PySide6.QtCore import QObject, Signal
+
+from core.config import Config
+from core.errors import MemsenseError
+from core.evaluate import PresetEvaluation, check_users, evaluate_presets, judged_only, recall_depth
+from core.judged import load_question_set
+from core.tune import TuneResult, seed_presets, split_users, tune
+from core.types import Question
+from memsense_gui.state.context import AppContext
+from memsense_gui.state.judgments import NOTHING_JUDGED
+from memsense_gui.workers.bridge import EngineBridge
+
+Progress = Callable[[int, int, str], None]
+APP_JUDGED = "app"
+"""`evaluation/questions` setting for the questions judged in the app on the open store."""
+
+
+class EvaluationSource(QObject):
+    """Questions from a file or judged in the app; pools recalled through the context's engine."""
+
+    changed = Signal(str)  # what the questions are now, for a label
+
+    def __init__(self, ctx: AppContext, parent: QObject | None = None):
+        super().__init__(parent)
+        self.ctx = ctx
+        self.bridge = EngineBridge(ctx.engine_runner, self)
+        saved = ctx.settings.value("evaluation/questions", "")
+        self.app_judged = saved == APP_JUDGED
+        self.path: Path | None = Path(saved) if saved and Path(saved).exists() else _demo_questions()
+        self._pools_cache: dict[tuple, dict] = {}
+
+    def label(self) -> str:
+        name = "judged in the app" if self.app_judged else self.path.name if self.path else "none chosen"
+        return f"questions: {name}"
+
+    def set_path(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.app_judged = False
+        self.ctx.settings.setValue("evaluation/questions", str(self.path))
+        self.changed.emit(self.label())
+
+    def use_app_judged(self) -> None:
+        """Evaluate the questions graded in the app (0-3 on a result) on the open store."""
+        self.app_judged = True
+        self.ctx.settings.setValue("evaluation/questions", APP_JUDGED)
+        self.changed.emit(self.label())
+
+    def _source(self) -> Path:
+        path = self.ctx.judgments.path if self.app_judged else self.path
+        if path is None:
+            raise MemsenseError("choose a question file first (Questions…)")
+        if self.app_judged and not path.exists():
+            raise MemsenseError(NOTHING_JUDGED)
+        return path
+
+    def _questions(self, users: Sequence[str] | None = None) -> list[Question]:
+        if self.ctx.engine is None:
+            raise MemsenseError("open a store first (File > Open store…)")
+        questions = judged_only(load_question_set(self._source()))
+        if self.app_judged and not questions:
+            raise MemsenseError("no question judged in the app has a relevant result yet: grade results 1-3")
+        wanted = set(users) if users is not None else set(self.ctx.users)
+        questions = [q for q in questions if q.user_id in wanted] or questions
+        check_users(questions, self.ctx.users)
+        return questions
+
+    def _pools(self, questions: Sequence[Question], depth: int, progress: Progress, cancel: threading.Event) -> dict:
+        """The pool of every question (id -> pool), recalling on the engine thread only the
+        (user, text) pairs not recalled before on this store."""
+        cache = self._pools_cache.setdefault((self.ctx.location, depth), {})
+        engine = self.ctx.engine
+        todo = list(dict.fromkeys((q.user_id, q.text) for q in questions if (q.user_id, q.text) not in cache))
+        for n, (user_id, text) in enumerate(todo):
+            progress(n, len(todo), "recall")
+            cache[user_id, text] = self.bridge.call(engine.recall, user_id, text, depth, cancel=cancel)
+        return {q.question_id: cache[q.user_id, q.text] for q in questions}
+
+    def evaluate(self, presets: Mapping[str, Config], k: int, progress: Progress,
+                 cancel: threading.Event) -> list[PresetEvaluation]:
+        """Worker thread: load the questions, recall the missing pools on the engine thread, re-rank."""
+        questions = self._questions()
+        pools = self._pools(questions, recall_depth(presets.values()), progress, cancel)
+        return evaluate_presets(pools, questions, presets, k, progress, cancel)
+
+    def tune(self, train: Sequence[str], test: Sequence[str], metric: str, trials: int, progress: Progress,
+             cancel: threading.Event) -> TuneResult:
+        """Worker thread: pools of the chosen users' questions, then `core.tune.tune` from Memsense's
+        default, seeded with the built-in RRF presets."""
+        questions = self._questions([*train, *test])
+        train_q, test_q = split_users(questions, train, test)
+        start = Config()
+        pools = self._pools(questions, recall_depth([start]), progress, cancel)
+        return tune(pools, train_q, test_q, metric, trials=trials, start=start, seeds=seed_presets(start),
+                    progress=progress, cancel=cancel)
+
+
+def _demo_questions() -> Path | None:
+    from core.engine import DEMO_QUESTIONS  # the engine module loads torch: only when asked
+
+    return DEMO_QUESTIONS if DEMO_QUESTIONS.exists() else None

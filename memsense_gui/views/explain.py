@@ -1,0 +1,56 @@
+"""The focused chunk's result record (Memsense's fields + explain) as a tree; for others, fate and hits."""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QTreeView, QVBoxLayout, QWidget
+
+from core.rerank import Ranking
+from memsense_gui.models.explain_tree import DictTreeModel
+from memsense_gui.models.format import row_position
+
+
+class ExplainPanel(QWidget):
+    """The result record (Memsense's fields + explain) as a tree; for others, fate and hits."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.model = DictTreeModel(self)
+        self.view = QTreeView()
+        self.view.setModel(self.model)
+        self.view.setAlternatingRowColors(True)
+        self.view.setUniformRowHeights(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.view)
+
+    def show_record(self, record: dict[str, Any] | None) -> None:
+        self.model.set_data(record)
+        self.view.expandAll()
+        self.view.resizeColumnToContents(0)
+
+
+def explain_record(ranking: Ranking, memory_id: str) -> dict[str, Any]:
+    """The Memsense result dict when returned; otherwise the chunk's fate, row and route hits."""
+    for pos, rid in enumerate(ranking.result_ids):
+        if rid == memory_id:
+            return {"fate": _fate_dict(ranking, memory_id), **ranking.results[pos]}
+    out: dict[str, Any] = {"memory_id": memory_id, "fate": _fate_dict(ranking, memory_id)}
+    i = ranking.pool.index_of(memory_id)
+    if i is not None:
+        pos = row_position(ranking, i)
+        if pos is not None:
+            r = ranking.rows[pos]
+            out["row"] = {"rrf_score": r.rrf_score, "final_score": r.final_score, "routes": list(r.routes),
+                          "session_rrf_score": r.session_rrf_score, "turn_support": r.turn_support,
+                          "supporting_turn_count": r.supporting_turn_count,
+                          "max_redundancy": float(ranking.selection.max_redundancy[pos])}
+        out["fused_score"] = float(ranking.fused[i])
+        out["route_hits"] = ranking.route_hits(i)
+    return out
+
+
+def _fate_dict(ranking: Ranking, memory_id: str) -> dict[str, Any]:
+    f = ranking.fate(memory_id)
+    return {k: v for k, v in (("status", f.status), ("reason", f.reason), ("rank", f.rank),
+                              ("duplicate_of", f.duplicate_of), ("supports_session", f.supports_session)) if v is not None}

@@ -1,0 +1,101 @@
+"""The results table above the stacked contribution bars."""
+from __future__ import annotations
+
+import html
+from typing import Iterable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
+
+from core.rerank import Ranking
+from memsense_gui.models.results import ResultsModel
+from memsense_gui.plots.contributions import ContributionPlot
+from memsense_gui.views.tables import Panel, fit_columns, make_table, select_id, selected_id
+
+
+class ResultsPanel(Panel):
+    """The results table above the stacked contribution bars."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.model = ResultsModel(self)
+        self.view = make_table(self.model, stretch=ResultsModel.PREVIEW)
+        self.view.setObjectName("results-table")
+        self.plot = ContributionPlot()
+        self.plot.setObjectName("contribution-plot")
+        self.caption = QLabel("Run a query to see results.")
+        self.caption.setTextFormat(Qt.TextFormat.RichText)
+        # a changing caption must not re-layout the window on every slider tick
+        self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        split = QSplitter(Qt.Orientation.Vertical)
+        top = QWidget()
+        tv = QVBoxLayout(top)
+        tv.setContentsMargins(0, 0, 0, 0)
+        tv.addWidget(self.caption)
+        tv.addWidget(self.view)
+        split.addWidget(top)
+        split.addWidget(self.plot)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 2)
+        self.splitter = split
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+        fit_columns(self.view, {0: 2, 1: 4, 2: 7, 3: 9, 4: 5, 5: 6, 6: 6, 7: 6, 8: 7, 9: 6, 10: 6, 11: 16})
+        self._watch(self.view)
+        self.plot.result_clicked.connect(self.select_position)
+        self._user_sized = False
+        self._fitted_rows = -1
+        split.splitterMoved.connect(lambda *_: setattr(self, "_user_sized", True))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self.fit_table()
+
+    def fit_table(self) -> None:
+        """Give the table room for its rows (up to half the panel) unless the user resized it."""
+        if self._user_sized:
+            return
+        v = self.view
+        rows = max(self.model.rowCount(), 4)
+        want = (v.horizontalHeader().height() + rows * v.verticalHeader().defaultSectionSize()
+                + 2 * v.frameWidth() + v.horizontalScrollBar().sizeHint().height() + self.caption.sizeHint().height() + 6)
+        total = sum(self.splitter.sizes()) or self.height()
+        top = min(want, total // 2)
+        sizes = [top, max(total - top, 1)]
+        if sizes != self.splitter.sizes():
+            self.splitter.setSizes(sizes)
+
+    def set_ranking(self, ranking: Ranking | None, previous: list[str] | None, gold: frozenset[str],
+                    pins: Iterable[str], query: str = "") -> None:
+        keep = selected_id(self.view)
+        self.view.selectionModel().blockSignals(True)
+        self.model.set_ranking(ranking, previous, gold, pins)
+        self.plot.set_ranking(ranking, gold)
+        if keep and not select_id(self.view, keep):
+            self.view.clearSelection()
+        self.view.selectionModel().blockSignals(False)
+        if self.model.rowCount() != self._fitted_rows:
+            self._fitted_rows = self.model.rowCount()
+            self.fit_table()
+        if ranking is not None:
+            cfg = ranking.config
+            mode = "session-first" if ranking.session_first else "all candidates"
+            self.caption.setText(
+                f"<b>{len(ranking.selection.order)}</b> results for <b>{html.escape(query or ranking.pool.query)}</b> · "
+                f"{mode} · pool {len(ranking.candidates)} of {ranking.pool.size} recalled · "
+                f"k {cfg.rrf_k:g} · λ {cfg.mmr_lambda:g} · dup ≥ {cfg.duplicate_threshold:g} · α {cfg.alpha:g}")
+
+    def select_position(self, position: int) -> None:
+        if 0 <= position < self.model.rowCount():
+            self.view.selectRow(position)
+
+    def step(self, delta: int) -> None:
+        """Select the next (+1) or previous (−1) result."""
+        n = self.model.rowCount()
+        if not n:
+            return
+        rows = self.view.selectionModel().selectedRows()
+        current = rows[0].row() if rows else (-1 if delta > 0 else n)
+        self.view.selectRow(max(0, min(n - 1, current + delta)))
+        self.view.setFocus()

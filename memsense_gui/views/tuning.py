@@ -1,0 +1,260 @@
+"""The tuning dock: a labeled slider (with exact numeric entry) per knob, and presets.
+
+Moving a slider emits `config_edited(cfg, knob)` on every tick; the window's QuerySession
+throttles and re-ranks the cached pool. Presets: the built-in ones (`core.presets.BUILTIN`)
+and the user's own (`state.presets.PresetLibrary`, written atomically).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox, QLineEdit, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QInputDialog, QLabel, QMessageBox,
+    QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget,
+)
+from superqt import QLabeledDoubleSlider, QLabeledSlider
+
+from core.config import SCHEMES, Config
+from memsense_gui import theme
+from memsense_gui.knobs import ALL_KNOBS, GROUPS, Knob
+from memsense_gui.state.presets import PresetLibrary
+
+
+def make_slider(knob: Knob) -> QWidget:
+    """superqt labeled slider; its label is a spin box for exact entry."""
+    lo, hi = knob.bounds
+    if knob.decimals == 0:
+        slider = QLabeledSlider(Qt.Orientation.Horizontal)
+        slider.setRange(int(lo), int(hi))
+    else:
+        slider = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
+        slider.setDecimals(knob.decimals)
+        slider.setRange(float(lo), float(hi))
+        slider.setSingleStep(10 ** -knob.decimals)
+    slider.setToolTip(knob.tooltip())
+    slider.setObjectName(f"knob:{knob.name}")
+    slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+    return slider
+
+
+class TuningPanel(QWidget):
+    """Every knob of `Config` that the ranking responds to, plus the preset controls."""
+
+    config_edited = Signal(object, str)  # Config, knob name
+    preset_applied = Signal(str)
+    error_raised = Signal(object)
+
+    def __init__(self, presets: PresetLibrary, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.presets = presets
+        self.config = Config()
+        self.sliders: dict[str, QWidget] = {}
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        outer.addWidget(self._preset_box())
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self._scheme_box())
+        for title, knobs in GROUPS:
+            layout.addWidget(self._group(title, knobs))
+        layout.addStretch(1)
+        scroll.setWidget(body)
+        outer.addWidget(scroll, 1)
+        presets.presets_changed.connect(self._fill_presets)
+        self._fill_presets()
+        self.set_config(self.config)
+        self.apply_theme()
+
+    # ---- construction -------------------------------------------------------------------------
+    def _preset_box(self) -> QGroupBox:
+        box = QGroupBox("Preset")
+        v = QVBoxLayout(box)
+        self.preset_combo = QComboBox()
+        self.preset_combo.setToolTip("Built-in presets first (Memsense = the service's own defaults), then yours")
+        self.reset_button = QPushButton("Reset to preset")
+        self.reset_button.setToolTip("Set every knob to the selected preset (Ctrl+R)")
+        self.reset_button.clicked.connect(lambda: self.apply_preset(self.preset_combo.currentText()))
+        top = QHBoxLayout()
+        top.addWidget(self.preset_combo, 1)
+        top.addWidget(self.reset_button)
+        v.addLayout(top)
+        row = QHBoxLayout()
+        for attr, text, tip, slot in (
+            ("save_button", "Save as…", "Save the current settings as a preset of yours (Ctrl+Shift+S)",
+             self.ask_save_preset),
+            ("rename_button", "Rename…", "Rename the selected preset of yours", self.ask_rename_preset),
+            ("delete_button", "Delete", "Delete the selected preset of yours", self.ask_delete_preset),
+        ):
+            b = QPushButton(text)
+            b.setToolTip(tip)
+            b.clicked.connect(slot)
+            row.addWidget(b)
+            setattr(self, attr, b)
+        v.addLayout(row)
+        self.modified_label = QLabel()
+        # one reserved line: showing or clearing it must not re-layout the panel on every tick
+        self.modified_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.modified_label.setFixedHeight(self.modified_label.fontMetrics().height() + 2)
+        v.addWidget(self.modified_label)
+        self.preset_combo.currentTextChanged.connect(self._update_modified)
+        return box
+
+    def _scheme_box(self) -> QGroupBox:
+        box = QGroupBox("Scheme")
+        form = QFormLayout(box)
+        self.scheme_combo = QComboBox()
+        self.scheme_combo.addItems(SCHEMES)
+        self.scheme_combo.setToolTip(f"How route lists are fused. Memsense default: {Config().scheme}")
+        self.scheme_combo.currentTextChanged.connect(lambda s: self._edit(replace(self.config, scheme=s), "scheme"))
+        form.addRow("fusion", self.scheme_combo)
+        self.session_first_box = QCheckBox("session-first (turns support sessions)")
+        self.session_first_box.setToolTip(
+            f"Return session chunks, lifted by their best turn (turn support). Memsense default: {Config().session_first}")
+        self.session_first_box.toggled.connect(
+            lambda on: self._edit(replace(self.config, session_first=on), "session_first"))
+        form.addRow(self.session_first_box)
+        self.fallback_box = QCheckBox("fallback fill when all are duplicates")
+        self.fallback_box.setToolTip(
+            f"When every remaining row is a duplicate, append the next one anyway. Memsense default: {Config().fallback_fill}")
+        self.fallback_box.toggled.connect(lambda on: self._edit(replace(self.config, fallback_fill=on), "fallback_fill"))
+        form.addRow(self.fallback_box)
+        return box
+
+    def _group(self, title: str, knobs: tuple[Knob, ...]) -> QGroupBox:
+        box = QGroupBox(title)
+        form = QFormLayout(box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        for knob in knobs:
+            slider = make_slider(knob)
+            slider.valueChanged.connect(lambda v, k=knob: self._edit(k.apply(self.config, v), k.name))
+            label = QLabel(knob.label)
+            label.setToolTip(knob.tooltip())
+            form.addRow(label, slider)
+            self.sliders[knob.name] = slider
+        return box
+
+    # ---- config in and out ------------------------------------------------------------------------
+    def set_config(self, cfg: Config) -> None:
+        """Show `cfg` without emitting `config_edited`."""
+        self.config = cfg
+        for name, slider in self.sliders.items():
+            value = ALL_KNOBS[name].value(cfg)
+            if abs(slider.value() - value) > 1e-12:
+                slider.blockSignals(True)
+                slider.setValue(value)
+                slider.blockSignals(False)
+        for widget, value in ((self.scheme_combo, cfg.scheme), (self.session_first_box, cfg.session_first),
+                              (self.fallback_box, cfg.fallback_fill)):
+            widget.blockSignals(True)
+            if isinstance(widget, QComboBox):
+                widget.setCurrentText(value)
+            else:
+                widget.setChecked(value)
+            widget.blockSignals(False)
+        self._update_modified()
+
+    def _edit(self, cfg: Config, knob: str) -> None:
+        if cfg == self.config:
+            return
+        self.config = cfg
+        self._update_modified()
+        self.config_edited.emit(cfg, knob)
+
+    def apply_theme(self) -> None:
+        """superqt's value labels carry a style sheet that freezes their palette: give them the
+        theme's text colour explicitly."""
+        color = theme.current().text
+        for slider in self.sliders.values():
+            for label in slider.findChildren(QLineEdit):
+                label.setStyleSheet(f"background: transparent; border: 0; color: {color};")
+
+    def set_knob(self, name: str, value: float) -> None:
+        """Move one slider as a user would (emits `config_edited`)."""
+        self.sliders[name].setValue(value)
+
+    # ---- presets ------------------------------------------------------------------------------------
+    def _fill_presets(self) -> None:
+        current = self.preset_combo.currentText()
+        self.preset_combo.blockSignals(True)
+        self.preset_combo.clear()
+        for name in self.presets.names():
+            self.preset_combo.addItem(name)
+            if self.presets.is_builtin(name):
+                self.preset_combo.setItemData(self.preset_combo.count() - 1, "built-in preset", Qt.ItemDataRole.ToolTipRole)
+        self.preset_combo.setCurrentText(current if current in self.presets.names() else self.presets.names()[0])
+        self.preset_combo.blockSignals(False)
+        self._update_modified()
+
+    def _update_modified(self) -> None:
+        name = self.preset_combo.currentText()
+        builtin = self.presets.is_builtin(name)
+        self.rename_button.setEnabled(not builtin)
+        self.delete_button.setEnabled(not builtin)
+        try:
+            same = self.presets.get(name) == self.config
+        except Exception:  # noqa: BLE001 - an unknown name just shows as modified
+            same = False
+        self.modified_label.setText("" if same else f"<i>Settings differ from “{name}”</i>")
+
+    def select_preset(self, name: str) -> None:
+        self.preset_combo.setCurrentText(name)
+
+    def apply_preset(self, name: str) -> None:
+        """Reset every knob to a preset in one click."""
+        try:
+            cfg = self.presets.get(name)
+        except Exception as exc:  # noqa: BLE001
+            self.error_raised.emit(exc)
+            return
+        self.select_preset(name)
+        self.set_config(cfg)
+        self.config_edited.emit(cfg, f"preset:{name}")
+        self.preset_applied.emit(name)
+
+    def save_preset(self, name: str) -> bool:
+        try:
+            self.presets.save(name, self.config)
+        except Exception as exc:  # noqa: BLE001 - MemsenseError or a disk error: shown, not fatal
+            self.error_raised.emit(exc)
+            return False
+        self.select_preset(name.strip())
+        return True
+
+    def rename_preset(self, old: str, new: str) -> bool:
+        try:
+            self.presets.rename(old, new)
+        except Exception as exc:  # noqa: BLE001
+            self.error_raised.emit(exc)
+            return False
+        self.select_preset(new.strip())
+        return True
+
+    def delete_preset(self, name: str) -> bool:
+        try:
+            self.presets.delete(name)
+        except Exception as exc:  # noqa: BLE001
+            self.error_raised.emit(exc)
+            return False
+        return True
+
+    def ask_save_preset(self) -> None:
+        name, ok = QInputDialog.getText(self, "Save preset", "Name for the current settings:")
+        if ok and name.strip():
+            self.save_preset(name)
+
+    def ask_rename_preset(self) -> None:
+        old = self.preset_combo.currentText()
+        new, ok = QInputDialog.getText(self, "Rename preset", f"New name for “{old}”:", text=old)
+        if ok and new.strip() and new.strip() != old:
+            self.rename_preset(old, new)
+
+    def ask_delete_preset(self) -> None:
+        name = self.preset_combo.currentText()
+        answer = QMessageBox.question(self, "Delete preset", f"Delete your preset “{name}”?")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.delete_preset(name)

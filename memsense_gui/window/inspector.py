@@ -1,0 +1,164 @@
+"""The inspector: every panel on the same ranking and the same focused chunk.
+
+Each new ranking (a recall, or a slider tick re-ranking the cached pool) reaches the results
+table and bars at once, and every other panel now if it is on screen, else when its dock is
+shown: hidden panels cost nothing while a slider moves. Selecting a chunk anywhere focuses
+it everywhere.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtWidgets import QMainWindow, QTableView
+
+from core.config import Config, dumps
+from core.rerank import Ranking
+from core.types import Chunk
+from memsense_gui import theme
+from memsense_gui.views.explain import explain_record
+from memsense_gui.views.tables import select_id
+
+
+def _quietly_select(view: QTableView, memory_id: str) -> None:
+    view.selectionModel().blockSignals(True)
+    select_id(view, memory_id)
+    view.selectionModel().blockSignals(False)
+
+
+class Inspector:
+    """Ranking -> panels, and the focused chunk -> chunk, explain and turn-support panels."""
+
+    FOCUS_PANELS = ("Chunk", "Explain", "Turn support")
+
+    def __init__(self, window: QMainWindow):
+        self.window = window
+        self.ctx = window.ctx
+        self.focused_id: str | None = None
+        self.user_chunks: dict[str, Chunk] = {}  # the user's chunks, for chunks outside the pool
+        self._stale: set[str] = set()
+        self._chunk_key: tuple = ()
+        w = window
+        self._updaters: dict[str, Callable[[Ranking | None], None]] = {
+            "Route ranks": lambda r: w.matrix_panel.set_ranking(r, self.ctx.session.gold, self.ctx.session.pins),
+            "Candidate pool": self._update_pool,
+            "MMR trace": w.mmr_panel.set_ranking,
+            "Why not?": lambda r: w.whynot_panel.set_ranking(r, self.ctx.session.pins),
+            "Compare": lambda r: w.comparisons.update(),
+        }
+
+    def connect(self) -> None:
+        session = self.ctx.session
+        session.config_changed.connect(self._config_applied)
+        session.ranking_changed.connect(self.show_ranking)
+        session.pool_changed.connect(lambda pool: pool is None and self.show_ranking(None))
+        session.pins_changed.connect(lambda _pins: self._refresh_pins())
+        for title in (*self.FOCUS_PANELS, *self._updaters):
+            self.window.docks[title].visibilityChanged.connect(lambda on, t=title: self._dock_shown(t, on))
+
+    def _config_applied(self, cfg: Config) -> None:
+        if cfg != self.window.tuning.config:
+            self.window.tuning.set_config(cfg)
+        self.ctx.settings.setValue("tuning/config", dumps(cfg, "json"))
+
+    # ---- ranking -> panels ------------------------------------------------------------------------
+    def show_ranking(self, ranking: Ranking | None) -> None:
+        """Results and bars at once; every other panel now if it is on screen, else when shown."""
+        s, w = self.ctx.session, self.window
+        previous = s.baseline.result_ids if s.baseline is not None else None
+        w.results.model.set_grades(self.ctx.current_grades())
+        w.results.set_ranking(ranking, previous, s.gold, s.pins, ranking.pool.query if ranking else "")
+        for title in self._updaters:
+            self.update_panel(title)
+        self._show_focus(self.focused_id)
+        if ranking is not None:
+            self.ctx.ranking_updated.emit(ranking)
+
+    def showing(self, title: str) -> bool:
+        """On screen: not closed and not a tab behind another dock."""
+        return not self.window.docks[title].visibleRegion().isEmpty()
+
+    def update_panel(self, title: str, force: bool = False) -> None:
+        if not (force or self.showing(title)):
+            self._stale.add(title)
+            return
+        self._stale.discard(title)
+        self._updaters[title](self.ctx.session.ranking)
+
+    def _update_pool(self, ranking: Ranking | None) -> None:
+        s, panel = self.ctx.session, self.window.pool_panel
+        panel.model.set_grades(self.ctx.current_grades())
+        panel.set_ranking(ranking, s.gold, s.pins)
+        if self.focused_id:
+            _quietly_select(panel.view, self.focused_id)
+
+    def _dock_shown(self, title: str, visible: bool) -> None:
+        if not visible or title not in self._stale:
+            return
+        if title in self._updaters:
+            self.update_panel(title, force=True)
+        else:
+            self._show_focus(self.focused_id)
+
+    def _refresh_pins(self) -> None:
+        if self.ctx.session.ranking is not None:
+            self.show_ranking(self.ctx.session.ranking)
+        else:
+            self.window.whynot_panel.set_ranking(None, self.ctx.session.pins)
+
+    def theme_changed(self) -> None:
+        self._chunk_key = ()
+        if self.focused_id:
+            self._show_focus(self.focused_id)
+
+    # ---- the focused chunk --------------------------------------------------------------------------
+    def focus_chunk(self, memory_id: str) -> None:
+        """Show one chunk in the chunk, explain and turn-support panels; select it everywhere."""
+        self.focused_id = memory_id
+        self.window.matrix_panel.set_focus(memory_id)
+        for view in (self.window.results.view, self.window.pool_panel.view):
+            _quietly_select(view, memory_id)
+            view.viewport().update()
+        self._show_focus(memory_id)
+
+    def _show_focus(self, memory_id: str | None, force: bool = False) -> None:
+        """Chunk, explain and turn-support panels follow the focused chunk; hidden ones (tabbed
+        away) are brought up to date when they are shown, which keeps slider ticks cheap."""
+        ranking = self.ctx.session.ranking
+        if memory_id is None:
+            return
+        for title, show in zip(self.FOCUS_PANELS, (self._show_chunk, self._show_explain, self._show_turns)):
+            if force or self.showing(title):
+                show(ranking, memory_id)
+                self._stale.discard(title)
+            else:
+                self._stale.add(title)
+
+    def _show_chunk(self, ranking: Ranking | None, memory_id: str) -> None:
+        chunk = self.chunk(memory_id)
+        neighbors, fate = (None, None), ""
+        if ranking is not None and chunk is not None:
+            neighbors = ranking.pool.neighbors.get(memory_id, (None, None))
+            f = ranking.fate(memory_id)
+            fate = f"{f.status}: {f.reason}"
+        key = (memory_id, fate, theme.current().dark)
+        if key != self._chunk_key:  # re-render only when something shown changed
+            self._chunk_key = key
+            self.window.chunk_panel.show_chunk(chunk, neighbors, fate)
+
+    def _show_explain(self, ranking: Ranking | None, memory_id: str) -> None:
+        record = explain_record(ranking, memory_id) if ranking is not None else None
+        self.window.explain_panel.show_record(record)
+
+    def _show_turns(self, ranking: Ranking | None, memory_id: str) -> None:
+        self.window.turns_panel.show_row(ranking, memory_id)
+
+    def chunk(self, memory_id: str) -> Chunk | None:
+        """The chunk from the pool, its fetched neighbors, or the user's chunks."""
+        pool = self.ctx.session.pool
+        if pool is not None:
+            i = pool.index_of(memory_id)
+            if i is not None:
+                return pool.chunks[i]
+            if memory_id in pool.neighbor_chunks:
+                return pool.neighbor_chunks[memory_id]
+        return self.user_chunks.get(memory_id)

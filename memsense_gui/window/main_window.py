@@ -1,0 +1,202 @@
+"""The main window: pick a user, ask, see why, tune live.
+
+`MainWindow` only lays out the toolbar and docks, builds the menus and wires signals; what
+the app does lives in its actions (`stores`, `queries`, `inspector`, `judging`, `exports`,
+`comparisons`, each in its own module) and its state in the `AppContext` (`ctx`). Another
+view joins with `add_view(title, widget)`; errors anywhere become a dialog here.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtWidgets import (
+    QApplication, QComboBox, QDockWidget, QLabel, QLineEdit, QMainWindow, QPushButton, QSizePolicy, QToolBar, QWidget,
+)
+
+from memsense_gui import theme
+from memsense_gui.state.context import AppContext, EngineFactory
+from memsense_gui.views.chunk import ChunkPanel
+from memsense_gui.views.compare import ComparePanel
+from memsense_gui.views.dialogs import ShortcutsDialog, show_error
+from memsense_gui.views.explain import ExplainPanel
+from memsense_gui.views.mmr import MMRPanel
+from memsense_gui.views.pool import PoolPanel
+from memsense_gui.views.results import ResultsPanel
+from memsense_gui.views.route_matrix import MatrixPanel
+from memsense_gui.views.turn_support import TurnSupportPanel
+from memsense_gui.views.tuning import TuningPanel
+from memsense_gui.views.why_not import WhyNotPanel
+from memsense_gui.window.compare_actions import CompareActions
+from memsense_gui.window.export_actions import ExportActions
+from memsense_gui.window.inspector import Inspector
+from memsense_gui.window.judging_actions import JudgingActions
+from memsense_gui.window.menus import SHORTCUTS, build_menus
+from memsense_gui.window.query_actions import QueryActions
+from memsense_gui.window.store_actions import StoreActions
+
+LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
+                       Qt.DockWidgetArea.BottomDockWidgetArea)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, home: Path, settings: QSettings | None = None, *,
+                 engine_factory: EngineFactory | None = None, store_builder: Callable[..., Any] | None = None,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.ctx = AppContext(home, settings, engine_factory=engine_factory, store_builder=store_builder, parent=self)
+        self.setWindowTitle("memsense")
+        self.setDockNestingEnabled(True)
+        self._build_toolbar()
+        self._build_docks()
+        self.inspector = Inspector(self)
+        self.stores = StoreActions(self)
+        self.queries = QueryActions(self)
+        self.judging = JudgingActions(self)
+        self.exports = ExportActions(self)
+        self.comparisons = CompareActions(self)
+        self.menus = build_menus(self)
+        self._connect()
+        self.exports.restore_config()
+
+    # ==== layout ================================================================================
+    def _build_toolbar(self) -> None:
+        self.user_combo = QComboBox()
+        self.user_combo.setObjectName("user-combo")
+        self.user_combo.setMinimumContentsLength(10)
+        self.user_combo.setToolTip("The user: one conversation, one memory (Ctrl+U)")
+        self.query_edit = QLineEdit()
+        self.query_edit.setObjectName("query-edit")
+        self.query_edit.setPlaceholderText("Ask the memory… (Ctrl+L, Enter to run)")
+        self.query_edit.setClearButtonEnabled(True)
+        self.query_edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.run_button = QPushButton("Search")
+        self.run_button.setToolTip("Recall and rank (Enter or Ctrl+Return)")
+        bar = QToolBar("Query")
+        bar.setObjectName("toolbar-query")
+        bar.setMovable(False)
+        for widget in (QLabel(" User "), self.user_combo, QLabel("  Query "), self.query_edit, self.run_button):
+            bar.addWidget(widget)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+
+    def _build_docks(self) -> None:
+        self.results = ResultsPanel()
+        self.setCentralWidget(self.results)
+        self.tuning = TuningPanel(self.ctx.presets)
+        self.tuning.setMinimumWidth(300)
+        self.chunk_panel, self.explain_panel, self.turns_panel = ChunkPanel(), ExplainPanel(), TurnSupportPanel()
+        self.whynot_panel, self.pool_panel, self.matrix_panel = WhyNotPanel(), PoolPanel(), MatrixPanel()
+        self.mmr_panel, self.compare_panel = MMRPanel(), ComparePanel()
+        self.docks: dict[str, QDockWidget] = {}
+        self._dock("Tuning", self.tuning, LEFT)
+        for title, w in (("Chunk", self.chunk_panel), ("Explain", self.explain_panel),
+                         ("Turn support", self.turns_panel), ("Why not?", self.whynot_panel)):
+            self._dock(title, w, RIGHT)
+        for title, w in (("Route ranks", self.matrix_panel), ("Candidate pool", self.pool_panel),
+                         ("MMR trace", self.mmr_panel), ("Compare", self.compare_panel)):
+            self._dock(title, w, BOTTOM)
+        self.docks["Chunk"].raise_()
+        self.docks["Route ranks"].raise_()
+        self._default_state = self.saveState()
+        self.store_label = QLabel("no store")
+        self.model_label = QLabel("")
+        self.statusBar().addPermanentWidget(self.model_label)
+        self.statusBar().addPermanentWidget(self.store_label)
+
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title.lower().replace(' ', '-').rstrip('?')}")
+        dock.setWidget(widget)
+        first = next((d for d in self.docks.values() if self.dockWidgetArea(d) == area), None)
+        self.addDockWidget(area, dock)
+        if first is not None:
+            self.tabifyDockWidget(first, dock)
+        self.docks[title] = dock
+        return dock
+
+    def _connect(self) -> None:
+        ctx = self.ctx
+        ctx.error_raised.connect(self.report_error)
+        self.query_edit.returnPressed.connect(self.queries.run_query)
+        self.run_button.clicked.connect(self.queries.run_query)
+        self.user_combo.currentTextChanged.connect(self.queries.user_picked)
+        self.tuning.config_edited.connect(ctx.session.request_config)
+        self.tuning.error_raised.connect(lambda e: self.report_error(e, "Presets"))
+        ctx.session.rerank_failed.connect(lambda e: self.report_error(e, "Re-ranking"))
+        self.whynot_panel.pin_requested.connect(ctx.session.pin)
+        self.whynot_panel.unpin_requested.connect(ctx.session.unpin)
+        for panel in (self.results, self.pool_panel, self.matrix_panel, self.mmr_panel, self.turns_panel,
+                      self.whynot_panel, self.compare_panel):
+            panel.chunk_selected.connect(self.inspector.focus_chunk)
+        self.inspector.connect()
+        self.judging.connect()
+        self.comparisons.connect()
+
+    def raise_dock(self, title: str) -> None:
+        dock = self.docks[title]
+        dock.show()
+        dock.raise_()
+
+    def add_view(self, title: str, widget: QWidget, area: Qt.DockWidgetArea = BOTTOM) -> QDockWidget:
+        """Add a view (e.g. the Evaluation view) as a dock, tabbed with the others in `area`."""
+        dock = self._dock(title, widget, area)
+        self.menus.view.insertAction(self.menus.view.actions()[len(self.docks) - 1], dock.toggleViewAction())
+        dock.raise_()
+        return dock
+
+    # ==== appearance and layout =====================================================================
+    def set_dark(self, dark: bool) -> None:
+        theme.apply(QApplication.instance(), dark)
+        self.menus.dark.setChecked(dark)
+        self.ctx.settings.setValue("view/dark", dark)
+        self.results.plot.apply_theme()
+        self.mmr_panel.plot.apply_theme()
+        self.matrix_panel.apply_theme()
+        self.tuning.apply_theme()
+        for model in (self.results.model, self.pool_panel.model, self.mmr_panel.model, self.compare_panel.model,
+                      self.whynot_panel.pins_model, self.whynot_panel.search_model):
+            model.refresh()
+        self.inspector.theme_changed()
+
+    def restore_layout(self) -> None:
+        geometry = self.ctx.settings.value("window/geometry")
+        state = self.ctx.settings.value("window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1500, 940)
+        if not (isinstance(state, QByteArray) and self.restoreState(state)):
+            QTimer.singleShot(0, self.default_layout)
+        self.set_dark(str(self.ctx.settings.value("view/dark", "false")).lower() == "true")
+
+    def default_layout(self) -> None:
+        """Docks back in place: tuning left, chunk and friends right, ranks and pool below."""
+        self.restoreState(self._default_state)
+        for dock in self.docks.values():
+            dock.show()
+        self.docks["Chunk"].raise_()
+        self.docks["Route ranks"].raise_()
+        self.resizeDocks([self.docks["Tuning"], self.docks["Chunk"]],
+                         [max(320, self.width() // 5), max(380, self.width() // 4)], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["Route ranks"]], [int(self.height() * 0.36)], Qt.Orientation.Vertical)
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        dialog = ShortcutsDialog(SHORTCUTS, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def report_error(self, exc: BaseException, context: str = "") -> None:
+        """Every error ends here: a dialog that says what to do; the window stays usable."""
+        box = show_error(self, exc, context)
+        self.ctx.error_reported.emit(box.text())
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self.ctx.session.flush()
+        self.ctx.settings.setValue("window/geometry", self.saveGeometry())
+        self.ctx.settings.setValue("window/state", self.saveState())
+        self.ctx.settings.sync()
+        self.ctx.closing.emit()
+        self.stores.shut_down()
+        super().closeEvent(event)

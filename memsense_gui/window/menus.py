@@ -1,0 +1,119 @@
+"""The menus and their shortcuts; Help > Shortcuts lists the same table that binds them."""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu
+
+from memsense_gui.state.judgments import GRADE_LABELS
+
+MainWindow = QMainWindow  # the app's MainWindow (not imported: it imports this module)
+
+SHORTCUTS: list[tuple[str, str]] = [
+    ("Ctrl+L", "Focus the query box"),
+    ("Return / Ctrl+Return", "Run the query"),
+    ("Alt+Down", "Next result"),
+    ("Alt+Up", "Previous result"),
+    ("Ctrl+U", "Focus the user (conversation) picker"),
+    ("Ctrl+F", "Why not? Search the store's chunks"),
+    ("Ctrl+P", "Pin the selected chunk (follow its fate)"),
+    ("0 / 1 / 2 / 3", "Grade the selected result or pool candidate for this query "
+                      "(0 not relevant … 3 perfect; results or pool table focused)"),
+    ("Ctrl+R", "Reset every knob to the selected preset"),
+    ("Ctrl+Shift+S", "Save the current settings as a preset"),
+    ("Ctrl+Shift+C", "Compare two presets"),
+    ("Ctrl+E", "Export results (JSON)"),
+    ("Ctrl+Shift+E", "Export settings (TOML or JSON)"),
+    ("Ctrl+O", "Open a store"),
+    ("Ctrl+N", "Build a new store"),
+    ("Ctrl+Shift+D", "Toggle dark appearance"),
+    ("F1", "This list"),
+    ("Ctrl+Q", "Quit"),
+]
+
+
+def add_action(window: MainWindow, menu: QMenu, text: str, slot: Callable, shortcut: str | None = None,
+               tip: str = "") -> QAction:
+    """A menu item that is also a window-wide shortcut."""
+    action = QAction(text, window)
+    if shortcut:
+        action.setShortcut(QKeySequence(shortcut))
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+    if tip:
+        action.setStatusTip(tip)
+    action.triggered.connect(lambda *_: slot())
+    menu.addAction(action)
+    window.addAction(action)
+    return action
+
+
+class Menus(NamedTuple):
+    view: QMenu  # added views get their toggle here
+    dark: QAction  # checkable: the dark appearance
+
+
+def build_menus(w: MainWindow) -> Menus:
+    """File, Query, Tuning, View and Help."""
+    _file_menu(w)
+    _query_menu(w)
+    t = w.menuBar().addMenu("&Tuning")
+    add_action(w, t, "&Reset to preset", lambda: w.tuning.apply_preset(w.tuning.preset_combo.currentText()), "Ctrl+R")
+    add_action(w, t, "&Save settings as preset…", w.tuning.ask_save_preset, "Ctrl+Shift+S")
+    add_action(w, t, "&Compare presets", lambda: w.raise_dock("Compare"), "Ctrl+Shift+C")
+    v = w.menuBar().addMenu("&View")
+    dark = add_action(w, v, "&Dark appearance", lambda: w.set_dark(dark.isChecked()), "Ctrl+Shift+D")
+    dark.setCheckable(True)
+    v.addSeparator()
+    for dock in w.docks.values():
+        v.addAction(dock.toggleViewAction())
+    v.addSeparator()
+    add_action(w, v, "Restore default &layout", w.default_layout)
+    h = w.menuBar().addMenu("&Help")
+    add_action(w, h, "&Shortcuts", w.show_shortcuts, "F1")
+    return Menus(v, dark)
+
+
+def _file_menu(w: MainWindow) -> None:
+    m = w.menuBar().addMenu("&File")
+    s, e, j = w.stores, w.exports, w.judging
+    add_action(w, m, "&Open store…", s.ask_open_store, "Ctrl+O", "Open a memory store folder")
+    add_action(w, m, "Open Qdrant &server…", s.ask_open_server, tip="Open a store served by Qdrant (http URL)")
+    add_action(w, m, "&New store…", s.ask_new_store, "Ctrl+N", "Build a store from LoCoMo or JSONL")
+    add_action(w, m, "Open the &demo store", s.open_demo_store, tip="Open (building if needed) the demo store")
+    m.addSeparator()
+    add_action(w, m, "&Import settings…", e.ask_import_config, tip="Load settings from TOML or JSON")
+    add_action(w, m, "Export &settings…", e.ask_export_config, "Ctrl+Shift+E", "Save settings as TOML or JSON")
+    add_action(w, m, "Export &results…", e.ask_export_results, "Ctrl+E", "Save results with explain as JSON")
+    add_action(w, m, "Export results as TREC r&un…", j.ask_export_run,
+               tip="The current settings' results for every question judged in the app")
+    add_action(w, m, "Export &judged questions as TREC qrels…", j.ask_export_qrels,
+               tip="The grades marked in the app on this store")
+    add_action(w, m, "Import &TREC qrels…", j.ask_import_qrels,
+               tip="Grades for this store's judged questions (e.g. qrels exported before)")
+    plots = m.addMenu("Export &plot")
+    add_action(w, plots, "Contribution bars…", lambda: e.ask_export_plot("contributions"))
+    add_action(w, plots, "MMR terms…", lambda: e.ask_export_plot("mmr"))
+    add_action(w, plots, "Route-rank matrix…", lambda: e.ask_export_plot("matrix"))
+    m.addSeparator()
+    add_action(w, m, "&Quit", w.close, "Ctrl+Q")
+
+
+def _query_menu(w: MainWindow) -> None:
+    q = w.menuBar().addMenu("&Query")
+    add_action(w, q, "Focus &query", w.queries.focus_query, "Ctrl+L")
+    add_action(w, q, "&Run", w.queries.run_query, "Ctrl+Return")
+    add_action(w, q, "&Next result", lambda: w.results.step(1), "Alt+Down")
+    add_action(w, q, "&Previous result", lambda: w.results.step(-1), "Alt+Up")
+    add_action(w, q, "Focus &user", w.user_combo.setFocus, "Ctrl+U")
+    add_action(w, q, "&Why not?…", w.queries.focus_why_not, "Ctrl+F")
+    add_action(w, q, "P&in selected chunk", w.queries.pin_focused, "Ctrl+P")
+    q.addSeparator()
+    for grade, label in GRADE_LABELS.items():
+        action = add_action(w, q, f"Grade selected result &{grade} ({label})",
+                            lambda g=grade: w.judging.grade_selected(g), str(grade))
+        # a bare digit must not steal typing from other widgets: only the two tables take it
+        action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        w.results.view.addAction(action)
+        w.pool_panel.view.addAction(action)

@@ -1,0 +1,126 @@
+"""Query actions: pick a user, ask, open a question from elsewhere, pin a chunk.
+
+Recall runs on the engine thread and the newest query wins: a recall that a newer one
+replaced is dropped when it returns. The pool then goes to the query session, which
+re-ranks it under the current settings (and again on every slider tick).
+"""
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from PySide6.QtWidgets import QMainWindow
+
+from core.errors import MemsenseError
+from core.types import Chunk
+from memsense_gui.views.tables import selected_id
+from memsense_gui.workers import jobs
+from memsense_gui.workers.runner import Task
+from memsense_gui.workers.slot import TaskSlot
+
+
+class QueryActions:
+    """The toolbar (user, query, Search) and Query menu: recall, then hand the pool on."""
+
+    def __init__(self, window: QMainWindow):
+        self.window = window
+        self.ctx = window.ctx
+        self.user_id: str | None = None
+        self.recall_slot = TaskSlot(self.ctx.engine_runner, succeeded=self._recalled, failed=self._recall_failed)
+
+    def _status(self, text: str, ms: int = 0) -> None:
+        self.window.statusBar().showMessage(text, ms)
+
+    # ---- users ------------------------------------------------------------------------------------
+    def show_users(self, users: Sequence[str], preferred: str = "") -> None:
+        """Fill the user picker (the preferred user selected when present) without re-running."""
+        combo = self.window.user_combo
+        combo.blockSignals(True)
+        combo.clear()
+        combo.addItems(list(users))
+        combo.setCurrentText(preferred if preferred in users else users[0])
+        combo.blockSignals(False)
+        self.user_picked(combo.currentText(), rerun=False)
+
+    def user_picked(self, user_id: str, rerun: bool = True) -> None:
+        if not user_id or self.ctx.engine is None:
+            return
+        self.user_id = user_id
+        self.ctx.settings.setValue("query/user", user_id)
+        self.window.inspector.user_chunks = {}
+        self.window.whynot_panel.set_chunks(())
+        self.ctx.engine_runner.submit("chunks", jobs.user_chunks, self.ctx.engine, user_id,
+                                      succeeded=self._chunks_ready,
+                                      failed=lambda e: self.ctx.report_error(e, "Listing chunks"))
+        if rerun and self.window.query_edit.text().strip():
+            self.run_query()
+
+    def _chunks_ready(self, result: tuple[str, tuple[Chunk, ...]]) -> None:
+        user_id, chunks = result
+        if user_id != self.user_id:
+            return  # another user was picked meanwhile
+        self.window.inspector.user_chunks = {c.memory_id: c for c in chunks}
+        self.window.whynot_panel.set_chunks(chunks)
+        self.ctx.chunks_loaded.emit(user_id)
+
+    # ---- query ------------------------------------------------------------------------------------
+    def focus_query(self) -> None:
+        self.window.query_edit.setFocus()
+        self.window.query_edit.selectAll()
+
+    def run_query(self, gold: Iterable[str] = ()) -> Task | None:
+        """Recall on the engine thread; the newest request wins (older results are dropped)."""
+        query = self.window.query_edit.text().strip()
+        if self.ctx.engine is None:
+            self._status("Open a store first (File > Open store…)", 5000)
+            return None
+        if not query or not self.user_id:
+            self._status("Type a query first", 3000)
+            return None
+        request = jobs.RecallRequest(self.user_id, query, frozenset(gold))
+        waiting = "" if self.ctx.model_ready else " (waiting for the model to load)"
+        self._status(f"Searching “{query}”{waiting}…")
+        self.ctx.settings.setValue("query/text", query)
+        self.ctx.recall_started.emit(query)
+        return self.recall_slot.start("recall", jobs.recall, self.ctx.engine, request)
+
+    def _recalled(self, result: jobs.RecallResult) -> None:
+        pool = result.pool
+        self.window.inspector.focused_id = None
+        self.ctx.session.set_pool(pool, result.request.gold)
+        timing = ", ".join(f"{k} {v:.0f} ms" for k, v in pool.timings_ms.items())
+        self._status(f"Recalled {pool.size} chunks" + (f" ({timing})" if timing else ""), 6000)
+        self.ctx.recall_finished.emit(pool)
+        self.window.results.select_position(0)
+
+    def _recall_failed(self, exc: BaseException) -> None:
+        self.window.statusBar().clearMessage()
+        self.ctx.report_error(exc, "Searching")
+
+    def open_question(self, user_id: str, query: str, gold_session_ids: Iterable[str] = ()) -> Task | None:
+        """Run `query` for `user_id` and mark the gold sessions (ids or numbers) everywhere."""
+        if user_id not in self.ctx.users:
+            self.ctx.report_error(MemsenseError(f"user {user_id!r} is not in this store; open the store that holds it"))
+            return None
+        combo = self.window.user_combo
+        if combo.currentText() != user_id:
+            combo.blockSignals(True)
+            combo.setCurrentText(user_id)
+            combo.blockSignals(False)
+            self.user_picked(user_id, rerun=False)
+        self.window.query_edit.setText(query)
+        return self.run_query(gold=frozenset(str(g) for g in gold_session_ids))
+
+    # ---- why not ------------------------------------------------------------------------------------
+    def focus_why_not(self) -> None:
+        self.window.raise_dock("Why not?")
+        search = self.window.whynot_panel.search
+        search.setFocus()
+        search.selectAll()
+
+    def pin_focused(self) -> None:
+        panel = self.window.whynot_panel
+        mid = selected_id(panel.search_view) if panel.search_view.hasFocus() else None
+        mid = mid or self.window.inspector.focused_id
+        if mid:
+            self.ctx.session.pin(mid)
+            self._status(f"Pinned {mid}: see its fate in Why not?", 4000)

@@ -1,0 +1,93 @@
+"""The app's background jobs: module-level functions, no Qt, run by `workers.runner.TaskRunner`.
+
+Each takes its inputs plus the running task (progress callback, cancel token) and returns a
+result object; `Cancelled` (core.errors) when the task was cancelled between steps.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from core.config import Config
+from core.errors import MemsenseError
+from core.judged import session_docid
+from core.pool import RecallPool
+from core.rerank import rerank
+from core.types import Chunk, Question
+from memsense_gui.workers.runner import Task
+
+
+@dataclass(frozen=True)
+class OpenedStore:
+    location: str
+    engine: Any
+    users: tuple[str, ...]
+
+
+def open_store(factory: Callable[[str], Any], location: str, task: Task | None = None) -> OpenedStore:
+    """Open a store and list its users (Qdrant open + scroll: fast, but never on the GUI thread)."""
+    engine = factory(location)
+    try:
+        users = tuple(engine.users())
+    except BaseException:
+        engine.close()
+        raise
+    if not users:
+        engine.close()
+        raise MemsenseError(f"store {location} holds no conversations; build it again with File > New store…")
+    return OpenedStore(str(location), engine, users)
+
+
+def load_model(engine: Any, task: Task | None = None) -> None:
+    """Load the embedding model (several seconds on first use)."""
+    engine.load_model()
+
+
+def user_chunks(engine: Any, user_id: str, task: Task | None = None) -> tuple[str, tuple[Chunk, ...]]:
+    return user_id, tuple(engine.chunks(user_id))
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    user_id: str
+    query: str
+    gold: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    request: RecallRequest
+    pool: RecallPool
+
+
+def recall(engine: Any, request: RecallRequest, task: Task | None = None) -> RecallResult:
+    """Embed the query and run the eight routes (the slow half of a search)."""
+    if task is not None:
+        task.check()
+    return RecallResult(request, engine.recall(request.user_id, request.query))
+
+
+def preset_run(engine: Any, questions: list[Question], cfg: Config, level: str = "memory",
+               task: Task | None = None) -> dict[str, list[tuple[str, float]]]:
+    """Recall and re-rank every question under one config, for a TREC run: question id ->
+    (memory id, or session id at session level; final score) in result order."""
+    entries: dict[str, list[tuple[str, float]]] = {}
+    for n, q in enumerate(questions):
+        if task is not None:
+            task.check()
+            task.report(n, len(questions), q.text)
+        ranking = rerank(engine.recall(q.user_id, q.text), cfg)
+        chunks = [ranking.pool.chunks[r.index] for r in ranking.selected_rows]
+        ids = [c.memory_id if level == "memory" else session_docid(c.user_id, c.session_number) for c in chunks]
+        entries[q.question_id] = list(zip(ids, (r.final_score for r in ranking.selected_rows)))
+    return entries
+
+
+def close_engine(engine: Any, task: Task | None = None) -> None:
+    engine.close()
+
+
+def build_store(builder: Callable[..., Any], dataset: Path, location: Path, mode: str, task: Task) -> Any:
+    """Ingest a conversation file into a new store, reporting progress; cancellable."""
+    return builder(Path(dataset), Path(location), mode=mode, progress=task.report, cancel=task.cancel_event)

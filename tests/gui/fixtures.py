@@ -1,0 +1,120 @@
+"""Shared builders for the GUI tests: a fake engine and store builder over synthetic pools,
+synthetic judged questions with evaluate and tune callables over them, and small helpers."""
+from __future__ import annotations
+
+import threading
+import time
+import zlib
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from core.errors import Cancelled, MemsenseError
+from core.evaluate import evaluate, recall_pools
+from core.synthetic import synthetic_pool
+from core.tune import split_users, tune
+from core.types import Question
+from memsense_gui.models.table import ID_ROLE
+
+DISPLAY = Qt.ItemDataRole.DisplayRole
+
+
+class FakeEngine:
+    """The Engine interface over seeded synthetic pools; `delay` seconds per slow call."""
+
+    USERS = ("synth-a", "synth-b")
+
+    def __init__(self, location: str, *, delay: float = 0.0, fail_open: str | None = None):
+        if fail_open:
+            raise MemsenseError(fail_open)
+        self.location = location
+        self.delay = delay
+        self.closed = False
+        self.recalls: list[tuple[str, str]] = []
+        self.threads: set[int] = set()
+
+    def _slow(self) -> None:
+        self.threads.add(threading.get_ident())
+        if self.delay:
+            time.sleep(self.delay)
+
+    def load_model(self) -> None:
+        self._slow()
+
+    def users(self) -> list[str]:
+        return list(self.USERS)
+
+    def pool(self, user_id: str, query: str = "q"):
+        seed = sum(map(ord, user_id + query)) % 1000
+        return synthetic_pool(n_sessions=10, turns_per_session=8, dim=16, seed=seed, user_id=user_id, query=query)
+
+    def chunks(self, user_id: str):
+        return list(self.pool(user_id).chunks)
+
+    def recall(self, user_id: str, query: str, depth: int = 0):
+        self._slow()
+        self.recalls.append((user_id, query))
+        return self.pool(user_id, query)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def fake_builder(delay: float = 0.0, steps: int = 5):
+    """A `build_store` stand-in: reports progress, honours cancel, writes a marker dir."""
+    def build(dataset: Path, location: Path, *, mode: str = "hybrid", progress=None, cancel=None, **_):
+        for i in range(steps):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("cancelled")
+            if progress:
+                progress(i, steps, f"step {i}")
+            time.sleep(delay / steps)
+        Path(location).mkdir(parents=True, exist_ok=True)
+        (Path(location) / "meta.json").write_text("{}")
+        return {"mode": mode}
+    return build
+
+
+# ---- synthetic judged questions, and evaluate / tune callables over them -------------------------
+def synthetic_recall(user, query, depth=0):
+    return synthetic_pool(n_sessions=10, seed=zlib.crc32(f"{user}|{query}".encode()), user_id=user, query=query)
+
+
+def eval_questions(users=("synth-a", "synth-b"), n=8) -> list[Question]:
+    return [Question(f"{u}:q{i}", u, f"question {i} about topic {i}", "", 1 + i % 4,
+                     (1 + i % 10,) if i % 2 else (1 + i % 10, 1 + (i + 3) % 10)) for u in users for i in range(n)]
+
+
+def synthetic_evaluate(presets, k, progress, cancel):
+    return evaluate(synthetic_recall, eval_questions(), presets, k, progress, cancel)
+
+
+TUNE_USERS = ("synth-a", "synth-b", "synth-c")
+
+
+def tune_questions(n=5) -> list[Question]:
+    return [Question(f"{u}:q{i}", u, f"question {i} for {u}", "", 1 + i % 4, (1 + i % 10, 1 + (i + 3) % 10))
+            for u in TUNE_USERS for i in range(n)]
+
+
+def synthetic_tune(train, test, metric, trials, progress, cancel):
+    qs = tune_questions()
+    pools = recall_pools(lambda u, q, d: synthetic_pool(n_sessions=10, seed=zlib.crc32(q.encode()), user_id=u,
+                                                        query=q), qs, 64)
+    tr, te = split_users(qs, train, test)
+    return tune(pools, tr, te, metric, trials=trials, sensitivity_points=3, progress=progress, cancel=cancel)
+
+
+# ---- small helpers ------------------------------------------------------------------------------------
+def cell(model, row, col, role=DISPLAY):
+    return model.data(model.index(row, col), role)
+
+
+def result_ids(window) -> list[str]:
+    m = window.results.model
+    return [m.index(r, 0).data(ID_ROLE) for r in range(m.rowCount())]
+
+
+def error_boxes(window) -> list[QMessageBox]:
+    return [w for w in window.findChildren(QMessageBox) if w.objectName() == "error-dialog" and w.isVisible()]

@@ -1,0 +1,43 @@
+"""Dialogs: building a store, errors that say what to do."""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QMessageBox
+
+from core.errors import MemsenseError
+from memsense_gui.views.dialogs import NewStoreDialog, error_message, show_error
+
+
+def test_new_store_dialog_suggests_a_folder_and_returns_the_choice(qtbot, tmp_path, monkeypatch):
+    data = tmp_path / "my-conversations.jsonl"
+    data.write_text("{}\n")
+    dialog = NewStoreDialog(tmp_path / "stores")
+    qtbot.addWidget(dialog)
+    dialog.dataset.setText(str(data))
+    assert dialog.location.text() == str(tmp_path / "stores" / "my-conversations")
+    dialog.mode.setCurrentIndex(dialog.mode.findData("turn"))
+    assert dialog.values() == (data, tmp_path / "stores" / "my-conversations", "turn")
+    dialog._accept()
+    assert dialog.result() == NewStoreDialog.DialogCode.Accepted
+
+
+def test_new_store_dialog_refuses_a_missing_file(qtbot, tmp_path, monkeypatch):
+    warned = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a: warned.append(a[2]))
+    dialog = NewStoreDialog(tmp_path)
+    qtbot.addWidget(dialog)
+    dialog.dataset.setText(str(tmp_path / "nope.json"))
+    dialog._accept()
+    assert warned and "not a file" in warned[0]
+    assert dialog.result() != NewStoreDialog.DialogCode.Accepted
+
+
+def test_error_messages(qtbot):
+    title, text, details = error_message(MemsenseError("the store is locked; close the other app"), "Opening")
+    assert text == "Opening: the store is locked; close the other app" and not details
+    exc = RuntimeError("boom")
+    exc.traceback_text = "Traceback ..."
+    title, text, details = error_message(exc)
+    assert "unexpected RuntimeError" in text and "Nothing stored was changed" in text and details
+    box = show_error(None, MemsenseError("x"))
+    qtbot.addWidget(box)
+    assert box.isVisible() and box.icon() == QMessageBox.Icon.Warning

@@ -1,0 +1,57 @@
+"""The Evaluation and Auto-tune views in the real window: questions open in the inspector, pools cached."""
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Qt
+
+from core.presets import BUILTIN
+from memsense_gui.window.evaluation import install_evaluation
+from tests.gui.fixtures import eval_questions as questions
+
+PRESETS = {name: BUILTIN[name] for name in ("memsense", "bm25_only", "dense_only")}
+
+
+def test_evaluation_view_in_the_window_opens_a_question_in_the_inspector(qtbot, make_window, tmp_path):
+    window = make_window()
+    view = install_evaluation(window)
+    items = [{"user": q.user_id, "question": q.text, "answer": "", "category": q.category,
+              "evidence": [f"D{s}:1" for s in q.gold_sessions]} for q in questions(n=5)]
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps({"questions": items}))
+    view.source.set_path(path)
+    with qtbot.waitSignal(view.evaluation_finished, timeout=30_000) as blocker:
+        view.start()
+    assert len(blocker.args[0]) == len(window.ctx.presets.all())
+    recalls = len(window.engines[-1].recalls)
+    assert recalls >= 10  # every question recalled once, on the engine
+    with qtbot.waitSignal(view.evaluation_finished, timeout=30_000):
+        view.start()
+    assert len(window.engines[-1].recalls) == recalls  # pools are cached: re-rank only
+    view.ties_check.setChecked(True)
+    table = view.diff_table
+    index = table.model().index(0, 1)
+    row = view.diff_model.rows[table.model().mapToSource(index).row()]
+    with qtbot.waitSignal(window.ctx.ranking_updated, timeout=10_000):
+        qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualRect(index).center())
+    assert window.query_edit.text() == row["question"]
+    assert window.user_combo.currentText() == row["user"]
+    assert window.ctx.session.gold == frozenset(f"{row['user']}:S{s:03d}" for s in row["gold"])
+
+
+def test_autotune_tab_in_the_window(qtbot, make_window, tmp_path):
+    window = make_window()
+    view = install_evaluation(window)
+    items = [{"user": u, "question": f"question {i} for {u}", "answer": "", "category": 1, "evidence": [f"D{i + 1}:1"]}
+             for u in window.ctx.users for i in range(4)]
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps({"questions": items}))
+    view.source.set_path(path)
+    panel = view.autotune
+    assert panel.ticked(panel.train_list) == [window.ctx.users[0]]
+    panel.trials_spin.setValue(6)
+    with qtbot.waitSignal(panel.tuning_finished, timeout=30_000) as blocker:
+        panel.start()
+    assert len(blocker.args[0].trials) == 6
+    assert panel.save_best("from-window")
+    assert "from-window" in window.ctx.presets.all()
