@@ -1,7 +1,7 @@
 """Render the Evaluation view offscreen on real figures and save it as a PNG (for the README).
 
     .venv/bin/memsense ingest resources/demo/demo-conversations.jsonl --store /tmp/demo-store
-    .venv/bin/python scripts/screenshot_evaluation.py --store /tmp/demo-store \\
+    .venv/bin/python tools/screenshot_evaluation.py --store /tmp/demo-store \\
         --questions resources/demo/demo-questions.json [--out resources/screenshots/evaluation-view.png]
 
 The README's picture uses the demo data (the project's own), never LoCoMo's text.
@@ -35,7 +35,7 @@ def main() -> int:
     from core.judged import load_question_set
     from core.presets import BUILTIN
     from memsense_gui import theme
-    from memsense_gui.evaluation import EvaluationView
+    from memsense_gui.views.evaluation import EvaluationView
 
     app = QApplication.instance() or QApplication([])
     theme.apply(app, dark=False)

@@ -1,0 +1,180 @@
+"""GUI latency benchmark: slider change -> table and plots updated, and app start -> usable window.
+
+    python tools/bench_gui.py                      # a synthetic LoCoMo-sized pool, no model
+    python tools/bench_gui.py --store DIR --user demo-ana --query "How many races has Ana run in 2024?"
+
+Slider: 200 changes cycling over lambda, duplicate threshold, RRF k, alpha, turn support,
+route weights and top_k; each is timed from the slider's new value to the re-ranked results
+table, pool, route matrix, MMR trace and both plots updated and painted (the throttle is
+flushed so the figure is the work, not the wait). Prints median and p95.
+Start: with --store, a fresh process opens the store through the real entry point and
+reports when the window is shown and usable (store open, users listed) and when the model
+is ready in the background.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project first, from any folder
+
+SLIDER_STEPS: tuple[tuple[str, tuple[float, ...]], ...] = (
+    ("mmr_lambda", (0.5, 0.6, 0.7, 0.78, 0.9, 1.0)),
+    ("duplicate_threshold", (0.8, 0.85, 0.9, 0.94, 0.97)),
+    ("rrf_k", (5.0, 15.0, 30.0, 60.0)),
+    ("alpha", (0.0, 0.1, 0.3)),
+    ("turn_support_cap", (0.0, 0.06, 0.12, 0.2)),
+    ("turn_support_factor", (0.3, 0.6, 1.2)),
+    ("route_weights.lexical", (0.0, 1.0, 2.5)),
+    ("route_weights.vec_full", (0.5, 1.0, 2.0)),
+    ("top_k", (4, 8, 10, 4)),
+)
+
+
+class SyntheticEngine:
+    """The engine interface over one seeded synthetic pool about the size of a LoCoMo conversation."""
+
+    def __init__(self, location: str):
+        from core.synthetic import synthetic_pool
+
+        self._pool = lambda user, query: synthetic_pool(
+            n_sessions=24, turns_per_session=24, dim=384, seed=7, user_id=user, query=query)
+
+    def load_model(self) -> None:
+        pass
+
+    def users(self) -> list[str]:
+        return ["synthetic"]
+
+    def chunks(self, user_id: str):
+        return list(self._pool(user_id, "").chunks)
+
+    def recall(self, user_id: str, query: str, depth: int = 0):
+        return self._pool(user_id, query)
+
+    def close(self) -> None:
+        pass
+
+
+def _wait(app, signal, timeout_s: float = 120.0) -> None:
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    signal.connect(loop.quit)
+    QTimer.singleShot(int(timeout_s * 1000), loop.quit)
+    loop.exec()
+
+
+def slider_changes(args: argparse.Namespace) -> list[float]:
+    """Milliseconds per slider change, `args.changes` of them."""
+    from PySide6.QtWidgets import QApplication
+
+    from memsense_gui import theme
+    from memsense_gui.state import paths
+    from memsense_gui.state.context import default_engine_factory
+    from memsense_gui.window.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    home = Path(tempfile.mkdtemp(prefix="memsense-bench-"))
+    factory = default_engine_factory if args.store else SyntheticEngine
+    window = MainWindow(home, paths.settings(home), engine_factory=factory)
+    theme.apply(app, False)
+    window.resize(1600, 1000)
+    window.show()
+    window.default_layout()
+    window.stores.open_store(args.store or "synthetic")
+    _wait(app, window.ctx.model_loaded)
+    if window.ctx.engine is None:
+        raise SystemExit("bench: the store did not open")
+    if args.user:
+        window.user_combo.setCurrentText(args.user)
+    window.query_edit.setText(args.query)
+    window.queries.run_query()
+    _wait(app, window.ctx.ranking_updated)
+    ranking = window.ctx.session.ranking
+    print(f"pool: {ranking.pool.size} chunks recalled, {len(ranking.candidates)} candidates, "
+          f"{len(ranking.rows)} re-ranked rows ({'store ' + args.store if args.store else 'synthetic'})")
+    window.results.view.selectRow(0)
+    app.processEvents()
+    times = []
+    steps = [(k, v) for k, values in SLIDER_STEPS for v in values]
+    for i in range(args.changes):
+        knob, value = steps[i % len(steps)]
+        t0 = time.perf_counter()
+        window.tuning.set_knob(knob, value)
+        window.ctx.session.flush()
+        app.processEvents()
+        times.append((time.perf_counter() - t0) * 1000)
+    window.close()
+    return times
+
+
+def report(times: list[float]) -> None:
+    ordered = sorted(times)
+    p95 = ordered[max(0, int(round(0.95 * len(ordered))) - 1)]
+    print(f"slider change -> table and plots updated: median {statistics.median(times):.1f} ms, "
+          f"p95 {p95:.1f} ms, max {ordered[-1]:.1f} ms over {len(times)} changes")
+
+
+def startup(store: str) -> None:
+    """App start (a new process, timed from before it is spawned) -> first usable window."""
+    home = tempfile.mkdtemp(prefix="memsense-bench-start-")
+    env = {**os.environ, "MEMSENSE_GUI_HOME": home}
+    t0 = time.time()
+    out = subprocess.run([sys.executable, __file__, "--startup-child", "--store", store],
+                         env=env, capture_output=True, text=True, timeout=300)
+    marks = {k: float(v) - t0 for k, v in (line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)}
+    if "usable" not in marks:
+        print(out.stdout, out.stderr, file=sys.stderr)
+        raise SystemExit("bench: the child did not report a usable window")
+    print(f"app start -> window shown {marks['shown']:.2f} s; -> first usable window (store open, users "
+          f"listed) {marks['usable']:.2f} s; model ready in the background at {marks['model']:.2f} s "
+          f"(Python started in {marks['imported']:.2f} s)")
+
+
+def startup_child(store: str) -> None:
+    """Prints epoch times of each milestone, for the parent to subtract its own start from."""
+    print(f"imported={time.time()}", flush=True)
+    from memsense_gui import app as app_module
+    from memsense_gui.state import paths
+
+    home = paths.app_home()
+    paths.settings(home).setValue("store/last", store)
+    app, window = app_module.create_window(sys.argv[:1])
+    window.ctx.store_opened.connect(lambda _loc: print(f"usable={time.time()}", flush=True))
+    window.ctx.model_loaded.connect(lambda: print(f"model={time.time()}", flush=True))
+    app.processEvents()
+    print(f"shown={time.time()}", flush=True)
+    _wait(app, window.ctx.store_opened)
+    if not window.ctx.model_ready:
+        _wait(app, window.ctx.model_loaded)
+    window.close()
+    os._exit(0)  # the timing is done; skip tearing down torch and Qt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--store", help="a store folder (default: a synthetic pool, no model)")
+    parser.add_argument("--user", help="user (conversation) to query")
+    parser.add_argument("--query", default="How many races has Ana run in 2024?")
+    parser.add_argument("--changes", type=int, default=200)
+    parser.add_argument("--startup-child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if args.startup_child:
+        startup_child(args.store)
+        return 0
+    report(slider_changes(args))
+    if args.store:
+        startup(args.store)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

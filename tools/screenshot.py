@@ -1,0 +1,117 @@
+"""Screenshot of the main window on a demo question, taken from the real app under Xvfb.
+
+    python tools/screenshot.py [--store DIR] [--out resources/screenshots/main-window.png] [--dark]
+
+Without a display it re-runs itself under `xvfb-run` with the xcb platform (the real X11
+path, not the offscreen one). The app home is a temporary folder, so your settings and
+presets are untouched; without --store the demo store is built there first (seconds when
+the embeddings are cached, about a minute otherwise). The scene: the first demo question
+with its gold sessions starred, lambda raised to show rank movement, the gold session that
+missed the list pinned in "Why not?", the route-rank matrix below.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script from any folder: the project first
+DEFAULT_OUT = ROOT / "resources" / "screenshots" / "main-window.png"
+QUESTION = 0  # "How many races has Ana run in 2024?": three gold sessions, one outside the top 4
+SIZE = (1600, 1000)
+
+
+def _under_xvfb(argv: list[str]) -> int:
+    if shutil.which("xvfb-run") is None:
+        raise SystemExit("screenshot: xvfb-run is missing; install it with scripts/setup.sh (Debian package xvfb)")
+    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "MEMSENSE_SCREENSHOT_CHILD": "1"}
+    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1920x1200x24 -dpi 96", sys.executable, __file__, *argv]
+    return subprocess.call(cmd, env=env)
+
+
+def _wait(app, signal, timeout_s: float = 300.0) -> None:
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    signal.connect(loop.quit)
+    QTimer.singleShot(int(timeout_s * 1000), loop.quit)
+    loop.exec()
+
+
+def _settle(app, ms: int = 400) -> None:
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def take(store: Path | None, out: Path, dark: bool) -> Path:
+    os.environ["MEMSENSE_GUI_HOME"] = tempfile.mkdtemp(prefix="memsense-screenshot-")
+    from PySide6.QtWidgets import QApplication
+
+    from core.engine import DEMO_DATASET, DEMO_QUESTIONS, build_store
+    from memsense_gui.state import paths
+    from memsense_gui.window.evaluation import install_evaluation
+    from memsense_gui.window.main_window import MainWindow
+
+    app = QApplication(sys.argv[:1])
+    app.setApplicationDisplayName("memsense")
+    home = paths.app_home()
+    if store is None:
+        store = paths.demo_store_dir(home)
+        build_store(DEMO_DATASET, store)
+    window = MainWindow(home, paths.settings(home))
+    install_evaluation(window)  # as the app does
+    window.resize(*SIZE)
+    window.show()
+    window.set_dark(dark)
+    window.default_layout()
+    window.stores.open_store(store)
+    _wait(app, window.ctx.model_loaded)
+    q = json.loads(Path(DEMO_QUESTIONS).read_text())["questions"][QUESTION]
+    gold = sorted({e.split(":")[0][1:] for e in q["evidence"]}, key=int)
+    window.queries.open_question(q["user"], q["question"], set(gold))
+    _wait(app, window.ctx.ranking_updated)
+    window.tuning.set_knob("mmr_lambda", 0.9)
+    window.ctx.session.flush()
+    ranking = window.ctx.session.ranking
+    missed = [c.memory_id for c in ranking.pool.chunks
+              if c.kind == "session" and str(c.session_number) in gold and c.memory_id not in ranking.result_ids]
+    window.queries.focus_why_not()
+    if not window.whynot_panel.search_model.chunk_count:
+        _wait(app, window.ctx.chunks_loaded, 5)
+    for mid in missed:
+        window.ctx.session.pin(mid)
+    window.whynot_panel.search.setText("race")
+    window.results.view.selectRow(0)
+    window.results.view.setFocus()
+    _settle(app)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not window.grab().save(str(out)):
+        raise SystemExit(f"screenshot: cannot write {out}")
+    window.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description="Screenshot of the main window under Xvfb.")
+    parser.add_argument("--store", type=Path, help="an existing store (default: build the demo store)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--dark", action="store_true", help="the dark appearance")
+    args = parser.parse_args(argv)
+    if not os.environ.get("MEMSENSE_SCREENSHOT_CHILD"):
+        return _under_xvfb(argv)
+    print(take(args.store, args.out.resolve(), args.dark))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
