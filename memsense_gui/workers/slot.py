@@ -26,17 +26,20 @@ class TaskSlot:
                  progressed: Progressed | None = None):
         self.runner = runner
         self.task: Task | None = None
+        self._token: object = None
         self._succeeded, self._failed, self._cancelled, self._progressed = succeeded, failed, cancelled, progressed
 
     def start(self, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Task:
         """Cancel the running task of this slot, then queue `fn(*args, task=task, **kwargs)`."""
         self.cancel()
-        task = self.runner.submit(name, fn, *args, **kwargs)
+        token = self._token = object()  # the callbacks hold this, not the task: no reference cycle
+        task = self.runner.submit(
+            name, fn, *args,
+            progressed=lambda done, total, what: self._progress(token, done, total, what),
+            succeeded=lambda result: self._finish(token, result),
+            failed=lambda exc: self._fail(token, exc),
+            **kwargs)
         self.task = task
-        # connected before the event loop runs again: the runner relays results queued
-        task.progressed.connect(lambda done, total, what, t=task: self._progress(t, done, total, what))
-        task.succeeded.connect(lambda result, t=task: self._finish(t, result))
-        task.failed.connect(lambda exc, t=task: self._fail(t, exc))
         return task
 
     def is_current(self, task: Task | None) -> bool:
@@ -52,17 +55,17 @@ class TaskSlot:
         if self.running:
             self.task.cancel()
 
-    def _progress(self, task: Task, done: int, total: int, what: str) -> None:
-        if self.is_current(task) and self._progressed is not None:
+    def _progress(self, token: object, done: int, total: int, what: str) -> None:
+        if token is self._token and self._progressed is not None:
             self._progressed(done, total, what)
 
-    def _finish(self, task: Task, result: Any) -> None:
-        if self.is_current(task) and self._succeeded is not None:
+    def _finish(self, token: object, result: Any) -> None:
+        if token is self._token and self._succeeded is not None:
             self._succeeded(result)
 
-    def _fail(self, task: Task, exc: BaseException) -> None:
-        if not self.is_current(task):
+    def _fail(self, token: object, exc: BaseException) -> None:
+        if token is not self._token:
             return
-        callback = self._cancelled if isinstance(exc, Cancelled) or task.cancelled else self._failed
+        callback = self._cancelled if isinstance(exc, Cancelled) or self.task.cancelled else self._failed
         if callback is not None:
             callback(exc)
