@@ -3,6 +3,7 @@ search (recall + re-rank). Recall runs once per query; `core.rerank` does the re
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -12,18 +13,21 @@ from typing import Callable
 import numpy as np
 
 from core.config import MAX_ROUTE_DEPTH, Config
-from core.embed import Embedder
+from core.embed import Embedder, is_content_key, legacy_model_key
 from core.errors import MemsenseError
 from core.lexical import LexicalIndex
 from core.pool import RecallPool, neighbors_of
 from core.rerank import Ranking, rerank
-from core.store import QdrantStore, RouteHits
+from core.store import QdrantStore, RouteHits, Store, StoreMeta, is_url
+from core.ties import cut_is_clean, rank_route
 from core.types import DENSE_ROUTES, ROUTES, Chunk
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 DEMO_DATASET = RESOURCES / "demo" / "demo-conversations.jsonl"
 DEMO_QUESTIONS = RESOURCES / "demo" / "demo-questions.json"
 MAX_QUERY_CHARS = 100_000
+SAME_MODEL_COSINE = 0.999
+"""A stored vector re-embedded by the same model agrees to float noise; another model's does not."""
 
 Progress = Callable[[int, int, str], None]
 
@@ -81,9 +85,11 @@ def build_store(dataset: str | Path, location: str | Path, *, mode: str = "hybri
         raise MemsenseError(f"{dataset}: no messages to store")
     embedder = Embedder(model, cache_dir)
     try:
-        vectors = route_vectors(chunks, embedder, progress, cancel)
-        store = QdrantStore(location, create=True)
+        store = QdrantStore(location, create=True)  # locked or unwritable: fail before the slow embedding
         try:
+            check_writable(store)
+            check_model(store, store.meta(), embedder)
+            vectors = route_vectors(chunks, embedder, progress, cancel)
             by_user: dict[str, list[int]] = {}
             for i, c in enumerate(chunks):
                 by_user.setdefault(c.user_id, []).append(i)
@@ -101,6 +107,15 @@ def build_store(dataset: str | Path, location: str | Path, *, mode: str = "hybri
                            embedder.embedded, embedder.cached, time.perf_counter() - start)
     finally:
         embedder.close()
+
+
+def check_writable(store: Store) -> None:
+    """A local store folder must be writable before anything is embedded for it."""
+    if is_url(store.location):
+        return
+    folder = Path(store.location).expanduser()
+    if not os.access(folder, os.W_OK):
+        raise MemsenseError(f"the store {folder} is read-only; make it writable, or ingest into another --store")
 
 
 @dataclass
@@ -123,14 +138,14 @@ class Engine:
         except MemsenseError:
             self.embedder.close()
             raise
-        meta = self.store.meta()
-        if meta is None or not meta.users:
+        try:
+            meta = self.store.meta()
+            if meta is None or not meta.users:
+                raise MemsenseError(f"the store {location} holds no users; ingest a dataset into it first")
+            check_model(self.store, meta, self.embedder)
+        except BaseException:
             self.close()
-            raise MemsenseError(f"the store {location} holds no users; ingest a dataset into it first")
-        if self.embedder.key != meta.model_key:
-            self.close()
-            raise MemsenseError(f"the store was built with model {meta.model_key}, not {self.embedder.key}; "
-                                "open it with the same --model")
+            raise
         self.location = str(location)
         self._users: dict[str, _UserIndex] = {}
         self._lock = threading.RLock()
@@ -164,12 +179,12 @@ class Engine:
         t0 = time.perf_counter()
         qvec = self.embedder.encode([query])[0]
         t1 = time.perf_counter()
-        hits = self.store.search(user_id, qvec, DENSE_ROUTES, depth)
+        hits = self._dense(user_id, qvec, depth)
         t2 = time.perf_counter()
         lex = ix.lexical.scores(query)
         found = np.flatnonzero(lex > 0)
-        order = found[np.lexsort((found, -lex[found]))][:depth]
-        hits["lexical"] = RouteHits(order.astype(np.int64), lex[order])
+        rows, scores = rank_route(found, lex[found])
+        hits["lexical"] = RouteHits(rows[:depth], scores[:depth])
         t3 = time.perf_counter()
         rows = {int(i) for route_hits in hits.values() for i in route_hits.rows}
         for s in {ix.chunks[i].session_id for i in rows}:
@@ -192,12 +207,52 @@ class Engine:
                           depth=depth, neighbors=ix.neighbors, neighbor_chunks={c.memory_id: c for c in ix.chunks},
                           timings_ms=timings)
 
+    def _dense(self, user_id: str, qvec: np.ndarray, depth: int) -> dict[str, RouteHits]:
+        """Each dense route to `depth`, ranked by `core.ties.rank_route`. One hit more than
+        asked is fetched; when a tie group runs across the cut, the route is fetched deeper
+        until the group is whole, so the cut never picks among tied hits by chance."""
+        out: dict[str, RouteHits] = {}
+        pending, want = list(DENSE_ROUTES), depth + 1
+        while pending:
+            for route, found in self.store.search(user_id, qvec, pending, want).items():
+                rows, scores = rank_route(found.rows, found.scores)
+                if cut_is_clean(scores, depth, exhausted=len(rows) < want):
+                    out[route] = RouteHits(rows[:depth], scores[:depth])
+            pending, want = [r for r in pending if r not in out], want * 2
+        return out
+
     def search(self, user_id: str, query: str, cfg: Config | None = None) -> Ranking:
         return rerank(self.recall(user_id, query), cfg or Config())
 
     def close(self) -> None:
         self.store.close()
         self.embedder.close()
+
+
+def check_model(store: Store, meta: StoreMeta | None, embedder: Embedder) -> None:
+    """The store's vectors must come from the embedder's model (same weights, any folder).
+
+    Stores record the model's content hash. Stores built before that recorded only a folder
+    name and file sizes, which two different models can share; for those the model is checked
+    by its output: one stored chunk is embedded again and must give the stored vector.
+    """
+    if meta is None or not meta.users or meta.model_key == embedder.key:
+        return
+    where = f"the store {store.location}"
+    if is_content_key(meta.model_key) or meta.model_key != legacy_model_key(embedder.model_path):
+        raise MemsenseError(f"{where} was built with another embedding model ({meta.model_key}) than "
+                            f"{embedder.model_path} ({embedder.key}); pass the --model it was built with, "
+                            "or ingest into a new --store")
+    chunks, vec_full = store.read_user(sorted(meta.users)[0])
+    row = next((i for i in range(len(chunks)) if vec_full[i].any()), None)
+    if row is None:
+        return
+    fresh = embedder.encode([chunks[row].route_text("vec_full")])[0]
+    stored = vec_full[row] / np.linalg.norm(vec_full[row])
+    if float(fresh @ stored) < SAME_MODEL_COSINE:
+        raise MemsenseError(f"{where} was built with a different model that has the same folder name and file "
+                            f"sizes as {embedder.model_path}; pass the --model it was built with, or ingest into "
+                            "a new --store")
 
 
 def validate_query(query: str) -> str:

@@ -147,7 +147,7 @@ class QdrantStore:
         from qdrant_client import models
 
         meta = self.meta() or StoreMeta(model_key, dim, {})
-        if meta.users and (meta.model_key != model_key or meta.dim != dim):
+        if meta.users and meta.dim != dim:  # the model itself is checked by core.engine.check_model
             raise MemsenseError(f"this store was built with model {meta.model_key} (dim {meta.dim}); "
                                 f"ingest with the same --model or into a new store")
         slug = re.sub(r"[^a-zA-Z0-9_-]", "_", user_id)[:40]
