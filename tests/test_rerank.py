@@ -3,6 +3,7 @@ vectors of Memsense itself, and the invariants of STYLE.md as property tests."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -187,7 +188,16 @@ def test_replay_accepts_string_and_null_embeddings():
 
 @pytest.mark.parametrize("case, message", [
     ({"rows": [{"memory_id": "a"}]}, "needs memory_id and rrf_score"),
-    ({"rows": [{"memory_id": "a", "rrf_score": "hi"}]}, "rrf_score must be a number"),
+    ({"rows": [{"memory_id": "a", "rrf_score": "hi"}]}, "rrf_score must be a finite number"),
+    ({"rows": [{"memory_id": "a", "rrf_score": float("inf")}]}, "rrf_score must be a finite number"),
+    ({"rows": [{"memory_id": "a", "rrf_score": 0.1, "score": float("-inf")}]}, "score must be a finite number"),
+    ({"rows": [{"memory_id": "a", "rrf_score": 0.1, "embedding": [1.0, float("nan")]}]}, "embedding[1] is nan"),
+    ({"rows": [{"memory_id": "a", "rrf_score": 0.1, "embedding": "[1, NaN]"}]}, "embedding[1] is nan"),
+    ({"rows": [{"memory_id": "a", "rrf_score": 0.1, "tags": "running"}]}, "tags must be a list of strings"),
+    ({"rows": [{"memory_id": "a", "rrf_score": 0.1, "tags": 5}]}, "tags must be a list of strings"),
+    ({"rows": [{"memory_id": "a", "rrf_score": 0.1, "routes": "lexical"}]}, "routes must be a list of strings"),
+    ({"rows": [{"memory_id": None, "rrf_score": 0.1}]}, "memory_id must be non-empty text"),
+    ({"rows": [{"memory_id": "a", "rrf_score": 0.1}, {"memory_id": "a", "rrf_score": 0.2}]}, "appears twice"),
     ({"rows": [], "options": {"gamma": 1}}, "unknown option(s) gamma"),
     ({"rows": [{"memory_id": "a", "rrf_score": 0.1, "embedding": "[1,"}]}, "embedding string"),
     ({"rows": [], "options": {"lambda": float("nan")}}, "mmr_lambda: must be a finite number"),
@@ -196,7 +206,7 @@ def test_replay_accepts_string_and_null_embeddings():
 def test_replay_bad_rows(case, message):
     from core.errors import MemsenseError
 
-    with pytest.raises(MemsenseError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(MemsenseError, match=re.escape(message)):
         replay(case)
 
 
