@@ -19,7 +19,7 @@ from core.lexical import LexicalIndex
 from core.pool import RecallPool, neighbors_of
 from core.rerank import Ranking, rerank
 from core.store import QdrantStore, RouteHits, Store, StoreMeta, is_url
-from core.ties import cut_is_clean, rank_route
+from core.ties import rank_route, ranked_lists
 from core.types import DENSE_ROUTES, ROUTES, Chunk
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
@@ -208,18 +208,9 @@ class Engine:
                           timings_ms=timings)
 
     def _dense(self, user_id: str, qvec: np.ndarray, depth: int) -> dict[str, RouteHits]:
-        """Each dense route to `depth`, ranked by `core.ties.rank_route`. One hit more than
-        asked is fetched; when a tie group runs across the cut, the route is fetched deeper
-        until the group is whole, so the cut never picks among tied hits by chance."""
-        out: dict[str, RouteHits] = {}
-        pending, want = list(DENSE_ROUTES), depth + 1
-        while pending:
-            for route, found in self.store.search(user_id, qvec, pending, want).items():
-                rows, scores = rank_route(found.rows, found.scores)
-                if cut_is_clean(scores, depth, exhausted=len(rows) < want):
-                    out[route] = RouteHits(rows[:depth], scores[:depth])
-            pending, want = [r for r in pending if r not in out], want * 2
-        return out
+        """Each dense route to `depth`, noise-tied cosines ordered by id (`core.ties`)."""
+        lists = ranked_lists(lambda routes, n: self.store.search(user_id, qvec, routes, n), DENSE_ROUTES, depth)
+        return {r: RouteHits(*hits) for r, hits in lists.items()}
 
     def search(self, user_id: str, query: str, cfg: Config | None = None) -> Ranking:
         return rerank(self.recall(user_id, query), cfg or Config())

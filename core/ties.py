@@ -12,6 +12,8 @@ afterwards (normalisation, fusion) sees exact ties too.
 """
 from __future__ import annotations
 
+from typing import Callable, Sequence
+
 import numpy as np
 
 TIE_TOLERANCE = 1e-6
@@ -47,8 +49,18 @@ def rank_route(rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.nda
     return out_rows, out_scores
 
 
-def cut_is_clean(scores: np.ndarray, limit: int, exhausted: bool) -> bool:
-    """Whether a ranked list (from `rank_route`) fetched one past `limit` can be cut at `limit`
-    without choosing among a tie group by chance: the list was exhausted, or the last fetched
-    hit is in a later group than the hit at the cut."""
-    return exhausted or len(scores) <= limit or scores[limit - 1] != scores[-1]
+def ranked_lists(fetch: Callable[[list[str], int], dict[str, tuple[np.ndarray, np.ndarray]]],
+                 routes: Sequence[str], depth: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each route's list to `depth`, ranked by `rank_route`, from `fetch(routes, n)` (a store's
+    best `n` rows and raw scores per route). One hit more than asked is fetched; when a tie
+    group runs across the cut, that route is fetched twice as deep until the group is whole,
+    so which tied hits make the cut never depends on how the store broke the tie."""
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    pending, want = list(routes), depth + 1
+    while pending:
+        for route, (rows, scores) in fetch(pending, want).items():
+            rows, scores = rank_route(rows, scores)
+            if len(rows) < want or scores[depth - 1] != scores[-1]:
+                out[route] = (rows[:depth], scores[:depth])
+        pending, want = [r for r in pending if r not in out], want * 2
+    return out
