@@ -4,6 +4,7 @@ search (recall + re-rank). Recall runs once per query; `core.rerank` does the re
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 from dataclasses import dataclass
@@ -84,8 +85,11 @@ def build_store(dataset: str | Path, location: str | Path, *, mode: str = "hybri
     if not chunks:
         raise MemsenseError(f"{dataset}: no messages to store")
     embedder = Embedder(model, cache_dir)
+    folder = None if is_url(location) else Path(location).expanduser()
+    new_folder = folder is not None and not folder.exists()
     try:
         store = QdrantStore(location, create=True)  # locked or unwritable: fail before the slow embedding
+        written = False
         try:
             check_writable(store)
             check_model(store, store.meta(), embedder)
@@ -99,10 +103,13 @@ def build_store(dataset: str | Path, location: str | Path, *, mode: str = "hybri
                     progress(n, len(by_user), f"storing {user}")
                 store.write_user(user, [chunks[i] for i in rows], {r: v[rows] for r, v in vectors.items()},
                                  embedder.key, dim, cancelled=cancel.is_set if cancel else None)
+                written = True
             if progress:
                 progress(len(by_user), len(by_user), "done")
         finally:
             store.close()
+            if new_folder and not written:  # a failed first ingest leaves no empty store behind
+                shutil.rmtree(folder, ignore_errors=True)
         return IngestStats(len(by_user), sum(c.kind == "session" for c in chunks), sum(c.kind == "turn" for c in chunks),
                            embedder.embedded, embedder.cached, time.perf_counter() - start)
     finally:

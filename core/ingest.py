@@ -75,11 +75,11 @@ KEPT_CATEGORIES = (1, 2, 3, 4)
 
 _FORMAT_HINT = (
     "A conversation file is LoCoMo JSON or JSON Lines with one message per line "
-    '(keys user, session, time, speaker, text; see "Conversation file format" in README).'
+    '(keys user, session, time, speaker, text; see the "Data" section of README.md).'
 )
 _QUESTION_HINT = (
     'A question file is LoCoMo JSON or {"questions": [{"user", "question", "answer", '
-    '"category", "evidence"}, ...]} (see README).'
+    '"category", "evidence"}, ...]} (see the "Data" section of README.md).'
 )
 
 

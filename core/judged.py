@@ -27,6 +27,7 @@ from typing import Iterable, Mapping, Sequence
 
 from core.atomic import write_text_atomic
 from core.errors import MemsenseError
+from core.files import read_text
 from core.types import Question
 
 FORMAT = "memsense-judged-questions"
@@ -94,7 +95,7 @@ def dumps_judged(questions: Iterable[Question]) -> str:
 def is_judged_file(path: str | Path) -> bool:
     """True when the file is a judged set (a JSON object whose "format" names it)."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8", errors="replace") as f:  # other bytes are reported by the reader
             head = f.read(4096)
     except OSError:
         return False
@@ -105,9 +106,7 @@ def load_judged(path: str | Path) -> list[Question]:
     """Read a judged set, checking every field; errors name the question and the fix."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise MemsenseError(f"cannot read judged questions {path}: {exc.strerror}") from None
+        data = json.loads(read_text(path, "judged questions"))
     except json.JSONDecodeError as exc:
         raise MemsenseError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg}); fix the file or export it again") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("questions"), list):
@@ -273,10 +272,7 @@ def read_qrels(path: str | Path, questions: Sequence[Question],
     and memory ids of the store, against the store): question id -> {docid: grade}.
     Blank lines and lines starting with # are skipped."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MemsenseError(f"cannot read qrels {path}: {exc.strerror}") from None
+    text = read_text(path, "qrels")
     users = {q.question_id: q.user_id for q in questions}
     out: dict[str, dict[str, int]] = {}
     first_line: dict[tuple[str, str], int] = {}

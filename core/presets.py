@@ -8,6 +8,7 @@ from core import config as config_io
 from core.atomic import write_text_atomic
 from core.config import Config
 from core.errors import MemsenseError
+from core.files import read_text
 from core.types import ROUTES
 
 MEMSENSE = "memsense"
@@ -61,12 +62,22 @@ class PresetStore:
         if not self.path.exists():
             return {}
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+            data = json.loads(read_text(self.path, "presets file"))
+        except json.JSONDecodeError as exc:
             raise MemsenseError(f"presets file {self.path} is unreadable ({exc}); move it aside to start afresh") from None
         if not isinstance(data, dict):
             raise MemsenseError(f"presets file {self.path} must hold an object of name: settings")
-        return {name: config_io.from_dict(values) for name, values in data.items()}
+        taken = sorted(set(data) & set(BUILTIN))
+        if taken:
+            raise MemsenseError(f"presets file {self.path} defines {', '.join(map(repr, taken))}, the name of a built-in "
+                                "preset, which cannot be replaced; rename it in the file")
+        out = {}
+        for name, values in data.items():
+            try:
+                out[name] = config_io.from_dict(values)
+            except MemsenseError as exc:
+                raise MemsenseError(f"presets file {self.path}, preset {name!r}: {exc}") from None
+        return out
 
     def _write(self) -> None:
         data = {name: config_io.to_dict(cfg) for name, cfg in sorted(self._presets.items())}
@@ -84,12 +95,18 @@ class PresetStore:
             return self._presets[name]
         return builtin(name)
 
-    def save(self, name: str, cfg: Config) -> None:
+    @staticmethod
+    def check_name(name: str) -> str:
+        """The name a preset would be saved under; empty or built-in names are refused."""
         name = name.strip()
         if not name:
             raise MemsenseError("a preset needs a name")
         if name in BUILTIN:
             raise MemsenseError(f"{name!r} is a built-in preset; choose another name")
+        return name
+
+    def save(self, name: str, cfg: Config) -> None:
+        name = self.check_name(name)
         self._presets[name] = cfg
         self._write()
 

@@ -32,6 +32,25 @@ def is_url(location: str | Path) -> bool:
     return str(location).startswith(("http://", "https://"))
 
 
+def _server(url: str):
+    """A client of the Qdrant server at `url`, checked with one request; a malformed address,
+    a server that is down or not Qdrant is one MemsenseError."""
+    import warnings
+
+    from qdrant_client import QdrantClient
+
+    fix = "start the server or check the address (http://HOST:PORT, Qdrant's default port is 6333)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # qdrant_client warns before it fails; the error says it all
+        try:
+            client = QdrantClient(url=url, timeout=10)
+            client.get_collections()
+        except Exception as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise MemsenseError(f"cannot reach a Qdrant server at {url} ({reason}); {fix}") from None
+    return client
+
+
 @dataclass(frozen=True)
 class StoreMeta:
     model_key: str
@@ -89,7 +108,7 @@ class QdrantStore:
         self.location = str(location)
         self._row_index: dict[str, dict[str, int]] = {}
         if is_url(location):
-            self.client = QdrantClient(url=self.location)
+            self.client = _server(self.location)
         else:
             path = Path(location).expanduser()
             if not create and not (path / "collection").exists() and not (path / "meta.json").exists():

@@ -1,0 +1,53 @@
+"""Reading the user's text files and checking where outputs go, with one clear message each.
+
+Everything here is cheap, so commands call it before any slow work: a bad `--out` is found
+before a tuning run, not after it.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from core.errors import MemsenseError
+
+
+def read_text(path: str | Path, what: str) -> str:
+    """The UTF-8 text of a file (a leading BOM dropped); any failure is one MemsenseError
+    naming `what` (e.g. "config"), the path and the fix."""
+    p = Path(path)
+    if not str(path).strip():
+        raise MemsenseError(f"no {what} file named (an empty path); give the path of the file")
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise MemsenseError(f"{what} {p} does not exist; check the path") from None
+    except IsADirectoryError:
+        raise MemsenseError(f"{what} {p} is a folder; give the path of a file") from None
+    except OSError as exc:
+        raise MemsenseError(f"cannot read {what} {p} ({exc.strerror}); check its permissions") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise MemsenseError(f"{what} {p} is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); "
+                            "save it as UTF-8") from None
+
+
+def check_output(path: str | Path, what: str, suffixes: tuple[str, ...] = ()) -> Path:
+    """Where an output file will go, checked before any work: a file name (not a folder), with
+    one of `suffixes` when given, in a folder that exists and is writable. Folders are never
+    created: a mistyped folder is far likelier than a wish for a new one."""
+    if not str(path).strip():
+        raise MemsenseError(f"the {what} path is empty; give a file name")
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise MemsenseError(f"{what} {p} is a folder; give a file name inside it, e.g. {p / ('out' + (suffixes[0] if suffixes else ''))}")
+    if suffixes and p.suffix.lower() not in suffixes:
+        raise MemsenseError(f"{what} {p} must end in {' or '.join(suffixes)}")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise MemsenseError(f"cannot write {what} {p}: the folder {parent} does not exist; create it first "
+                            "or choose another path")
+    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise MemsenseError(f"cannot write {what} {p}: permission denied; choose a writable folder")
+    return p
