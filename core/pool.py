@@ -33,10 +33,13 @@ class RecallPool:
     """memory_id -> (previous, next) memory_id of the same session and kind (§4)."""
     neighbor_chunks: dict[str, Chunk] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    tie_order: str = "memory_id"
+    """What the row order is, so what breaks ties: "memory_id", or the order a source's own
+    database gave (a live Memsense: its pool order, see core.recall.postgres)."""
 
     def __post_init__(self) -> None:
         ids = [c.memory_id for c in self.chunks]
-        if ids != sorted(ids):
+        if self.tie_order == "memory_id" and ids != sorted(ids):
             raise ValueError("RecallPool.chunks must be sorted by memory_id")
         n = len(self.chunks)
         if self.ranks.shape != (n, len(ROUTES)) or self.scores.shape != (n, len(ROUTES)):

@@ -1,0 +1,96 @@
+"""Search a live Memsense database: its stored chunks and vectors, recall in PostgreSQL, the
+query embedded by the model that embedded the data, and `core`'s re-rank on top.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from core.config import MAX_ROUTE_DEPTH, Config
+from core.errors import MemsenseError
+from core.pool import RecallPool
+from core.recall.postgres import DEFAULT_SCOPE, DEFAULT_TENANT, PostgresStore
+from core.recall.query_embed import DEFAULT_TIMEOUT_S, EndpointEmbedder, FolderEmbedder, is_url
+from core.rerank import Ranking, rerank
+
+MAX_QUERY_CHARS = 100_000
+
+
+class PostgresEngine:
+    """The same surface as the embedded store's engine: users, chunks, recall, search."""
+
+    def __init__(self, dsn: str, *, tenant: str = DEFAULT_TENANT, scope: str = DEFAULT_SCOPE,
+                 embedder: str | None = None, embed_timeout: float = DEFAULT_TIMEOUT_S):
+        if not embedder:
+            raise MemsenseError("a Memsense database needs the query embedded by the model that embedded it: pass "
+                                "--embedder URL (the embedding endpoint Memsense uses) or --embedder MODEL_FOLDER")
+        self.store = PostgresStore(dsn, tenant, scope)
+        self.location = self.store.location
+        self.tenant, self.scope = tenant, scope
+        self._embedder_spec, self._timeout = embedder, embed_timeout
+        self._embedders: dict[str, object] = {}
+        self._lock = threading.RLock()
+
+    def users(self) -> list[str]:
+        return self.store.users()
+
+    def chunks(self, user_id: str):
+        return self.store.chunks(user_id)
+
+    def load_model(self) -> None:
+        """Nothing to load ahead: the endpoint or folder is opened for the model a user's data needs."""
+
+    def model_of(self, user_id: str) -> tuple[str, int]:
+        """The stored model name and vector dimension of a user's data."""
+        s = self.store.check_user(user_id)
+        if len(s.models) != 1:
+            raise MemsenseError(f"user {user_id!r} has vectors from several models {list(s.models)}; "
+                                "Memsense ranks them together, but one query embedding cannot match them all")
+        return s.models[0], s.dims[0]
+
+    def _embedder(self, model: str):
+        with self._lock:
+            if model not in self._embedders:
+                spec = self._embedder_spec
+                self._embedders[model] = EndpointEmbedder(spec, model, timeout=self._timeout) if is_url(spec) \
+                    else FolderEmbedder(spec, model)
+            return self._embedders[model]
+
+    def embed_query(self, user_id: str, query: str) -> np.ndarray:
+        model, dim = self.model_of(user_id)
+        vec = self._embedder(model).embed(query)
+        if vec.shape[0] != dim:
+            raise MemsenseError(f"the query embedding has {vec.shape[0]} dimensions but {user_id!r}'s stored vectors have "
+                                f"{dim} (model {model}); embed queries with {model}")
+        return vec
+
+    def recall(self, user_id: str, query: str, depth: int = MAX_ROUTE_DEPTH, top_k: int = 4) -> RecallPool:
+        """Recall to `depth`; `top_k` picks the service pool whose order breaks ties."""
+        query = validate_query(query)
+        t0 = time.perf_counter()
+        qvec = self.embed_query(user_id, query)
+        t1 = time.perf_counter()
+        pool = self.store.recall(user_id, query, qvec, depth, top_k)
+        pool.timings_ms.update({"embed": (t1 - t0) * 1e3, "database": (time.perf_counter() - t1) * 1e3})
+        return pool
+
+    def search(self, user_id: str, query: str, cfg: Config | None = None) -> Ranking:
+        cfg = cfg or Config()
+        return rerank(self.recall(user_id, query, top_k=cfg.top_k), cfg)
+
+    def close(self) -> None:
+        self.store.close()
+        for e in self._embedders.values():
+            if hasattr(e, "close"):
+                e.close()
+
+
+def validate_query(query: str) -> str:
+    """Memsense trims the query before embedding and matching it."""
+    if not isinstance(query, str) or not query.strip():
+        raise MemsenseError("the query is empty; type a question to search for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise MemsenseError(f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
+    return query.strip()
