@@ -47,6 +47,11 @@ def _config(args: argparse.Namespace):
 
 def cmd_ingest(args: argparse.Namespace) -> Any:
     from core.engine import build_store
+    from core.recall.postgres import is_postgres
+
+    if is_postgres(args.store):
+        raise MemsenseError("a Memsense database is only ever read; to work on a copy, "
+                            f"`memsense import {args.store} --store DIR`, then ingest into DIR")
 
     stats = build_store(args.dataset, args.store, mode=args.mode, model=args.model, cache_dir=args.cache,
                         facet_source=args.facets, progress=None if args.json else _progress_bar())
@@ -58,6 +63,15 @@ def cmd_ingest(args: argparse.Namespace) -> Any:
 
 
 def _engine(args: argparse.Namespace):
+    from core.recall.postgres import is_postgres
+
+    if is_postgres(args.store):
+        from core.recall.pg_engine import PostgresEngine
+
+        return PostgresEngine(args.store, tenant=args.tenant, scope=args.scope,
+                              embedder=args.embedder or args.model, embed_timeout=args.embed_timeout)
+    if args.service:
+        raise MemsenseError("--service compares with a live Memsense: give its database as --store postgresql://...")
     from core.engine import Engine
 
     return Engine(args.store, model=args.model, cache_dir=args.cache)
@@ -78,18 +92,42 @@ def pool_table(ranking) -> list[dict[str, Any]]:
 def cmd_search(args: argparse.Namespace) -> Any:
     engine = _engine(args)
     try:
-        ranking = engine.search(args.user, args.query, _config(args))
+        cfg = _config(args)
+        ranking = engine.search(args.user, args.query, cfg)
+        comparison = None
+        if getattr(args, "service", None):
+            from core.recall.service import compare, service_search
+
+            production = service_search(args.service, tenant=args.tenant, scope=args.scope, user=args.user,
+                                        query=args.query, top_k=cfg.top_k)
+            comparison = compare(production, ranking)
     finally:
         engine.close()
     if args.json:
-        return {"query": args.query, "user": args.user, "session_first": ranking.session_first,
-                "results": list(ranking.results), "pool": pool_table(ranking)}
+        out = {"query": args.query, "user": args.user, "session_first": ranking.session_first,
+               "results": list(ranking.results), "pool": pool_table(ranking)}
+        if comparison is not None:
+            out["production"] = comparison.to_dict()
+        return out
+    if comparison is not None:
+        print(f"{'':>2} {'production':<24}{'final_score':>12}   {'reproduction':<24}{'final_score':>12}")
+        for line in comparison.lines:
+            mark = "=" if line.matches else "≠"
+            print(f"{line.position:>2} {line.production_id or '-':<24}{_score(line.production_score):>12} {mark} "
+                  f"{line.reproduction_id or '-':<24}{_score(line.reproduction_score):>12}"
+                  + (f"\n   {line.reason}" if line.reason else ""))
+        print(comparison.summary)
+        return None
     for r in ranking.results:
         text = json.loads(r["content"])["user"].replace("\n", " ")
         print(f"{r['explain']['diversity']['selected_rank'] or '-':>2} {r['memory_id']:<22} final {r['final_score']:.6f} "
               f"rrf {r['rrf_score']:.4f}  {', '.join(r['routes'])}\n   {text[:110]}")
     print(f"pool: {len(ranking.candidates)} candidates; session-first: {ranking.session_first}")
     return None
+
+
+def _score(v: float | None) -> str:
+    return "-" if v is None else f"{v:.6f}"
 
 
 def cmd_explain(args: argparse.Namespace) -> Any:
@@ -146,6 +184,13 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument("--store", required=True, help="store directory (or http(s):// Qdrant URL)")
             sp.add_argument("--model", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
             sp.add_argument("--cache", help="embedding cache directory (default ~/.cache/memsense)")
+            live = sp.add_argument_group("a live Memsense database (--store postgresql://USER:PASSWORD@HOST:PORT/DB)")
+            live.add_argument("--tenant", default="default", help="Memsense tenant_id (default: default)")
+            live.add_argument("--scope", default="user", help="Memsense scope (default: user)")
+            live.add_argument("--embedder", help="the embedding endpoint URL Memsense uses (either request shape), "
+                                                 "or a local sentence-transformers folder of the same model")
+            live.add_argument("--embed-timeout", type=float, default=30.0, help="seconds to wait for --embedder")
+            live.add_argument("--service", help="the Memsense service URL: show its results beside the reproduction")
 
     sp = sub.add_parser("ingest", help="build or update a store from a LoCoMo JSON or JSONL dataset")
     sp.add_argument("dataset")

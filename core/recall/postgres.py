@@ -203,17 +203,23 @@ def chunk_from_row(row: dict, order: int) -> Chunk:
 
 
 def connection_error(dsn: str, exc: Exception) -> MemsenseError:
-    first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1].strip()
-    where = redact(dsn)
-    low = first.lower()
-    if "refused" in low or "could not connect" in low or "timeout" in low or "no route" in low:
-        return MemsenseError(f"no PostgreSQL answers at {where} ({first}); start the database or fix host and port")
-    if "password" in low or "authentication" in low or "role" in low:
-        return MemsenseError(f"PostgreSQL at {where} refused the login ({first}); give the right user and password "
+    """One line for a failed connection, saying what to fix."""
+    text = " ".join(str(exc).split())
+    detail = re.sub(r"^connection (failed|is bad): ", "", text)
+    detail = re.sub(r'^connection to server at "[^"]*", port \d+ failed: (FATAL: )?', "", detail)
+    where, low = redact(dsn), text.lower()
+    if "refused" in low or "timeout expired" in low or "no route" in low or "could not translate host" in low \
+            or "resolve host" in low:
+        return MemsenseError(f"no PostgreSQL answers at {where} ({detail}); start the database or fix host and port")
+    if "invalid" in low and "connection option" in low or "invalid dsn" in low or "missing" in low and "=" in low:
+        return MemsenseError(f"{where} is not a PostgreSQL address ({detail}); "
+                             "write postgresql://USER:PASSWORD@HOST:PORT/DATABASE")
+    if "password" in low or "authentication" in low or ("role" in low and "does not exist" in low):
+        return MemsenseError(f"PostgreSQL at {where} refused the login ({detail}); give the right user and password "
                              "in the address (postgresql://USER:PASSWORD@HOST:PORT/DATABASE)")
     if "database" in low and "does not exist" in low:
-        return MemsenseError(f"{first} at {where}; name the Memsense database in the address")
-    return MemsenseError(f"cannot open the Memsense database {where}: {first}")
+        return MemsenseError(f"{detail} at {where}; name the Memsense database in the address")
+    return MemsenseError(f"cannot open the Memsense database {where}: {detail}")
 
 
 class PostgresStore:

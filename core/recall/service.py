@@ -1,0 +1,137 @@
+"""Production beside the reproduction: ask a running Memsense service the same question
+(`POST /v1/memory/search`, SPEC §10) and compare its results with a `Ranking`, position by
+position: same id, same order, same `final_score` to 1e-6, and a reason for any difference
+when one can be told.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import MemsenseError
+
+SCORE_TOLERANCE = 1e-6
+DEFAULT_TIMEOUT_S = 60.0
+
+
+def service_search(url: str, *, tenant: str, scope: str, user: str, query: str, top_k: int,
+                   timeout: float = DEFAULT_TIMEOUT_S) -> list[dict[str, Any]]:
+    """The service's results for one search, in its pick order."""
+    endpoint = url.rstrip("/") + "/v1/memory/search"
+    body = json.dumps({"tenant_id": tenant, "scope": scope, "user_id": user, "query": query, "top_k": top_k}).encode()
+    req = urllib.request.Request(endpoint, data=body, headers={"content-type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            raw = resp.read()
+    except urllib.error.HTTPError as exc:
+        detail = exc.read()[:300].decode("utf-8", "replace")
+        try:
+            detail = json.loads(detail).get("error") or detail
+        except (ValueError, AttributeError):
+            pass
+        raise MemsenseError(f"the Memsense service at {url} answered HTTP {exc.code} ({' '.join(str(detail).split())}); "
+                            "check --service and that its database is the one given in --store") from None
+    except (socket.timeout, TimeoutError):
+        raise MemsenseError(f"the Memsense service at {url} did not answer within {timeout:g} s") from None
+    except urllib.error.URLError as exc:
+        raise MemsenseError(f"cannot reach the Memsense service at {url} ({exc.reason}); start it or fix --service") from None
+    try:
+        obj = json.loads(raw)
+        chunks = obj["data"]["chunks"]
+        if not obj.get("ok", True) or not isinstance(chunks, list):
+            raise ValueError
+    except (ValueError, KeyError, TypeError):
+        raise MemsenseError(f"{endpoint} did not answer {{ok, data: {{chunks}}}}; is --service a Memsense service?") from None
+    return chunks
+
+
+@dataclass(frozen=True)
+class Line:
+    """One result position: production's chunk beside the reproduction's."""
+
+    position: int
+    production_id: str | None
+    production_score: float | None
+    reproduction_id: str | None
+    reproduction_score: float | None
+    matches: bool
+    reason: str  # "" when it matches
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"position": self.position, "production": {"memory_id": self.production_id,
+                                                          "final_score": self.production_score},
+                "reproduction": {"memory_id": self.reproduction_id, "final_score": self.reproduction_score},
+                "matches": self.matches, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    lines: tuple[Line, ...]
+
+    @property
+    def matches(self) -> bool:
+        return all(line.matches for line in self.lines)
+
+    @property
+    def summary(self) -> str:
+        same = sum(line.matches for line in self.lines)
+        if self.matches:
+            return (f"production and reproduction match: {same}/{len(self.lines)} results, same ids, same order, "
+                    f"final_score within {SCORE_TOLERANCE:g}")
+        return f"production and reproduction differ: {same}/{len(self.lines)} positions match"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"matches": self.matches, "summary": self.summary, "lines": [x.to_dict() for x in self.lines]}
+
+
+def compare(production: list[dict[str, Any]], ranking) -> Comparison:
+    """Position by position; the reason for a difference comes from the reproduction's view."""
+    ours = list(ranking.results)
+    score_of = {r["memory_id"]: r["final_score"] for r in ours}
+    lines = []
+    for k in range(max(len(production), len(ours))):
+        p = production[k] if k < len(production) else None
+        o = ours[k] if k < len(ours) else None
+        pid, pscore = (p.get("memory_id"), _num(p.get("final_score"))) if p else (None, None)
+        oid, oscore = (o["memory_id"], o["final_score"]) if o else (None, None)
+        same = pid == oid and pscore is not None and oscore is not None and abs(pscore - oscore) <= SCORE_TOLERANCE
+        reason = "" if same else _reason(p, o, ranking, score_of)
+        lines.append(Line(k + 1, pid, pscore, oid, oscore, same, reason))
+    return Comparison(tuple(lines))
+
+
+def _num(v: Any) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _reason(p: dict | None, o: dict | None, ranking, score_of: dict[str, float]) -> str:
+    if p is None:
+        return "production returned fewer results"
+    if o is None:
+        return "the reproduction returned fewer results"
+    pid, pscore = p.get("memory_id"), _num(p.get("final_score"))
+    if pid == o["memory_id"]:
+        theirs = p.get("explain") or {}
+        if _num(theirs.get("memory_score")) is not None and \
+                abs(_num(theirs["memory_score"]) - _clamped(ranking, pid)) > SCORE_TOLERANCE:
+            return (f"memory score {theirs['memory_score']} in production, {_clamped(ranking, pid)} read here "
+                    "(promoted or demoted between the two reads)")
+        return f"final_score {pscore} in production, {o['final_score']} here: route ranks differ (query embedding?)"
+    if pid in score_of and pscore is not None and abs(score_of[pid] - o["final_score"]) <= SCORE_TOLERANCE:
+        return f"tie: {pid} and {o['memory_id']} both score {o['final_score']}; the order among ties differs"
+    if ranking.pool.index_of(pid) is None and pid not in ranking.pool.neighbor_chunks:
+        return f"{pid} is not among the user's active chunks read here (written or changed since?)"
+    fate = ranking.fate(pid)
+    return f"here {pid} is {fate.status}: {fate.reason}"
+
+
+def _clamped(ranking, memory_id: str) -> float:
+    i = ranking.pool.index_of(memory_id)
+    return float(ranking.pool.static.memory_score[i]) if i is not None else float("nan")
