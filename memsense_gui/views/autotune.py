@@ -23,7 +23,7 @@ from core.tune import KNOBS, TuneResult
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.models.trials import TrialModel
 from memsense_gui.plots.sensitivity import SensitivityPlot
-from memsense_gui.workers.runner import Task, TaskRunner
+from memsense_gui.workers.runner import Job, Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
 TuneFn = Callable[[Sequence[str], Sequence[str], str, int, Callable[[int, int, str], None], threading.Event],
@@ -219,5 +219,5 @@ class AutoTuneView(QWidget):
         self.runner.shutdown(wait=False)
 
 
-def _run_tune(tune: TuneFn, train: list[str], test: list[str], metric: str, trials: int, task: Task) -> TuneResult:
+def _run_tune(tune: TuneFn, train: list[str], test: list[str], metric: str, trials: int, task: Job) -> TuneResult:
     return tune(train, test, metric, trials, task.report, task.cancel_event)

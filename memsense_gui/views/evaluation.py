@@ -29,7 +29,7 @@ from memsense_gui.plots.category_bars import CategoryBars
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.autotune import AutoTuneView
 from memsense_gui.views.evaluation_source import EvaluationSource
-from memsense_gui.workers.runner import Task, TaskRunner
+from memsense_gui.workers.runner import Job, Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
 EvaluateFn = Callable[[Mapping[str, Config], int, Callable[[int, int, str], None], threading.Event],
@@ -312,7 +312,7 @@ def _builtin_presets() -> Mapping[str, Config]:
     return BUILTIN
 
 
-def _run_evaluation(evaluate: EvaluateFn, presets: Mapping[str, Config], k: int, task: Task) -> list:
+def _run_evaluation(evaluate: EvaluateFn, presets: Mapping[str, Config], k: int, task: Job) -> list:
     """Worker-thread body: the evaluate callable with the task's progress and cancel token."""
     results = list(evaluate(presets, k, task.report, task.cancel_event))
     task.check()

@@ -37,7 +37,7 @@ class EvaluationSource(QObject):
     def __init__(self, ctx: AppContext, parent: QObject | None = None):
         super().__init__(parent)
         self.ctx = ctx
-        self.bridge = EngineBridge(ctx.engine_runner, self)
+        self.bridge = EngineBridge(ctx.engine_runner)
         saved = ctx.settings.value("evaluation/questions", "")
         self.app_judged = saved == APP_JUDGED
         self.path: Path | None = Path(saved) if saved and Path(saved).exists() else _demo_questions()

@@ -15,7 +15,7 @@ from core.judged import session_docid
 from core.pool import RecallPool
 from core.rerank import rerank
 from core.types import Chunk, Question
-from memsense_gui.workers.runner import Task
+from memsense_gui.workers.runner import Job
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class OpenedStore:
     users: tuple[str, ...]
 
 
-def open_store(factory: Callable[[str], Any], location: str, task: Task | None = None) -> OpenedStore:
+def open_store(factory: Callable[[str], Any], location: str, task: Job | None = None) -> OpenedStore:
     """Open a store and list its users (Qdrant open + scroll: fast, but never on the GUI thread)."""
     engine = factory(location)
     try:
@@ -39,12 +39,12 @@ def open_store(factory: Callable[[str], Any], location: str, task: Task | None =
     return OpenedStore(str(location), engine, users)
 
 
-def load_model(engine: Any, task: Task | None = None) -> None:
+def load_model(engine: Any, task: Job | None = None) -> None:
     """Load the embedding model (several seconds on first use)."""
     engine.load_model()
 
 
-def user_chunks(engine: Any, user_id: str, task: Task | None = None) -> tuple[str, tuple[Chunk, ...]]:
+def user_chunks(engine: Any, user_id: str, task: Job | None = None) -> tuple[str, tuple[Chunk, ...]]:
     return user_id, tuple(engine.chunks(user_id))
 
 
@@ -61,7 +61,7 @@ class RecallResult:
     pool: RecallPool
 
 
-def recall(engine: Any, request: RecallRequest, task: Task | None = None) -> RecallResult:
+def recall(engine: Any, request: RecallRequest, task: Job | None = None) -> RecallResult:
     """Embed the query and run the eight routes (the slow half of a search)."""
     if task is not None:
         task.check()
@@ -69,7 +69,7 @@ def recall(engine: Any, request: RecallRequest, task: Task | None = None) -> Rec
 
 
 def preset_run(engine: Any, questions: list[Question], cfg: Config, level: str = "memory",
-               task: Task | None = None) -> dict[str, list[tuple[str, float]]]:
+               task: Job | None = None) -> dict[str, list[tuple[str, float]]]:
     """Recall and re-rank every question under one config, for a TREC run: question id ->
     (memory id, or session id at session level; final score) in result order."""
     entries: dict[str, list[tuple[str, float]]] = {}
@@ -84,10 +84,10 @@ def preset_run(engine: Any, questions: list[Question], cfg: Config, level: str =
     return entries
 
 
-def close_engine(engine: Any, task: Task | None = None) -> None:
+def close_engine(engine: Any, task: Job | None = None) -> None:
     engine.close()
 
 
-def build_store(builder: Callable[..., Any], dataset: Path, location: Path, mode: str, task: Task) -> Any:
+def build_store(builder: Callable[..., Any], dataset: Path, location: Path, mode: str, task: Job) -> Any:
     """Ingest a conversation file into a new store, reporting progress; cancellable."""
     return builder(Path(dataset), Path(location), mode=mode, progress=task.report, cancel=task.cancel_event)
