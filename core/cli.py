@@ -68,9 +68,10 @@ def _engine(args: argparse.Namespace):
     if is_postgres(args.store):
         from core.recall.pg_engine import PostgresEngine
 
-        return PostgresEngine(args.store, tenant=args.tenant, scope=args.scope,
-                              embedder=args.embedder or args.model, embed_timeout=args.embed_timeout)
-    if args.service:
+        return PostgresEngine(args.store, tenant=getattr(args, "tenant", "default"), scope=getattr(args, "scope", "user"),
+                              embedder=getattr(args, "embedder", None) or args.model,
+                              embed_timeout=getattr(args, "embed_timeout", 30.0))
+    if getattr(args, "service", None):
         raise MemsenseError("--service compares with a live Memsense: give its database as --store postgresql://...")
     from core.engine import Engine
 
@@ -151,6 +152,25 @@ def cmd_explain(args: argparse.Namespace) -> Any:
     return None
 
 
+def cmd_import(args: argparse.Namespace) -> Any:
+    from core.recall.pg_import import import_users
+    from core.recall.postgres import is_postgres
+
+    if not is_postgres(args.database):
+        raise MemsenseError(f"{args.database} is not a PostgreSQL address; write postgresql://USER:PASSWORD@HOST:PORT/DB")
+    if is_postgres(args.store):
+        raise MemsenseError("--store is where the copy goes: a folder (or a Qdrant URL), not a database")
+    stats = import_users(args.database, args.store, tenant=args.tenant, scope=args.scope, users=args.user,
+                         model=args.model, progress=None if args.json else _progress_bar())
+    if args.json:
+        return stats.to_dict()
+    print(f"copied {len(stats.users)} users ({stats.chunks} chunks, vectors of {stats.model}) into {args.store} "
+          f"in {stats.seconds:.1f} s")
+    for user, why in stats.skipped.items():
+        print(f"skipped {user}: {why}")
+    return None
+
+
 def cmd_rerank(args: argparse.Namespace) -> Any:
     from core.replay import replay
 
@@ -178,19 +198,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="memsense", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
 
-    def common(sp: argparse.ArgumentParser, store: bool = True) -> None:
+    def common(sp: argparse.ArgumentParser, store: bool = True, live: bool = False) -> None:
         sp.add_argument("--json", action="store_true", help="machine-readable output")
         if store:
             sp.add_argument("--store", required=True, help="store directory (or http(s):// Qdrant URL)")
             sp.add_argument("--model", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
             sp.add_argument("--cache", help="embedding cache directory (default ~/.cache/memsense)")
-            live = sp.add_argument_group("a live Memsense database (--store postgresql://USER:PASSWORD@HOST:PORT/DB)")
-            live.add_argument("--tenant", default="default", help="Memsense tenant_id (default: default)")
-            live.add_argument("--scope", default="user", help="Memsense scope (default: user)")
-            live.add_argument("--embedder", help="the embedding endpoint URL Memsense uses (either request shape), "
-                                                 "or a local sentence-transformers folder of the same model")
-            live.add_argument("--embed-timeout", type=float, default=30.0, help="seconds to wait for --embedder")
-            live.add_argument("--service", help="the Memsense service URL: show its results beside the reproduction")
+        if live:
+            add_live(sp, service=True)
 
     sp = sub.add_parser("ingest", help="build or update a store from a LoCoMo JSON or JSONL dataset")
     sp.add_argument("dataset")
@@ -211,8 +226,16 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--top-k", type=int)
         if extra:
             sp.add_argument("--memory", required=True, help="memory_id of the chunk to explain")
-        common(sp)
+        common(sp, live=True)
         sp.set_defaults(func=fn)
+
+    sp = sub.add_parser("import", help="copy users of a live Memsense database (with their stored vectors) "
+                                       "into a store for offline work")
+    sp.add_argument("database", help="postgresql://USER:PASSWORD@HOST:PORT/DATABASE of the Memsense service")
+    sp.add_argument("--user", action="append", help="a user to copy (repeat; default: every user)")
+    add_live(sp, service=False, embedder=False)
+    common(sp)
+    sp.set_defaults(func=cmd_import)
 
     sp = sub.add_parser("rerank", help="replay Memsense-format candidate rows (a case or a list of cases)")
     sp.add_argument("cases")
@@ -234,6 +257,19 @@ def build_parser() -> argparse.ArgumentParser:
     if cli_eval is not None:
         cli_eval.add_commands(sub)
     return p
+
+
+def add_live(sp: argparse.ArgumentParser, service: bool, embedder: bool = True) -> None:
+    """The options of a live Memsense database (--store postgresql://...)."""
+    live = sp.add_argument_group("a live Memsense database (postgresql://USER:PASSWORD@HOST:PORT/DB)")
+    live.add_argument("--tenant", default="default", help="Memsense tenant_id (default: default)")
+    live.add_argument("--scope", default="user", help="Memsense scope (default: user)")
+    if embedder:
+        live.add_argument("--embedder", help="the embedding endpoint URL Memsense uses (either request shape), "
+                                             "or a local sentence-transformers folder of the same model")
+        live.add_argument("--embed-timeout", type=float, default=30.0, help="seconds to wait for --embedder")
+    if service:
+        live.add_argument("--service", help="the Memsense service URL: show its results beside the reproduction")
 
 
 def main(argv: list[str] | None = None) -> int:

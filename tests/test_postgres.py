@@ -207,3 +207,31 @@ def test_a_model_folder_must_be_the_stored_model(memsense_pg, tmp_path):
         assert "made by sentence-transformers/all-MiniLM-L6-v2" in _one_line(exc)
     finally:
         eng.close()
+
+
+def test_import_copies_chunks_and_stored_vectors_without_embedding(memsense_pg, embed_endpoint, engine, tmp_path,
+                                                                   model_cache, capsys):
+    from core.cli import main
+    from core.config import Config
+    from core.engine import Engine
+
+    store = tmp_path / "copy"
+    before = _fingerprint(memsense_pg.dsn)
+    assert main(["import", memsense_pg.dsn, "--store", str(store), "--user", "demo-ana", "--json"]) == 0
+    assert _fingerprint(memsense_pg.dsn) == before
+    report = __import__("json").loads(capsys.readouterr().out)
+    assert report["users"] == ["demo-ana"] and report["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    copy = Engine(store, cache_dir=model_cache)
+    try:
+        assert copy.users() == ["demo-ana"]
+        assert [c.memory_id for c in copy.chunks("demo-ana")] == [c.memory_id for c in engine.chunks("demo-ana")]
+        # the four text routes: same stored vectors, so same ranks and scores (the facet routes tie, as
+        # facets are shared by a session, and the lexical route is BM25 in the copy)
+        dense = Config().with_weights(lexical=0.0, facet_personal_info=0.0, facet_preferences=0.0, facet_events=0.0)
+        ours, theirs = copy.search("demo-ana", QUESTION, dense), engine.search("demo-ana", QUESTION, dense)
+        assert ours.result_ids == theirs.result_ids
+        assert [r["final_score"] for r in ours.results] == [r["final_score"] for r in theirs.results]
+    finally:
+        copy.close()
+    assert main(["import", memsense_pg.dsn, "--store", str(tmp_path / "x"), "--user", "pending-user"]) == 2
+    assert "no stored vectors" in capsys.readouterr().err

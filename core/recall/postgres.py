@@ -418,3 +418,25 @@ class PostgresStore:
             self.conn.close()
         except Exception:
             pass
+
+
+def _parse_vector(text: str | None) -> np.ndarray | None:
+    return None if text is None else np.array(json.loads(text), dtype=np.float32)
+
+
+def stored_route_vectors(store: PostgresStore, user_id: str, chunks: Sequence[Chunk], dim: int) -> dict[str, np.ndarray]:
+    """The seven stored vectors of each chunk, one row per chunk (zeros where none), for a copy."""
+    cols = ", ".join(f"e.{col}::text AS {route}" for route, col in ROUTE_COLUMNS.items())
+    rows = store._rows(f"SELECT c.memory_id, {cols} FROM memory_chunks c JOIN memory_chunk_embeddings e "
+                       "ON e.chunk_id = c.id WHERE c.tenant_id = %(tenant)s AND c.scope = %(scope)s "
+                       "AND c.user_id = %(user)s AND c.status = 'active'",
+                       {"tenant": store.tenant, "scope": store.scope, "user": user_id})
+    at = {c.memory_id: i for i, c in enumerate(chunks)}
+    out = {route: np.zeros((len(chunks), dim), dtype=np.float32) for route in ROUTE_COLUMNS}
+    for r in rows:
+        i = at.get(r["memory_id"])
+        for route in ROUTE_COLUMNS:
+            v = _parse_vector(r[route])
+            if i is not None and v is not None and v.shape[0] == dim:
+                out[route][i] = v
+    return out
