@@ -10,4 +10,8 @@ class MemsenseError(Exception):
 
 
 class Cancelled(MemsenseError):
-    """The work was stopped on request (Cancel pressed, or a newer request won): not a failure to report."""
+    """Work stopped because the user cancelled it (not a failure: nothing to fix).
+
+    The one cancellation exception of the project: core raises it when a cancel token is set,
+    the GUI's task runner raises it for a cancelled task, and both recognise it by type.
+    """

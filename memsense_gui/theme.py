@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
-from core.types import ROUTES
+from core.records import ROUTES
 
 # Tableau 10: distinguishable, colour-blind aware, readable on light and dark.
 ROUTE_COLORS: dict[str, str] = dict(zip(ROUTES, (

@@ -3,21 +3,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-
-
-def shared_file(*parts: str) -> Path:
-    """A file under ../shared, or skip the test with the reason."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"needs {path} (the shared folder beside the repository)")
-    return path
-
 
 @pytest.fixture(scope="session")
 def model_cache(tmp_path_factory) -> Path:
@@ -27,7 +16,7 @@ def model_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def demo_store(tmp_path_factory, model_cache) -> Path:
-    from core.engine import DEMO_DATASET, build_store
+    from core.recall.engine import DEMO_DATASET, build_store
 
     store = tmp_path_factory.mktemp("demo-store") / "store"
     build_store(DEMO_DATASET, store, cache_dir=model_cache)
@@ -36,7 +25,7 @@ def demo_store(tmp_path_factory, model_cache) -> Path:
 
 @pytest.fixture(scope="session")
 def demo_engine(demo_store, model_cache):
-    from core.engine import Engine
+    from core.recall.engine import Engine
 
     engine = Engine(demo_store, cache_dir=model_cache)
     yield engine
@@ -49,8 +38,8 @@ def memsense_pg(tmp_path_factory, model_cache):
     (vectors by the bundled all-MiniLM-L6-v2) and a few odd users; stopped at the end."""
     import psycopg
 
-    from core.embed import Embedder
-    from core.engine import DEMO_DATASET, route_vectors
+    from core.recall.embed import Embedder
+    from core.recall.engine import DEMO_DATASET, route_vectors
     from core.ingest import build_chunks, load_conversations
     SCHEMA, LocalPostgres, add_oddities, load_demo = _memsense_db("SCHEMA", "LocalPostgres", "add_oddities", "load_demo")
 
@@ -79,7 +68,7 @@ def embed_endpoint(model_cache):
     """A loopback embedding endpoint serving the bundled model in Memsense's request shapes."""
     import numpy as np
 
-    from core.embed import Embedder
+    from core.recall.embed import Embedder
     (EmbeddingEndpoint,) = _memsense_db("EmbeddingEndpoint")
 
     embedder = Embedder(None, model_cache)
@@ -95,11 +84,9 @@ def embed_endpoint(model_cache):
 
 
 def _memsense_db(*names):
-    """Names from tests/memsense_db.py, whether tests/ is a package or only on sys.path."""
-    try:
-        import tests.memsense_db as module
-    except ImportError:
-        import memsense_db as module
+    """Names from tests/memsense_db.py."""
+    from tests import memsense_db as module
+
     return tuple(getattr(module, n) for n in names) if names else module
 
 

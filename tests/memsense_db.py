@@ -124,7 +124,7 @@ def load_demo(dsn: str, chunks, vectors, *, model: str = MODEL_NAME, tenant: str
     """Write the demo chunks as a Memsense service stores them; returns memory_id -> id."""
     import psycopg
 
-    from core.types import DENSE_ROUTES
+    from core.records import DENSE_ROUTES
     from core.recall.postgres import ROUTE_COLUMNS, SESSION_SOURCE, TURN_SOURCE
 
     order = sorted(range(len(chunks)), key=lambda i: (chunks[i].user_id, chunks[i].session_number,

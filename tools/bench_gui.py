@@ -41,7 +41,7 @@ class SyntheticEngine:
     """The engine interface over one seeded synthetic pool about the size of a LoCoMo conversation."""
 
     def __init__(self, location: str):
-        from core.synthetic import synthetic_pool
+        from core.rank.synthetic import synthetic_pool
 
         self._pool = lambda user, query: synthetic_pool(
             n_sessions=24, turns_per_session=24, dim=384, seed=7, user_id=user, query=query)

@@ -56,7 +56,7 @@ def take(store: Path | None, out: Path, dark: bool) -> Path:
     os.environ["MEMSENSE_GUI_HOME"] = tempfile.mkdtemp(prefix="memsense-screenshot-")
     from PySide6.QtWidgets import QApplication
 
-    from core.engine import DEMO_DATASET, DEMO_QUESTIONS, build_store
+    from core.recall.engine import DEMO_DATASET, DEMO_QUESTIONS, build_store
     from memsense_gui.state import paths
     from memsense_gui.window.evaluation import install_evaluation
     from memsense_gui.window.main_window import MainWindow

@@ -30,10 +30,10 @@ def main() -> int:
 
     from PySide6.QtWidgets import QApplication
 
-    from core.engine import Engine
-    from core.evaluate import evaluate
-    from core.judged import load_question_set
-    from core.presets import BUILTIN
+    from core.recall.engine import Engine
+    from core.evaluation.evaluate import evaluate
+    from core.evaluation.judged import load_question_set
+    from core.config.presets import BUILTIN
     from memsense_gui import theme
     from memsense_gui.views.evaluation import EvaluationView
 

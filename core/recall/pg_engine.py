@@ -10,10 +10,11 @@ import numpy as np
 
 from core.config import MAX_ROUTE_DEPTH, Config
 from core.errors import MemsenseError
-from core.pool import RecallPool
+from core.rank.pool import RecallPool
 from core.recall.postgres import DEFAULT_SCOPE, DEFAULT_TENANT, PostgresStore
 from core.recall.query_embed import DEFAULT_TIMEOUT_S, EndpointEmbedder, FolderEmbedder, is_url
-from core.rerank import Ranking, rerank
+from core.rank.ranking import Ranking
+from core.rank.rerank import rerank
 
 MAX_QUERY_CHARS = 100_000
 

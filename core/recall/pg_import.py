@@ -28,7 +28,7 @@ class ImportStats:
 
 
 def _model_folder(model: str | None, stored: str) -> Path:
-    from core.embed import check_model_folder, default_model_path
+    from core.recall.embed import check_model_folder, default_model_path
 
     folder = check_model_folder(Path(model).expanduser()) if model else default_model_path()
     readme = folder / "README.md"
@@ -43,8 +43,8 @@ def import_users(dsn: str, location: str | Path, *, tenant: str = DEFAULT_TENANT
                  users: list[str] | None = None, model: str | None = None,
                  progress: Callable[[int, int, str], None] | None = None) -> ImportStats:
     """Copy `users` (default: every user of the tenant and scope) into the store at `location`."""
-    from core.embed import model_key
-    from core.store import QdrantStore
+    from core.recall.embed import model_key
+    from core.recall.store import QdrantStore
 
     start = time.perf_counter()
     stats = ImportStats()

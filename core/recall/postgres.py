@@ -22,8 +22,8 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from core.errors import MemsenseError
-from core.pool import RecallPool, neighbors_of, unit_rows
-from core.types import DEFAULT_MEMORY_SCORE, ROUTES, Chunk
+from core.rank.pool import RecallPool, neighbors_of, unit_rows
+from core.records import DEFAULT_MEMORY_SCORE, ROUTES, Chunk
 
 SESSION_SOURCE = "eval_ingest_session"
 TURN_SOURCE = "eval_ingest_turn"

@@ -5,8 +5,8 @@ from typing import Any, Iterable
 
 from PySide6.QtGui import QColor
 
-from core.rerank import Ranking
-from core.types import Chunk
+from core.rank.ranking import Ranking
+from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import fmt, is_gold, movement_text, short_id
 from memsense_gui.models.table import TableModel

@@ -5,8 +5,8 @@ from typing import Any, Sequence
 
 from PySide6.QtCore import Qt
 
-from core.evaluate import PresetEvaluation, category_name
-from core.metrics import metric_names
+from core.evaluation.evaluate import PresetEvaluation, category_name
+from core.evaluation.metrics import metric_names
 from memsense_gui import theme
 from memsense_gui.models.table import TableModel
 

@@ -7,8 +7,9 @@ from typing import Iterable
 
 from PySide6.QtGui import QColor
 
-from core.rerank import Fate, Ranking
-from core.types import Chunk
+from core.rank.explain import Fate
+from core.rank.ranking import Ranking
+from core.records import Chunk
 from memsense_gui import theme
 
 ROUTE_SHORT: dict[str, str] = {

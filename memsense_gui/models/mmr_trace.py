@@ -5,8 +5,8 @@ from typing import Any
 
 from PySide6.QtGui import QColor, QFont
 
-from core.rerank import Ranking
-from core.types import Chunk
+from core.rank.ranking import Ranking
+from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import fmt, short_id
 from memsense_gui.models.table import TableModel, bold_font

@@ -5,7 +5,8 @@ from typing import Any, Sequence
 
 from PySide6.QtGui import QColor
 
-from core.rerank import Fate, Ranking
+from core.rank.explain import Fate
+from core.rank.ranking import Ranking
 from memsense_gui.models.format import fate_color, fate_label, short_id
 from memsense_gui.models.table import TableModel
 

@@ -5,8 +5,9 @@ from typing import Any, Iterable, Mapping
 
 from PySide6.QtGui import QColor
 
-from core.rerank import Fate, Ranking
-from core.types import ROUTES, Chunk
+from core.rank.explain import Fate
+from core.rank.ranking import Ranking
+from core.records import ROUTES, Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import (
     GRADE_TIP, fate_color, fate_label, fmt, grade_text, is_gold, pool_rows, preview, routes_text, short_id,

@@ -5,8 +5,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from PySide6.QtGui import QColor, QFont
 
-from core.rerank import Ranking, Row
-from core.types import Chunk
+from core.rank.ranking import Ranking, Row
+from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import GRADE_TIP, fmt, grade_text, is_gold, movement_text, preview, routes_text, short_id
 from memsense_gui.models.table import TableModel, bold_font

@@ -7,8 +7,8 @@ from typing import Any, Iterable
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
 
-from core.rerank import Ranking
-from core.types import ROUTES
+from core.rank.ranking import Ranking
+from core.records import ROUTES
 from memsense_gui import theme
 from memsense_gui.models.format import ROUTE_SHORT, is_gold, text_on
 from memsense_gui.models.pool import PoolRowsModel

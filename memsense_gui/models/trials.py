@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from core.tune import Trial
+from core.evaluation.tune import Trial
 from memsense_gui import theme
 from memsense_gui.models.table import TableModel
 

@@ -5,8 +5,8 @@ from typing import Any
 
 from PySide6.QtGui import QFont
 
-from core.rerank import Ranking, Row
-from core.types import ROUTES
+from core.rank.ranking import Ranking, Row
+from core.records import ROUTES
 from memsense_gui.models.format import fmt, preview, routes_text, short_id
 from memsense_gui.models.table import TableModel, bold_font
 

@@ -5,7 +5,7 @@ from typing import Sequence
 
 import pyqtgraph as pg
 
-from core.evaluate import PresetEvaluation, category_name
+from core.evaluation.evaluate import PresetEvaluation, category_name
 from memsense_gui import theme
 
 

@@ -12,8 +12,9 @@ from PySide6.QtCore import QPointF, Signal
 from PySide6.QtGui import QCursor, QFont
 from PySide6.QtWidgets import QToolTip
 
-from core.rerank import Ranking, clamp01
-from core.types import ROUTES
+from core.rank.ranking import Ranking
+from core.rank.score import clamp01
+from core.records import ROUTES
 from memsense_gui import theme
 from memsense_gui.models.format import ROUTE_SHORT, is_gold, short_id
 from memsense_gui.plots.export import export_plot

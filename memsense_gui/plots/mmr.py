@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 
-from core.rerank import Ranking
+from core.rank.ranking import Ranking
 from memsense_gui import theme
 from memsense_gui.plots.export import export_plot
 from memsense_gui.plots.style import legend_color, style_plot

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 
 from core.errors import MemsenseError
-from core.presets import PresetStore
+from core.config.presets import PresetStore
 from memsense_gui.state import paths
 from memsense_gui.state.judgments import AppJudgments
 from memsense_gui.state.presets import PresetLibrary
@@ -25,13 +25,13 @@ EngineFactory = Callable[[str], Any]
 
 def default_engine_factory(location: str) -> Any:
     """The real engine (core), imported on first use: the app starts before torch loads."""
-    from core.engine import Engine
+    from core.recall.engine import Engine
 
     return Engine(location)
 
 
 def default_store_builder(*args: Any, **kwargs: Any) -> Any:
-    from core.engine import build_store
+    from core.recall.engine import build_store
 
     return build_store(*args, **kwargs)
 

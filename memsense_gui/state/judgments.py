@@ -1,4 +1,4 @@
-"""Relevance grades marked in the app, kept on disk per store (a thin layer over `core.judged`).
+"""Relevance grades marked in the app, kept on disk per store (a thin layer over `core.evaluation.judged`).
 
 Pressing 0-3 on a selected result grades its chunk for the current (user, query): the query
 becomes a question of the store's judged set (`paths.judged_file`), with id `"<user>:m<n>"`,
@@ -12,8 +12,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from core.errors import MemsenseError
-from core.judged import JudgedSet, apply_qrels, load_judged, qrels_lines, read_qrels, write_qrels
-from core.types import Question
+from core.evaluation.judged import JudgedSet, apply_qrels, load_judged, qrels_lines, read_qrels, write_qrels
+from core.records import Question
 
 GRADE_LABELS = {0: "not relevant", 1: "partly relevant", 2: "relevant", 3: "perfect"}
 NOTHING_JUDGED = "nothing is judged on this store yet: run a query, select a result and press 0-3"

@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from core.config import Config
-from core.presets import BUILTIN, PresetStore
+from core.config.presets import BUILTIN, PresetStore
 
 
 class PresetLibrary(QObject):

@@ -12,8 +12,9 @@ from typing import Iterable
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.config import Config
-from core.pool import RecallPool
-from core.rerank import Ranking, rerank
+from core.rank.pool import RecallPool
+from core.rank.ranking import Ranking
+from core.rank.rerank import rerank
 
 GESTURE_SECONDS = 1.0
 """Changes of one knob closer together than this are one gesture: movement is shown

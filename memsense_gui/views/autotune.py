@@ -1,4 +1,4 @@
-"""The auto-tuning panel: pick training and held-out users, search the knobs (core.tune),
+"""The auto-tuning panel: pick training and held-out users, search the knobs (core.evaluation.tune),
 watch the trial history, see each knob's sensitivity, save the best settings as a preset.
 
 `AutoTuneView` is given a `tune` callable
@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
 
 from core.config import Config
 from core.errors import MemsenseError
-from core.metrics import metric_names
-from core.tune import KNOBS, TuneResult
+from core.evaluation.metrics import metric_names
+from core.evaluation.tune import KNOBS, TuneResult
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.models.trials import TrialModel
 from memsense_gui.plots.sensitivity import SensitivityPlot

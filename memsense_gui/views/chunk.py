@@ -5,7 +5,7 @@ import html
 
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
-from core.types import Chunk
+from core.records import Chunk
 from memsense_gui import theme
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout
 
-from core.rerank import Ranking
+from core.rank.ranking import Ranking
 from memsense_gui.models.compare import CompareModel
 from memsense_gui.views.tables import Panel, fit_columns, make_table
 

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
 )
 
 from core.config import Config
-from core.evaluate import PresetEvaluation
-from core.judged import session_docid
-from core.metrics import Comparison, compare, metric_names
+from core.evaluation.evaluate import PresetEvaluation
+from core.evaluation.judged import session_docid
+from core.evaluation.metrics import Comparison, compare, metric_names
 from memsense_gui import theme
 from memsense_gui.models.evaluation import PresetMetricsModel, QuestionDiffModel, diff_rows
 from memsense_gui.models.table import RAW_ROLE
@@ -307,7 +307,7 @@ class EvaluationView(QWidget):
 
 
 def _builtin_presets() -> Mapping[str, Config]:
-    from core.presets import BUILTIN
+    from core.config.presets import BUILTIN
 
     return BUILTIN
 

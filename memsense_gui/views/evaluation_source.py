@@ -16,10 +16,10 @@ from PySide6.QtCore import QObject, Signal
 
 from core.config import Config
 from core.errors import MemsenseError
-from core.evaluate import PresetEvaluation, check_users, evaluate_presets, judged_only, recall_depth
-from core.judged import load_question_set
-from core.tune import TuneResult, seed_presets, split_users, tune
-from core.types import Question
+from core.evaluation.evaluate import PresetEvaluation, check_users, evaluate_presets, judged_only, recall_depth
+from core.evaluation.judged import load_question_set
+from core.evaluation.tune import TuneResult, seed_presets, split_users, tune
+from core.records import Question
 from memsense_gui.state.context import AppContext
 from memsense_gui.state.judgments import NOTHING_JUDGED
 from memsense_gui.workers.bridge import EngineBridge
@@ -98,7 +98,7 @@ class EvaluationSource(QObject):
 
     def tune(self, train: Sequence[str], test: Sequence[str], metric: str, trials: int, progress: Progress,
              cancel: threading.Event) -> TuneResult:
-        """Worker thread: pools of the chosen users' questions, then `core.tune.tune` from Memsense's
+        """Worker thread: pools of the chosen users' questions, then `core.evaluation.tune.tune` from Memsense's
         default, seeded with the built-in RRF presets."""
         questions = self._questions([*train, *test])
         train_q, test_q = split_users(questions, train, test)
@@ -109,6 +109,6 @@ class EvaluationSource(QObject):
 
 
 def _demo_questions() -> Path | None:
-    from core.engine import DEMO_QUESTIONS  # the engine module loads torch: only when asked
+    from core.recall.engine import DEMO_QUESTIONS  # the engine module loads torch: only when asked
 
     return DEMO_QUESTIONS if DEMO_QUESTIONS.exists() else None

@@ -5,7 +5,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QTreeView, QVBoxLayout, QWidget
 
-from core.rerank import Ranking
+from core.rank.ranking import Ranking
 from memsense_gui.models.explain_tree import DictTreeModel
 from memsense_gui.models.format import row_position
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout
 
-from core.rerank import Ranking
+from core.rank.ranking import Ranking
 from memsense_gui.models.mmr_trace import MMRTraceModel
 from memsense_gui.plots.mmr import MMRPlot
 from memsense_gui.views.tables import Panel, fit_columns, make_table

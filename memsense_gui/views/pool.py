@@ -5,7 +5,7 @@ from typing import Iterable
 
 from PySide6.QtWidgets import QLabel, QVBoxLayout
 
-from core.rerank import Ranking
+from core.rank.ranking import Ranking
 from memsense_gui.models.pool import PoolModel
 from memsense_gui.views.tables import Panel, fit_columns, make_table, select_id, selected_id
 

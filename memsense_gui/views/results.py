@@ -7,7 +7,7 @@ from typing import Iterable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
-from core.rerank import Ranking
+from core.rank.ranking import Ranking
 from memsense_gui.models.results import ResultsModel
 from memsense_gui.plots.contributions import ContributionPlot
 from memsense_gui.views.tables import Panel, fit_columns, make_table, select_id, selected_id

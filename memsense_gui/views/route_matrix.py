@@ -5,8 +5,8 @@ from typing import Iterable
 
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QVBoxLayout
 
-from core.rerank import Ranking
-from core.types import ROUTES
+from core.rank.ranking import Ranking
+from core.records import ROUTES
 from memsense_gui import theme
 from memsense_gui.models.route_matrix import RouteMatrixModel
 from memsense_gui.models.table import ID_ROLE

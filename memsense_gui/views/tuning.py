@@ -1,7 +1,7 @@
 """The tuning dock: a labeled slider (with exact numeric entry) per knob, and presets.
 
 Moving a slider emits `config_edited(cfg, knob)` on every tick; the window's QuerySession
-throttles and re-ranks the cached pool. Presets: the built-in ones (`core.presets.BUILTIN`)
+throttles and re-ranks the cached pool. Presets: the built-in ones (`core.config.presets.BUILTIN`)
 and the user's own (`state.presets.PresetLibrary`, written atomically).
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from superqt import QLabeledDoubleSlider, QLabeledSlider
 
 from core.config import SCHEMES, Config
 from memsense_gui import theme
-from memsense_gui.knobs import ALL_KNOBS, GROUPS, Knob
+from memsense_gui.knobs import ALL_KNOBS, GROUPS, Knob, apply_rounded, tooltip
 from memsense_gui.state.presets import PresetLibrary
 
 
@@ -32,7 +32,7 @@ def make_slider(knob: Knob) -> QWidget:
         slider.setDecimals(knob.decimals)
         slider.setRange(float(lo), float(hi))
         slider.setSingleStep(10 ** -knob.decimals)
-    slider.setToolTip(knob.tooltip())
+    slider.setToolTip(tooltip(knob))
     slider.setObjectName(f"knob:{knob.name}")
     slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
     return slider
@@ -131,9 +131,9 @@ class TuningPanel(QWidget):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         for knob in knobs:
             slider = make_slider(knob)
-            slider.valueChanged.connect(lambda v, k=knob: self._edit(k.apply(self.config, v), k.name))
+            slider.valueChanged.connect(lambda v, k=knob: self._edit(apply_rounded(k, self.config, v), k.name))
             label = QLabel(knob.label)
-            label.setToolTip(knob.tooltip())
+            label.setToolTip(tooltip(knob))
             form.addRow(label, slider)
             self.sliders[knob.name] = slider
         return box

@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout
 
-from core.rerank import Ranking
+from core.rank.ranking import Ranking
 from memsense_gui.models.format import row_position
 from memsense_gui.models.turn_support import TurnSupportModel
 from memsense_gui.views.tables import Panel, fit_columns, make_table

@@ -7,8 +7,8 @@ from typing import Iterable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout
 
-from core.rerank import Ranking
-from core.types import Chunk
+from core.rank.ranking import Ranking
+from core.records import Chunk
 from memsense_gui.models.chunk_search import ChunkSearchModel
 from memsense_gui.models.pins import PinsModel
 from memsense_gui.views.tables import Panel, fit_columns, make_table, selected_id

@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QMainWindow
 
 from core.config import Config
-from core.rerank import rerank
+from core.rank.rerank import rerank
 from memsense_gui.views.compare import ComparePanel
 
 

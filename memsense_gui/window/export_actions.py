@@ -13,7 +13,7 @@ from core import config as config_io
 from core.atomic import write_text_atomic
 from core.config import Config
 from core.errors import MemsenseError
-from core.presets import MEMSENSE
+from core.config.presets import MEMSENSE
 from memsense_gui.plots.export import export_plot, export_widget_image
 
 

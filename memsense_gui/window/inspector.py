@@ -12,8 +12,8 @@ from typing import Callable
 from PySide6.QtWidgets import QMainWindow, QTableView
 
 from core.config import Config, dumps
-from core.rerank import Ranking
-from core.types import Chunk
+from core.rank.ranking import Ranking
+from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.views.explain import explain_record
 from memsense_gui.views.tables import select_id

@@ -11,7 +11,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
 from core.errors import MemsenseError
-from core.judged import write_run
+from core.evaluation.judged import write_run
 from memsense_gui.models.format import short_id
 from memsense_gui.state.judgments import GRADE_LABELS, NOTHING_JUDGED
 from memsense_gui.views.tables import selected_id

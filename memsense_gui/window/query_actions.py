@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 from PySide6.QtWidgets import QMainWindow
 
 from core.errors import MemsenseError
-from core.types import Chunk
+from core.records import Chunk
 from memsense_gui.views.tables import selected_id
 from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import Task

@@ -119,7 +119,7 @@ class StoreActions:
     # ---- build ------------------------------------------------------------------------------------
     def build_demo_store(self) -> Task | None:
         try:
-            from core.engine import DEMO_DATASET  # the engine module loads torch: only when asked
+            from core.recall.engine import DEMO_DATASET  # the engine module loads torch: only when asked
         except ImportError as exc:
             self.ctx.report_error(MemsenseError(f"the retrieval engine is not installed ({exc}); reinstall the project"))
             return None

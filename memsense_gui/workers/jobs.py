@@ -11,10 +11,10 @@ from typing import Any, Callable
 
 from core.config import Config
 from core.errors import MemsenseError
-from core.judged import session_docid
-from core.pool import RecallPool
-from core.rerank import rerank
-from core.types import Chunk, Question
+from core.evaluation.judged import session_docid
+from core.rank.pool import RecallPool
+from core.rank.rerank import rerank
+from core.records import Chunk, Question
 from memsense_gui.workers.runner import Job
 
 

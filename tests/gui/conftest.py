@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from core.config import Config
-from core.rerank import rerank
-from core.synthetic import synthetic_pool
+from core.rank.rerank import rerank
+from core.rank.synthetic import synthetic_pool
 from tests.gui.fixtures import FakeEngine, fake_builder
 
 

@@ -11,10 +11,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from core.errors import Cancelled, MemsenseError
-from core.evaluate import evaluate, recall_pools
-from core.synthetic import synthetic_pool
-from core.tune import split_users, tune
-from core.types import Question
+from core.evaluation.evaluate import evaluate, recall_pools
+from core.rank.synthetic import synthetic_pool
+from core.evaluation.tune import split_users, tune
+from core.records import Question
 from memsense_gui.models.table import ID_ROLE
 
 DISPLAY = Qt.ItemDataRole.DisplayRole

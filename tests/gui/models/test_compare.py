@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from core.config import Config
-from core.rerank import rerank
+from core.rank.rerank import rerank
 from memsense_gui.models.compare import CompareModel
 from memsense_gui.models.table import RAW_ROLE
 from tests.gui.fixtures import cell

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from core.evaluate import evaluate
-from core.presets import BUILTIN
+from core.evaluation.evaluate import evaluate
+from core.config.presets import BUILTIN
 from memsense_gui.models.evaluation import PresetMetricsModel, QuestionDiffModel, diff_rows
 from tests.gui.fixtures import eval_questions as questions, synthetic_recall as recall
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from core.config import Config
-from core.rerank import rerank
+from core.rank.rerank import rerank
 from memsense_gui.models.mmr_trace import MMRTraceModel
 from memsense_gui.models.table import ID_ROLE
 from tests.gui.fixtures import cell

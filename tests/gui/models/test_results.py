@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from PySide6.QtCore import Qt
 
-from core.rerank import rerank
+from core.rank.rerank import rerank
 from memsense_gui.models.results import ResultsModel
 from memsense_gui.models.table import ID_ROLE, RAW_ROLE
 from tests.gui.fixtures import cell

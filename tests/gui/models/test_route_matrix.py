@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from core.types import ROUTES
+from core.records import ROUTES
 from memsense_gui.models.format import pool_rows
 from memsense_gui.models.route_matrix import RouteMatrixModel
 from memsense_gui.models.table import RAW_ROLE

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from core.config import Config
-from core.rerank import rerank
-from core.synthetic import synthetic_pool
-from core.types import ROUTES
+from core.rank.rerank import rerank
+from core.rank.synthetic import synthetic_pool
+from core.records import ROUTES
 from memsense_gui.plots.contributions import SEGMENTS, ContributionPlot, stacks
 
 

@@ -5,8 +5,8 @@ import pytest
 
 from core.config import Config
 from core.errors import MemsenseError
-from core.rerank import rerank
-from core.synthetic import synthetic_pool
+from core.rank.rerank import rerank
+from core.rank.synthetic import synthetic_pool
 from memsense_gui.plots.contributions import ContributionPlot
 from memsense_gui.plots.mmr import MMRPlot
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from core.config import Config
-from core.rerank import rerank
-from core.synthetic import synthetic_pool
+from core.rank.rerank import rerank
+from core.rank.synthetic import synthetic_pool
 from memsense_gui.state.session import QuerySession
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from core.presets import PresetStore
+from core.config.presets import PresetStore
 from memsense_gui.views.autotune import AutoTuneView
 from tests.gui.fixtures import TUNE_USERS as USERS, synthetic_tune
 

@@ -7,8 +7,8 @@ import time
 import pytest
 from PySide6.QtCore import Qt
 
-from core.evaluate import evaluate
-from core.presets import BUILTIN
+from core.evaluation.evaluate import evaluate
+from core.config.presets import BUILTIN
 from memsense_gui.views.evaluation import EvaluationView
 from tests.gui.fixtures import eval_questions as questions, synthetic_evaluate, synthetic_recall as recall
 

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core.config import BOUNDS, EXPORT_NAMES, Config
-from core.presets import BUILTIN, PresetStore
+from core.config.presets import BUILTIN, PresetStore
 from memsense_gui.knobs import ALL_KNOBS, WEIGHT_KNOBS
 from memsense_gui.state.presets import PresetLibrary
 from memsense_gui.views.tuning import TuningPanel
@@ -33,7 +33,7 @@ def test_tooltips_say_what_and_the_memsense_default(panel):
         tip = panel.sliders[name].toolTip()
         value = knob.value(default)
         assert f"Memsense default: {value:g}" in tip if isinstance(value, float) else f"Memsense default: {value}" in tip
-        assert knob.memsense_name in tip and knob.help[:20] in tip
+        assert knob.export in tip and knob.help[:20] in tip
     assert EXPORT_NAMES["mmr_lambda"] in panel.sliders["mmr_lambda"].toolTip()
 
 

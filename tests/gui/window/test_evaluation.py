@@ -5,7 +5,7 @@ import json
 
 from PySide6.QtCore import Qt
 
-from core.presets import BUILTIN
+from core.config.presets import BUILTIN
 from memsense_gui.window.evaluation import install_evaluation
 from tests.gui.fixtures import eval_questions as questions
 

@@ -7,8 +7,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from core.config import Config
-from core.judged import load_judged
-from core.rerank import rerank
+from core.evaluation.judged import load_judged
+from core.rank.rerank import rerank
 from memsense_gui.models.pool import PoolModel
 from memsense_gui.models.results import ResultsModel
 from memsense_gui.models.table import ID_ROLE, RAW_ROLE

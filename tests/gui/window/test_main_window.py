@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication, QLabel
 
 from core import config as config_io
 from core.config import Config
-from core.rerank import rerank
+from core.rank.rerank import rerank
 from memsense_gui.models.compare import CompareModel
 from memsense_gui.models.pins import PinsModel
 from memsense_gui.models.results import ResultsModel
@@ -279,7 +279,7 @@ def test_a_corrupt_presets_file_is_reported_and_kept(qtbot, app_home):
 
 
 def test_every_builtin_preset_ranks_without_errors(qtbot, ranked_window):
-    from core.presets import BUILTIN
+    from core.config.presets import BUILTIN
     from memsense_gui.plots.contributions import stacks
 
     w = ranked_window

@@ -9,7 +9,7 @@ import pytest
 
 from core import config as config_io
 from core.config import Config
-from core.rerank import rerank
+from core.rank.rerank import rerank
 from memsense_gui.models.compare import CompareModel
 from memsense_gui.models.pins import PinsModel
 from memsense_gui.models.results import ResultsModel
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def gui_store(tmp_path_factory, model_cache):
     """Its own copy of the demo store: the session's `demo_engine` may hold the shared one open."""
-    from core.engine import DEMO_DATASET, build_store
+    from core.recall.engine import DEMO_DATASET, build_store
 
     location = tmp_path_factory.mktemp("gui-stores") / "demo"
     build_store(DEMO_DATASET, location, cache_dir=model_cache)
@@ -32,7 +32,7 @@ def gui_store(tmp_path_factory, model_cache):
 
 @pytest.fixture
 def window(qtbot, app_home, gui_store, model_cache):
-    from core.engine import Engine
+    from core.recall.engine import Engine
 
     w = MainWindow(app_home, paths.settings(app_home), engine_factory=lambda loc: Engine(loc, cache_dir=model_cache))
     qtbot.addWidget(w)
@@ -44,7 +44,7 @@ def window(qtbot, app_home, gui_store, model_cache):
 
 
 def questions():
-    from core.engine import DEMO_QUESTIONS
+    from core.recall.engine import DEMO_QUESTIONS
 
     return json.loads(DEMO_QUESTIONS.read_text())["questions"]
 

