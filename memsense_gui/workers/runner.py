@@ -24,6 +24,7 @@ import socket
 import threading
 import traceback
 import weakref
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -35,12 +36,13 @@ _PROGRESS, _FINISHED = 0, 1
 
 
 class _Mailbox:
-    """Worker threads -> GUI thread with no Qt call on the worker: a locked list of messages
-    and at most one pending wake-up byte; the GUI thread's socket notifier drains the list."""
+    """Worker threads -> GUI thread with no Qt call on the worker: a locked FIFO of messages and
+    at most one pending wake-up byte; the GUI thread's socket notifier drains the FIFO."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._messages: list[tuple] = []
+        self._messages: deque[tuple] = deque()
+        self._queued_progress: dict[tuple[int, int], int] = {}  # (runner id, task key) -> reports queued
         self._wake_pending = False
         self._recv, self._send = socket.socketpair()
         self._recv.setblocking(False)
@@ -53,6 +55,8 @@ class _Mailbox:
         """Any thread: queue `(runner id, task key, kind, payload)` for the GUI thread."""
         with self._lock:
             self._messages.append(message)
+            if message[2] == _PROGRESS:
+                self._queued_progress[message[:2]] = self._queued_progress.get(message[:2], 0) + 1
             wake, self._wake_pending = not self._wake_pending, True
         if wake:
             try:
@@ -60,20 +64,33 @@ class _Mailbox:
             except OSError:  # the buffer cannot be full (one byte per drain); closed at exit
                 pass
 
+    def _next(self) -> tuple | None:
+        """The oldest message still worth delivering (a report with a newer one queued is not)."""
+        with self._lock:
+            while self._messages:
+                message = self._messages.popleft()
+                if message[2] != _PROGRESS:
+                    return message
+                left = self._queued_progress.pop(message[:2]) - 1
+                if not left:
+                    return message
+                self._queued_progress[message[:2]] = left
+            return None
+
     def _drain(self, *_: Any) -> None:
-        """GUI thread: deliver every queued message, keeping only each task's latest progress."""
+        """GUI thread: deliver the queued messages one at a time, oldest first. A slot may run a
+        nested event loop (a modal progress dialog does) that drains too: order still holds."""
         try:
             while self._recv.recv(4096):
                 pass
         except (BlockingIOError, InterruptedError):
             pass
         with self._lock:
-            messages, self._messages = self._messages, []
             self._wake_pending = False
-        latest = {(m[0], m[1]): i for i, m in enumerate(messages) if m[2] == _PROGRESS}
-        for i, (runner_id, key, kind, payload) in enumerate(messages):
+        while (message := self._next()) is not None:
+            runner_id, key, kind, payload = message
             runner = self._runners.get(runner_id)
-            if runner is None or (kind == _PROGRESS and latest[runner_id, key] != i):
+            if runner is None:
                 continue
             if kind == _PROGRESS:
                 runner._relay_progress(key, *payload)
