@@ -219,3 +219,32 @@ class EmbeddingEndpoint:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class FakeService:
+    """A loopback stand-in for a Memsense service: answers POST /v1/memory/search with `answer`."""
+
+    def __init__(self):
+        self.answer: list[dict] = []
+        self.asked: list[dict] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                outer.asked.append(json.loads(self.rfile.read(int(self.headers["content-length"]))))
+                data = json.dumps({"ok": True, "data": {"chunks": outer.answer, "total": len(outer.answer)}}).encode()
+                self.send_response(200 if self.path == "/v1/memory/search" else 404)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()

@@ -32,6 +32,7 @@ from memsense_gui.window.compare_actions import CompareActions
 from memsense_gui.window.export_actions import ExportActions
 from memsense_gui.window.inspector import Inspector
 from memsense_gui.window.judging_actions import JudgingActions
+from memsense_gui.window.memsense_actions import MemsenseActions
 from memsense_gui.window.menus import SHORTCUTS, build_menus
 from memsense_gui.window.query_actions import QueryActions
 from memsense_gui.window.store_actions import StoreActions
@@ -56,6 +57,7 @@ class MainWindow(QMainWindow):
         self.judging = JudgingActions(self)
         self.exports = ExportActions(self)
         self.comparisons = CompareActions(self)
+        self.memsense = MemsenseActions(self)
         self.menus = build_menus(self)
         self._connect()
         self.exports.restore_config()
@@ -132,6 +134,7 @@ class MainWindow(QMainWindow):
         self.inspector.connect()
         self.judging.connect()
         self.comparisons.connect()
+        self.memsense.connect()
 
     def raise_dock(self, title: str) -> None:
         dock = self.docks[title]

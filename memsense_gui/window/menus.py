@@ -82,6 +82,8 @@ def _file_menu(w: MainWindow) -> None:
     add_action(w, m, "Open Qdrant &server…", s.ask_open_server, tip="Open a store served by Qdrant (http URL)")
     add_action(w, m, "&New store…", s.ask_new_store, "Ctrl+N", "Build a store from LoCoMo or JSONL")
     add_action(w, m, "Open the &demo store", s.open_demo_store, tip="Open (building if needed) the demo store")
+    add_action(w, m, "&Connect to Memsense…", w.memsense.ask_connect,
+               tip="Open a live Memsense database (read-only) and show its service's results beside the app's")
     m.addSeparator()
     add_action(w, m, "&Import settings…", e.ask_import_config, tip="Load settings from TOML or JSON")
     add_action(w, m, "Export &settings…", e.ask_export_config, "Ctrl+Shift+E", "Save settings as TOML or JSON")

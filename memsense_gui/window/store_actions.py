@@ -44,12 +44,13 @@ class StoreActions:
         else:
             self.open_demo_store()
 
-    def open_store(self, location: str | Path) -> Task:
-        """Open a store on the engine thread; `store_opened` then the model loads in the background."""
+    def open_store(self, location: str | Path, factory: Any = None) -> Task:
+        """Open a store on the engine thread; `store_opened` then the model loads in the background.
+        `factory` opens other kinds of store (a live Memsense database); default: the context's."""
         location = str(location)
         self.close_engine()
         self._status(f"Opening {location}…")
-        return self.ctx.engine_runner.submit("open store", jobs.open_store, self.ctx.engine_factory, location,
+        return self.ctx.engine_runner.submit("open store", jobs.open_store, factory or self.ctx.engine_factory, location,
                                              succeeded=self._store_ready,
                                              failed=lambda e: self._store_failed(e, location))
 

@@ -1,0 +1,135 @@
+"""File > Connect to Memsense…: open a live Memsense database (read-only) as the store, and,
+given its service's URL, show production's results beside the reproduction for every query.
+
+The service is asked once per (user, query, top_k) on the engine thread; moving a slider only
+re-compares the new reproduction with the answer already fetched, so the view shows what the
+tuned settings would change in production.
+"""
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from PySide6.QtWidgets import QMainWindow
+
+from core.recall.service import compare, service_search
+from memsense_gui.views.connect import ConnectDialog, MemsenseConnection
+from memsense_gui.views.production import ProductionPanel
+from memsense_gui.workers.runner import Task
+
+SETTINGS_KEY = "memsense/connection"
+
+
+def open_memsense(conn: MemsenseConnection, location: str) -> Any:
+    """The engine over a live Memsense database (on the engine thread)."""
+    from core.recall.pg_engine import PostgresEngine
+
+    return PostgresEngine(conn.database, tenant=conn.tenant, scope=conn.scope, embedder=conn.embedder)
+
+
+def fetch_production(conn: MemsenseConnection, user: str, query: str, top_k: int, task: Task | None = None) -> list:
+    """What the service answers for one search (on the engine thread: it is network I/O)."""
+    return service_search(conn.service, tenant=conn.tenant, scope=conn.scope, user=user, query=query, top_k=top_k)
+
+
+def without_password(dsn: str) -> str:
+    parts = urlsplit(dsn)
+    if parts.password is None:
+        return dsn
+    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", "@", 1)))
+
+
+class MemsenseActions:
+    """The connection, the Production view and the service's answers (cached per search)."""
+
+    def __init__(self, window: QMainWindow):
+        self.window = window
+        self.ctx = window.ctx
+        self.connection: MemsenseConnection | None = None
+        self.location: str | None = None
+        self.panel: ProductionPanel | None = None
+        self._answers: dict[tuple[str, str, int], list | BaseException] = {}
+        self._asked: set[tuple[str, str, int]] = set()
+        self._ranking = None
+
+    def connect(self) -> None:
+        self.ctx.ranking_updated.connect(self._ranking_updated)
+        self.ctx.store_opened.connect(self._store_opened)
+
+    def last_connection(self) -> MemsenseConnection | None:
+        saved = self.ctx.settings.value(SETTINGS_KEY)
+        if not isinstance(saved, dict) or "database" not in saved:
+            return None
+        return MemsenseConnection(**{k: str(saved.get(k, "")) for k in ("database", "tenant", "scope", "embedder",
+                                                                        "service")})
+
+    def ask_connect(self) -> ConnectDialog:
+        """The dialog, window-modal; Connect opens the database."""
+        dialog = ConnectDialog(self.last_connection(), self.window)
+        dialog.accepted.connect(lambda: self.open(dialog.values()))
+        dialog.open()
+        return dialog
+
+    def open(self, conn: MemsenseConnection) -> Task:
+        """Open the database as the store; the service (if any) is asked after each query."""
+        from core.recall.postgres import redact
+
+        self.connection = conn
+        self._answers.clear()
+        self._asked.clear()
+        self.ctx.settings.setValue(SETTINGS_KEY, {"database": without_password(conn.database), "tenant": conn.tenant,
+                                                  "scope": conn.scope, "embedder": conn.embedder,
+                                                  "service": conn.service})
+        self.location = f"Memsense {redact(conn.database)} ({conn.tenant}/{conn.scope})"
+        panel = self._panel()
+        panel.show_message("Run a query: the service's results appear beside the reproduction."
+                           if conn.service else "No service URL given: only the reproduction is shown.")
+        return self.window.stores.open_store(self.location, factory=lambda loc: open_memsense(conn, loc))
+
+    def _panel(self) -> ProductionPanel:
+        if self.panel is None:
+            self.panel = ProductionPanel()
+            self.panel.chunk_selected.connect(self.window.inspector.focus_chunk)
+            self.window.add_view("Production", self.panel)
+        self.window.raise_dock("Production")
+        return self.panel
+
+    def _store_opened(self, location: str) -> None:
+        if location != self.location:
+            self.connection, self.location = None, None
+            if self.panel is not None:
+                self.panel.show_message("Not connected to a Memsense service (File > Connect to Memsense…).")
+
+    def _ranking_updated(self, ranking) -> None:
+        conn = self.connection
+        if conn is None or not conn.service or self.panel is None or ranking is None:
+            return
+        self._ranking = ranking
+        key = (ranking.pool.user_id, ranking.pool.query, ranking.config.top_k)
+        if key in self._answers:
+            self._show(key)
+        elif key not in self._asked:
+            self._asked.add(key)
+            self.panel.show_message(f"Asking the service at {conn.service}…")
+            self.ctx.engine_runner.submit("ask the service", fetch_production, conn, *key,
+                                          succeeded=lambda answer, k=key: self._answered(k, answer),
+                                          failed=lambda exc, k=key: self._answered(k, exc))
+
+    def _answered(self, key: tuple[str, str, int], answer: list | BaseException) -> None:
+        self._answers[key] = answer
+        self._asked.discard(key)
+        if isinstance(answer, BaseException):
+            self.ctx.report_error(answer, "Asking the Memsense service")
+        if self._ranking is not None and (self._ranking.pool.user_id, self._ranking.pool.query,
+                                          self._ranking.config.top_k) == key:
+            self._show(key)
+
+    def _show(self, key: tuple[str, str, int]) -> None:
+        answer = self._answers[key]
+        if isinstance(answer, BaseException):
+            self.panel.show_message(f"The service could not answer: {answer}")
+            return
+        preset = self.window.tuning.preset_combo.currentText() or "the current settings"
+        settings = "Memsense's defaults" if self._ranking.config == type(self._ranking.config)() else \
+            f"the current settings (preset {preset}, changed)"
+        self.panel.show_comparison(compare(answer, self._ranking), key[0], settings)
