@@ -14,16 +14,17 @@ from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 
 from core.errors import MemsenseError
 from core.config.presets import PresetStore
+from core.recall.protocol import RecallEngine
 from memsense_gui.state import paths
 from memsense_gui.state.judgments import AppJudgments
 from memsense_gui.state.presets import PresetLibrary
 from memsense_gui.state.session import QuerySession
 from memsense_gui.workers.runner import TaskRunner
 
-EngineFactory = Callable[[str], Any]
+EngineFactory = Callable[[str], RecallEngine]
 
 
-def default_engine_factory(location: str) -> Any:
+def default_engine_factory(location: str) -> RecallEngine:
     """The real engine (core), imported on first use: the app starts before torch loads."""
     from core.recall.engine import Engine
 
@@ -60,7 +61,7 @@ class AppContext(QObject):
         self.settings = settings or paths.settings(self.home)
         self.engine_factory = engine_factory or default_engine_factory
         self.store_builder = store_builder or default_store_builder
-        self.engine: Any = None  # used on the engine runner's thread only
+        self.engine: RecallEngine | None = None  # used on the engine runner's thread only
         self.location: str | None = None
         self.users: list[str] = []
         self.model_ready = False

@@ -1,0 +1,28 @@
+"""What the app and the evaluation need of a recall engine: the embedded `Engine`, the
+read-only `PostgresEngine` of a live Memsense, and the test fakes all satisfy it."""
+from __future__ import annotations
+
+from typing import Protocol, Sequence, runtime_checkable
+
+from core.rank.pool import RecallPool
+from core.records import Chunk
+
+
+@runtime_checkable
+class RecallEngine(Protocol):
+    """Recall once per query (slow), everything after it is a re-rank of the pool (fast)."""
+
+    def users(self) -> list[str]:
+        """The users of the store, sorted."""
+
+    def chunks(self, user_id: str) -> Sequence[Chunk]:
+        """Every chunk of one user (for "why not" on chunks no route found)."""
+
+    def load_model(self) -> None:
+        """Load the query embedding model now (otherwise on the first recall)."""
+
+    def recall(self, user_id: str, query: str, depth: int) -> RecallPool:
+        """Every route's list for `query`, kept `depth` deep (SPEC §2)."""
+
+    def close(self) -> None:
+        """Release the store and the model."""
