@@ -85,7 +85,40 @@ def bench_store(dataset: Path, progress: bool = True) -> dict[str, Any]:
     return out
 
 
+def parse_sizes(text: str) -> list[int]:
+    from core.errors import MemsenseError
+
+    try:
+        sizes = [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise MemsenseError(f"--scale {text!r}: give chunk counts separated by commas, e.g. --scale 2000,10000,30000")
+    return sizes
+
+
+def main_scale(args: Any) -> Any:
+    from core.cli.bench_scale import bench_size, print_row
+    from core.errors import MemsenseError
+
+    sizes, users = parse_sizes(args.scale), int(getattr(args, "users", None) or 1)
+    if users < 1:
+        raise MemsenseError("--users must be at least 1")
+    rows = []
+    for n in sizes:
+        rows.append(bench_size(n, users))
+        if not getattr(args, "json", False):
+            print_row(rows[-1])
+    if getattr(args, "out", None):
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps({"machine": machine(), "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                              "scale": rows}, indent=2) + "\n")
+    return rows if getattr(args, "json", False) else None
+
+
 def main(args: Any = None) -> dict[str, Any]:
+    if getattr(args, "scale", None):
+        return main_scale(args)
     quick = bool(getattr(args, "quick", False))
     dataset = Path(getattr(args, "dataset", None) or SHARED_LOCOMO)
     report: dict[str, Any] = {"machine": machine(), "when": time.strftime("%Y-%m-%d %H:%M:%S"), "rerank": bench_rerank()}

@@ -230,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("bench", help="print speed figures for re-rank, recall and ingest")
     sp.add_argument("--dataset", help="LoCoMo file for recall and ingest figures (default ../shared)")
     sp.add_argument("--quick", action="store_true", help="re-rank figures only")
+    sp.add_argument("--scale", help="synthetic stores of these sizes instead, e.g. 2000,10000,30000,100000 (no model)")
+    sp.add_argument("--users", type=int, default=1, help="with --scale: users in each store (one big, the rest small)")
     sp.add_argument("--out", help="also write the figures as JSON here")
     common(sp, store=False)
     sp.set_defaults(func=cmd_bench)
@@ -237,6 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
     from core.cli import evaluation
 
     evaluation.add_commands(sub)
+    from core.cli import store as store_commands
+
+    store_commands.add_commands(sub)
     return p
 
 

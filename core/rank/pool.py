@@ -11,7 +11,6 @@ from typing import Sequence
 
 import numpy as np
 
-from core.rank.mmr import tag_matrix
 from core.rank.score import clamp01
 from core.records import ROUTES, Chunk
 
@@ -69,12 +68,10 @@ class RecallPool:
         """Per-row arrays that no knob changes, computed once per pool."""
         sessions = [c.session_id for c in self.chunks]
         codes = {s: i for i, s in enumerate(sorted(set(sessions)))}
-        tags = tag_matrix([c.tags for c in self.chunks])
         return PoolArrays(
             is_turn=np.array([c.kind == "turn" for c in self.chunks], dtype=bool),
             session_of=np.array([codes[s] for s in sessions], dtype=np.int64),
             memory_score=np.array([clamp01(c.memory_score) for c in self.chunks]),
-            tags=tags,
             dims=np.where(np.abs(self.vectors).sum(axis=1) > 0, self.vectors.shape[1], 0),
         )
 
@@ -84,7 +81,6 @@ class PoolArrays:
     is_turn: np.ndarray  # bool (n,)
     session_of: np.ndarray  # int (n,) session code
     memory_score: np.ndarray  # clamp01(memory_score) (n,)
-    tags: np.ndarray  # multi-hot (n, vocabulary)
     dims: np.ndarray  # vector dimension, 0 = no vector (n,)
 
 

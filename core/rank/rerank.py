@@ -94,7 +94,7 @@ def select_rows(rows: list[Row], pool: RecallPool, cfg: Config) -> mmr.Selection
         np.array([r.final_score for r in rows]),
         pool.vectors[idx],
         st.dims[idx],
-        st.tags[idx],
+        mmr.tag_matrix([pool.chunks[i].tags for i in idx.tolist()]),  # only the rows MMR sees: pools can be 30,000 deep
         top_k=cfg.top_k,
         mmr_lambda=cfg.mmr_lambda,
         duplicate_threshold=cfg.duplicate_threshold,

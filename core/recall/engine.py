@@ -14,14 +14,15 @@ from typing import Callable
 import numpy as np
 
 from core.config import MAX_ROUTE_DEPTH, Config
-from core.recall.embed import Embedder, is_content_key, legacy_model_key
 from core.errors import MemsenseError
+from core.recall.backends import open_store
+from core.recall.embed import Embedder, is_content_key, legacy_model_key
 from core.recall.lexical import LexicalIndex
 from core.rank.pool import RecallPool, neighbors_of
 from core.rank.ranking import Ranking
 from core.rank.rerank import rerank
-from core.recall.store import QdrantStore, RouteHits, Store, StoreMeta, is_url
-from core.recall.ties import rank_route, ranked_lists
+from core.recall.store import RouteHits, Store, StoreMeta, is_url, top_rows
+from core.recall.ties import ranked_lists
 from core.records import DENSE_ROUTES, ROUTES, Chunk
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
@@ -89,7 +90,7 @@ def build_store(dataset: str | Path, location: str | Path, *, mode: str = "hybri
     folder = None if is_url(location) else Path(location).expanduser()
     new_folder = folder is not None and not folder.exists()
     try:
-        store = QdrantStore(location, create=True)  # locked or unwritable: fail before the slow embedding
+        store = open_store(location, create=True)  # locked or unwritable: fail before the slow embedding
         written = False
         try:
             check_writable(store)
@@ -129,20 +130,36 @@ def check_writable(store: Store) -> None:
 @dataclass
 class _UserIndex:
     chunks: list[Chunk]
-    by_id: dict[str, int]
-    vec_full: np.ndarray
+    vec_full: np.ndarray  # unit rows (float32), zero rows where missing
     lexical: LexicalIndex
-    sessions: dict[str, list[int]]  # session_id -> rows of its session chunks
+    session_of: np.ndarray  # row -> session code
+    session_rows: list[np.ndarray]  # session code -> rows of its session chunks
+    is_session: np.ndarray  # row -> is a session chunk
     neighbors: dict[str, tuple[str | None, str | None]]
+    by_id: dict[str, Chunk]
+
+    @classmethod
+    def build(cls, chunks: list[Chunk], vec_full: np.ndarray) -> "_UserIndex":
+        codes: dict[str, int] = {}
+        session_of = np.array([codes.setdefault(c.session_id, len(codes)) for c in chunks], dtype=np.int64)
+        is_session = np.array([c.kind == "session" for c in chunks], dtype=bool)
+        rows = np.flatnonzero(is_session)
+        order = rows[np.argsort(session_of[rows], kind="stable")]
+        bounds = np.searchsorted(session_of[order], np.arange(len(codes) + 1))
+        session_rows = [order[bounds[i]:bounds[i + 1]] for i in range(len(codes))]
+        return cls(chunks, vec_full, LexicalIndex([c.lexical_text for c in chunks]), session_of, session_rows, is_session,
+                   neighbors_of(chunks), {c.memory_id: c for c in chunks})
 
 
 class Engine:
     """An open store plus the embedding model; recall and search for one user at a time."""
 
-    def __init__(self, location: str | Path, *, model: str | None = None, cache_dir: str | Path | None = None):
-        self.embedder = Embedder(model, cache_dir)  # a bad model folder fails before the store is locked
+    def __init__(self, location: str | Path, *, model: str | None = None, cache_dir: str | Path | None = None,
+                 embedder: Embedder | None = None):
+        # a bad model folder fails before the store is locked; `embedder` stands in for the model (benchmarks)
+        self.embedder = embedder or Embedder(model, cache_dir)
         try:
-            self.store = QdrantStore(location)
+            self.store = open_store(location)
         except MemsenseError:
             self.embedder.close()
             raise
@@ -167,14 +184,7 @@ class Engine:
     def _index(self, user_id: str) -> _UserIndex:
         with self._lock:
             if user_id not in self._users:
-                chunks, vec_full = self.store.read_user(user_id)
-                sessions: dict[str, list[int]] = {}
-                for i, c in enumerate(chunks):
-                    if c.kind == "session":
-                        sessions.setdefault(c.session_id, []).append(i)
-                self._users[user_id] = _UserIndex(chunks, {c.memory_id: i for i, c in enumerate(chunks)}, vec_full,
-                                                  LexicalIndex([c.lexical_text for c in chunks]), sessions,
-                                                  neighbors_of(chunks))
+                self._users[user_id] = _UserIndex.build(*self.store.read_user(user_id))
             return self._users[user_id]
 
     def chunks(self, user_id: str) -> list[Chunk]:
@@ -190,30 +200,38 @@ class Engine:
         hits = self._dense(user_id, qvec, depth)
         t2 = time.perf_counter()
         lex = ix.lexical.scores(query)
-        found = np.flatnonzero(lex > 0)
-        rows, scores = rank_route(found, lex[found])
-        hits["lexical"] = RouteHits(rows[:depth], scores[:depth])
+        hits["lexical"] = RouteHits(*ranked_lists(lambda _, n: {"lexical": _best(lex, n)}, ["lexical"], depth)["lexical"])
         t3 = time.perf_counter()
-        rows = {int(i) for route_hits in hits.values() for i in route_hits.rows}
-        for s in {ix.chunks[i].session_id for i in rows}:
-            rows.update(ix.sessions.get(s, ()))
-        rows = sorted(rows)
-        pos = {r: k for k, r in enumerate(rows)}
+        timings = {"embed": (t1 - t0) * 1e3, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}
+        pool = self._assemble(ix, query, user_id, hits, depth, timings)
+        timings["assemble"] = (time.perf_counter() - t3) * 1e3
+        return pool
+
+    @staticmethod
+    def _assemble(ix: _UserIndex, query: str, user_id: str, hits: dict[str, RouteHits], depth: int,
+                  timings: dict[str, float]) -> RecallPool:
+        """The pool: every row some route found, plus the session chunks of every touched session."""
+        n = len(ix.chunks)
+        keep = np.zeros(n, dtype=bool)
+        for r in ROUTES:
+            keep[hits[r].rows] = True
+        touched = np.zeros(len(ix.session_rows), dtype=bool)
+        touched[ix.session_of[keep]] = True
+        keep |= ix.is_session & touched[ix.session_of]
+        rows = np.flatnonzero(keep)
+        pos = np.zeros(n, dtype=np.int64)
+        pos[rows] = np.arange(len(rows))
         ranks = np.zeros((len(rows), len(ROUTES)), dtype=np.int32)
         scores = np.full((len(rows), len(ROUTES)), np.nan)
         for j, route in enumerate(ROUTES):
-            for rank, (row, score) in enumerate(zip(hits[route].rows.tolist(), hits[route].scores.tolist()), start=1):
-                k = pos[row]
-                ranks[k, j] = rank
-                scores[k, j] = score
-        vectors = ix.vec_full[rows]
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
-        timings = {"embed": (t1 - t0) * 1e3, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3,
-                   "assemble": (time.perf_counter() - t3) * 1e3}
-        return RecallPool(query, user_id, tuple(ix.chunks[r] for r in rows), ranks, scores, vectors,
-                          depth=depth, neighbors=ix.neighbors, neighbor_chunks={c.memory_id: c for c in ix.chunks},
-                          timings_ms=timings)
+            at = pos[hits[route].rows]
+            ranks[at, j] = np.arange(1, len(at) + 1)
+            scores[at, j] = hits[route].scores
+        vectors = ix.vec_full[rows].astype(np.float64)
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]
+        vectors = np.divide(vectors, norms, out=vectors, where=norms > 0)
+        return RecallPool(query, user_id, tuple(ix.chunks[r] for r in rows.tolist()), ranks, scores, vectors,
+                          depth=depth, neighbors=ix.neighbors, neighbor_chunks=ix.by_id, timings_ms=timings)
 
     def _dense(self, user_id: str, qvec: np.ndarray, depth: int) -> dict[str, RouteHits]:
         """Each dense route to `depth`, noise-tied cosines ordered by id (`core.recall.ties`)."""
@@ -252,6 +270,12 @@ def check_model(store: Store, meta: StoreMeta | None, embedder: Embedder) -> Non
         raise MemsenseError(f"{where} was built with a different model that has the same folder name and file "
                             f"sizes as {embedder.model_path}; pass the --model it was built with, or ingest into "
                             "a new --store")
+
+
+def _best(scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The `n` best rows with a positive score (BM25: no match is no hit), and their scores."""
+    rows = top_rows(np.where(scores > 0, scores, -np.inf), n)
+    return rows, scores[rows]
 
 
 def validate_query(query: str) -> str:

@@ -44,7 +44,7 @@ def import_users(dsn: str, location: str | Path, *, tenant: str = DEFAULT_TENANT
                  progress: Callable[[int, int, str], None] | None = None) -> ImportStats:
     """Copy `users` (default: every user of the tenant and scope) into the store at `location`."""
     from core.recall.embed import model_key
-    from core.recall.store import QdrantStore
+    from core.recall.backends import open_store
 
     start = time.perf_counter()
     stats = ImportStats()
@@ -73,7 +73,7 @@ def import_users(dsn: str, location: str | Path, *, tenant: str = DEFAULT_TENANT
                                 "import them into separate stores with --user")
         stats.model = plan[0][1]
         key = model_key(_model_folder(model, stats.model))
-        target = QdrantStore(location, create=True)
+        target = open_store(location, create=True)
         try:
             for n, (user, _, dim) in enumerate(plan):
                 if progress:

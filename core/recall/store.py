@@ -68,6 +68,18 @@ class RouteHits(NamedTuple):
 Progress = Callable[[int, int], None]
 
 
+def top_rows(scores: np.ndarray, limit: int) -> np.ndarray:
+    """Rows of the `limit` highest finite scores, best first, ties by row (exact, like a full sort)."""
+    finite = np.flatnonzero(np.isfinite(scores))
+    if len(finite) > limit:
+        part = scores[finite]
+        kth = np.partition(part, len(part) - limit)[len(part) - limit]
+        above = finite[part > kth]
+        at = finite[part == kth][: limit - len(above)]
+        finite = np.concatenate([above, at])
+    return finite[np.lexsort((finite, -scores[finite]))]
+
+
 class Store(Protocol):
     """What the engine needs from a memory store; every backend (embedded, Qdrant server,
     PostgreSQL) implements it. Errors a user can cause raise `MemsenseError` naming the user
@@ -219,6 +231,24 @@ class QdrantStore:
             if vecs[i] is not None:
                 matrix[row] = vecs[i]
         return [chunks[i] for i in order], matrix
+
+    def read_user_routes(self, user_id: str) -> tuple[list[Chunk], dict[str, np.ndarray]]:
+        """All chunks of a user sorted by memory_id, with every dense route's vectors (zero rows where none)."""
+        name = self.collection(user_id)
+        points, offset = [], None
+        while True:
+            batch, offset = self.client.scroll(name, limit=512, offset=offset, with_payload=True, with_vectors=True)
+            points.extend(batch)
+            if offset is None:
+                break
+        points.sort(key=lambda p: p.payload["memory_id"])
+        dim = self.meta().dim
+        vectors = {r: np.zeros((len(points), dim), dtype=np.float32) for r in DENSE_ROUTES}
+        for i, p in enumerate(points):
+            for r, v in (p.vector or {}).items():
+                if r in vectors:
+                    vectors[r][i] = v
+        return [Chunk.from_payload(p.payload) for p in points], vectors
 
     def search(self, user_id: str, query: np.ndarray, routes: Iterable[str], limit: int) -> dict[str, RouteHits]:
         """Each dense route's hits as rows of `read_user`'s order, best first, ties by memory_id."""

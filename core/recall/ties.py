@@ -30,23 +30,38 @@ def rank_route(rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.nda
     """One route's hits best first: `(rows, scores)` with noise-tied scores grouped, each group
     ordered by row (rows follow memory_id order) and every member given the group's best score.
 
-    Groups start at their best score and take every following score `tied` to it.
+    Groups start at their best score and take every following score `tied` to it. A group only
+    spans consecutive gaps below the tolerance at the list's largest scale, so only runs of such
+    gaps are walked; the rest of an 8,000-deep list stays as sorted.
     """
     rows = np.asarray(rows, dtype=np.int64)
     scores = np.asarray(scores, dtype=np.float64)
     order = np.lexsort((rows, -scores))
     rows, scores = rows[order], scores[order]
-    out_rows, out_scores = np.empty_like(rows), np.empty_like(scores)
-    start = 0
-    while start < len(rows):
+    if len(rows) < 2:
+        return rows, scores
+    close = (scores[:-1] - scores[1:]) <= TIE_TOLERANCE * max(1.0, float(np.abs(scores).max()))
+    if not close.any():
+        return rows, scores
+    rows, scores = rows.copy(), scores.copy()
+    starts = np.flatnonzero(close & ~np.concatenate(([False], close[:-1])))
+    ends = np.flatnonzero(close & ~np.concatenate((close[1:], [False]))) + 2
+    for a, b in zip(starts.tolist(), ends.tolist()):
+        _group_run(rows, scores, a, b)
+    return rows, scores
+
+
+def _group_run(rows: np.ndarray, scores: np.ndarray, a: int, b: int) -> None:
+    """Group `[a, b)` in place: each group is its head and every later score `tied` to it."""
+    start = a
+    while start < b:
         head = float(scores[start])
-        end = start + 1
-        while end < len(rows) and tied(head, float(scores[end])):
-            end += 1
-        out_rows[start:end] = np.sort(rows[start:end])
-        out_scores[start:end] = head
+        rest = scores[start + 1:b]
+        apart = np.abs(head - rest) > TIE_TOLERANCE * np.maximum(1.0, np.maximum(abs(head), np.abs(rest)))
+        end = start + 1 + (int(np.argmax(apart)) if apart.any() else len(rest))
+        rows[start:end] = np.sort(rows[start:end])
+        scores[start:end] = head
         start = end
-    return out_rows, out_scores
 
 
 def ranked_lists(fetch: Callable[[list[str], int], dict[str, tuple[np.ndarray, np.ndarray]]],

@@ -92,19 +92,34 @@ def test_unknown_user_empty_and_huge_query(demo_engine):
         demo_engine.search(demo_engine.users()[0], huge + "x")
 
 
+def hold_store(store, write: bool) -> subprocess.Popen:
+    code = ("import sys, time; from core.recall.backends import open_store; s = open_store(sys.argv[1], write=sys.argv[2] == 'w'); "
+            "print('open', flush=True); time.sleep(30)")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(store), "w" if write else "r"], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "open"
+    return holder
+
+
 def test_store_open_in_another_process(tmp_path, model_cache):
+    """One writer, or readers in any number of processes; never both."""
     demo_store = tmp_path / "s"
     build_store(DEMO_DATASET, demo_store, cache_dir=model_cache)
-    code = ("import sys, time; from core.recall.store import QdrantStore; s = QdrantStore(sys.argv[1]); "
-            "print('open', flush=True); time.sleep(30)")
-    holder = subprocess.Popen([sys.executable, "-c", code, str(demo_store)], stdout=subprocess.PIPE, text=True)
+    writer = hold_store(demo_store, write=True)
     try:
-        assert holder.stdout.readline().strip() == "open"
         with pytest.raises(MemsenseError, match="open in another process"):
             Engine(demo_store, cache_dir=model_cache)
     finally:
-        holder.kill()
-        holder.wait()
+        writer.kill()
+        writer.wait()
+    reader = hold_store(demo_store, write=False)
+    try:
+        e = Engine(demo_store, cache_dir=model_cache)  # a second reader is fine
+        e.close()
+        with pytest.raises(MemsenseError, match="open in another process"):
+            build_store(DEMO_DATASET, demo_store, cache_dir=model_cache)
+    finally:
+        reader.kill()
+        reader.wait()
 
 
 def test_missing_model_folder(demo_store, tmp_path):

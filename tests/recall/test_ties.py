@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -51,3 +52,30 @@ def test_a_tie_group_across_the_cut_is_fetched_whole_before_cutting():
     assert rows.tolist() == [0, 1, 2]
     assert asked == [4, 8, 16]  # one past the cut, then deeper until the list ran out
     assert out_scores[1] == out_scores[2] == scores[9]
+
+
+def plain_walk(rows, scores):
+    """The grouping rule written as a plain walk over the whole sorted list: the oracle."""
+    rows, scores = np.asarray(rows, dtype=np.int64), np.asarray(scores, dtype=np.float64)
+    order = np.lexsort((rows, -scores))
+    rows, scores = rows[order], scores[order]
+    out_rows, out_scores, start = rows.copy(), scores.copy(), 0
+    while start < len(rows):
+        end = start + 1
+        while end < len(rows) and tied(float(scores[start]), float(scores[end])):
+            end += 1
+        out_rows[start:end], out_scores[start:end] = np.sort(rows[start:end]), scores[start]
+        start = end
+    return out_rows.tolist(), out_scores.tolist()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rank_route_equals_the_plain_walk(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(400):
+        n = int(rng.integers(0, 60))
+        base = rng.choice([1.0, 10.0, 0.3, 1e-3]) * rng.integers(0, 6, size=n).astype(float)
+        scores = base + rng.choice([0, 1e-9, 1e-7, 5e-7, 2e-6]) * rng.choice([1, 30]) * rng.standard_normal(n)
+        rows = rng.permutation(1000)[:n]
+        got = rank_route(rows, scores)
+        assert (got[0].tolist(), got[1].tolist()) == plain_walk(rows, scores)

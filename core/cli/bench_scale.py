@@ -1,0 +1,136 @@
+"""`memsense bench --scale N[,N…]`: synthetic stores of N chunks (random unit vectors and
+random words, no model), timed end to end against the floor measured in the same run.
+
+Per size: writing the store (one big user plus `--users` − 1 small ones), opening it and
+listing its users, the first recall (reads the user: chunks, vectors, BM25 index), the median
+and p95 of later recalls (seven dense routes + BM25, lists kept `MAX_ROUTE_DEPTH` deep), a slider
+re-rank of the cached pool at top_k 4 and 50, and the floor: one exact numpy scan of the same
+seven route matrices held in memory (`vectors @ query`), which any recall has to pay.
+"""
+from __future__ import annotations
+
+import hashlib
+import statistics
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.recall.backends import open_store
+from core.config import MAX_ROUTE_DEPTH, Config
+from core.recall.engine import Engine
+from core.rank.rerank import rerank
+from core.records import DENSE_ROUTES, Chunk
+
+DIM = 384
+TURNS_PER_SESSION = 9
+SMALL_USER_CHUNKS = 20
+QUERIES = 30
+WORDS = [f"w{i}" for i in range(5000)]
+
+
+class RandomEmbedder:
+    """Stands in for the model: a unit vector seeded by the text, so a query always maps alike."""
+
+    key = "synthetic-random-384"
+    dim = DIM
+    embedded = cached = 0
+
+    def encode(self, texts: list[str], **_: Any) -> np.ndarray:
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for i, t in enumerate(texts):
+            seed = int.from_bytes(hashlib.sha1(t.encode()).digest()[:8], "little")
+            v = np.random.default_rng(seed).standard_normal(DIM)
+            out[i] = v / np.linalg.norm(v)
+        return out
+
+    def load(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def synthetic_user(user_id: str, n: int, rng: np.random.Generator) -> tuple[list[Chunk], dict[str, np.ndarray]]:
+    """`n` chunks: sessions of one session chunk and up to 9 turns, random words and vectors;
+    a tenth of the facet and next-user vectors are missing, as with real data."""
+    words = rng.choice(WORDS, size=(n, 24))
+    chunks = []
+    for i in range(n):
+        s, k = divmod(i, TURNS_PER_SESSION + 1)
+        sid = f"{user_id}:S{s:05d}"
+        kind = "session" if k == 0 else "turn"
+        text = " ".join(words[i])
+        chunks.append(Chunk(f"{sid}:{'P00' if k == 0 else f'T{k:03d}'}", user_id, sid, s + 1, kind, k, "2024-01-01T10:00:00",
+                            text[:80], text[80:], tags=(str(words[i][0]),), task_tag=str(words[i][1])))
+    vectors = {}
+    for r in DENSE_ROUTES:
+        m = rng.standard_normal((n, DIM), dtype=np.float32)
+        if r not in ("vec_full", "vec_user", "vec_asst"):
+            m[rng.random(n) < 0.1] = 0
+        vectors[r] = m
+    return chunks, vectors
+
+
+def _ms(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t) * 1e3
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * 4096 / 2**20
+
+
+def bench_size(n: int, users: int, seed: int = 0) -> dict[str, Any]:
+    rng = np.random.default_rng(seed + n)
+    with tempfile.TemporaryDirectory() as tmp:
+        location = Path(tmp) / "store"
+        chunks, vectors = synthetic_user("big", n, rng)
+        t = time.perf_counter()
+        store = open_store(location, create=True)
+        store.write_user("big", chunks, vectors, RandomEmbedder.key, DIM)
+        for u in range(users - 1):
+            c, v = synthetic_user(f"user{u:05d}", SMALL_USER_CHUNKS, rng)
+            store.write_user(f"user{u:05d}", c, v, RandomEmbedder.key, DIM)
+        store.close()
+        write_s = time.perf_counter() - t
+        del chunks, vectors
+
+        t = time.perf_counter()
+        engine = Engine(location, embedder=RandomEmbedder())
+        listed = len(engine.users())
+        open_s = time.perf_counter() - t
+        try:
+            queries = [" ".join(rng.choice(WORDS, size=6)) for _ in range(QUERIES + 1)]
+            first = _ms(lambda: engine.recall("big", queries[0]))
+            recall = [_ms(lambda q=q: engine.recall("big", q)) for q in queries[1:]]
+            pool = engine.recall("big", queries[1])
+            rss = _rss_mb()
+            slider = {k: statistics.median(_ms(lambda k=k: rerank(pool, replace(Config(), top_k=k)).results)
+                                           for _ in range(15)) for k in (4, 50)}
+            qv = RandomEmbedder().encode(queries[:1])[0]
+            matrix = np.ascontiguousarray(engine.store.route_matrix("big")).reshape(-1, DIM)  # the same vectors, in RAM
+            floor = statistics.median(_ms(lambda: matrix @ qv) for _ in range(15))
+            del matrix
+        finally:
+            engine.close()
+    median = statistics.median(recall)
+    return {"chunks": n, "users": listed, "write_s": round(write_s, 3), "open_s": round(open_s, 4),
+            "first_recall_ms": round(first, 1), "recall_median_ms": round(median, 2),
+            "recall_p95_ms": round(float(np.percentile(recall, 95)), 2), "pool_rows": pool.size,
+            "rerank_top4_ms": round(slider[4], 2), "rerank_top50_ms": round(slider[50], 2),
+            "floor_ms": round(floor, 4), "ratio": round(median / floor, 1), "rss_mb": round(rss),
+            "depth": MAX_ROUTE_DEPTH}
+
+
+def print_row(r: dict[str, Any]) -> None:
+    print(f"{r['chunks']:>7} chunks, {r['users']} users: write {r['write_s']:.1f} s, open {r['open_s'] * 1e3:.0f} ms, "
+          f"first recall {r['first_recall_ms']:.0f} ms, recall median {r['recall_median_ms']:.1f} ms "
+          f"(p95 {r['recall_p95_ms']:.1f}), floor {r['floor_ms']:.2f} ms ({r['ratio']:.1f}x); "
+          f"slider re-rank top 4 {r['rerank_top4_ms']:.1f} ms, top 50 {r['rerank_top50_ms']:.1f} ms "
+          f"({r['pool_rows']} pool rows); RSS {r['rss_mb']} MB", flush=True)

@@ -1,0 +1,295 @@
+"""The embedded store: SQLite for chunks and users, one numpy file of route vectors per user.
+
+Layout of a store folder:
+- `memsense.sqlite`: `meta` (format, model, dimension), `users` (one row per user: its vector
+  file, chunk count and checksum) and `chunks` (every user's chunks in one table keyed by
+  `(user_id, row)`: the tenant field leads the key, so one user's rows are one index range);
+- `vectors/<user>-<random>.npy`: float32 `(7, n, dim)`, the unit vectors of the seven dense
+  routes in row order (zeros where a chunk has no text for a route), read through a memory map;
+- `lock`: shared while read, exclusive while written (one writer; readers in any number of
+  processes while nobody writes).
+
+A user is written to a new vector file (flushed to disk), then swapped in by one SQLite
+transaction, so a crash or `kill -9` at any moment leaves every user as it was. Search is an
+exact scan (`vectors @ query`, then argpartition to the depth asked), which returns deep
+lists as arrays; see the README's "Storage" section for the measurements behind the choice.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import re
+import sqlite3
+import uuid
+import zlib
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from core.errors import Cancelled, MemsenseError
+from core.recall.store import Progress, RouteHits, StoreMeta, top_rows
+from core.records import DENSE_ROUTES, Chunk
+
+FORMAT = "memsense-store-1"
+DB = "memsense.sqlite"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS users (user_id TEXT PRIMARY KEY, file TEXT NOT NULL, n INTEGER NOT NULL,
+                                  crc INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (user_id TEXT NOT NULL, row INTEGER NOT NULL, memory_id TEXT NOT NULL,
+                                   routes INTEGER NOT NULL, payload TEXT NOT NULL,
+                                   PRIMARY KEY (user_id, row)) WITHOUT ROWID;
+"""
+
+
+def is_embedded_store(path: Path) -> bool:
+    return (path / DB).exists()
+
+
+def _crc(array: np.ndarray) -> int:
+    """Adler-32 of the raw bytes: catches damage at a fraction of a hash's cost."""
+    return zlib.adler32(memoryview(np.ascontiguousarray(array)).cast("B"))
+
+
+class EmbeddedStore:
+    """A store folder on this machine (see the module docstring)."""
+
+    def __init__(self, location: str | Path, create: bool = False, write: bool = False):
+        self.path = Path(location).expanduser()
+        self.location = str(self.path)
+        if not is_embedded_store(self.path) and not create:
+            raise MemsenseError(f"no memory store at {self.path}; build one with "
+                                f"`memsense ingest DATASET --store {self.path}`")
+        if create:
+            self._create_folder()
+        db = self.path / DB
+        self.writable = os.access(self.path, os.W_OK) and (not db.exists() or os.access(db, os.W_OK))
+        if write and not self.writable:
+            raise MemsenseError(f"the store {self.path} is read-only (no write permission on the folder or "
+                                f"{DB}); it can be searched, but to write into it make it writable or use another --store")
+        self._lock = self._take_lock(exclusive=write)
+        try:
+            self.db = self._connect()
+        except BaseException:
+            os.close(self._lock)
+            raise
+        self._vectors: dict[str, np.ndarray] = {}
+        self._present: dict[str, np.ndarray] = {}
+        if write:
+            self._drop_orphans()
+
+    # -- opening ------------------------------------------------------------------------------
+    def _create_folder(self) -> None:
+        try:
+            (self.path / "vectors").mkdir(parents=True, exist_ok=True)
+            (self.path / "lock").touch(exist_ok=True)
+        except OSError as exc:
+            raise MemsenseError(f"cannot create the store {self.path}: {exc.strerror}; choose a writable folder") from None
+
+    def _take_lock(self, exclusive: bool) -> int:
+        try:
+            fd = os.open(self.path / "lock", os.O_RDONLY)
+        except OSError:
+            raise MemsenseError(f"the store {self.path} has no lock file; it is damaged or not a memsense store "
+                                "(build a new one with memsense ingest)") from None
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                doing = "read or written" if exclusive else "written"
+                raise MemsenseError(f"the store {self.path} is open in another process (being {doing}); "
+                                    "wait for it or close the other memsense or memsense-gui using it") from None
+            raise
+        return fd
+
+    def _connect(self) -> sqlite3.Connection:
+        db_path = self.path / DB
+        try:
+            if self.writable:
+                db = sqlite3.connect(db_path, check_same_thread=False, isolation_level=None)
+                db.execute("PRAGMA journal_mode=DELETE")
+                db.execute("PRAGMA synchronous=FULL")
+                db.executescript(SCHEMA)
+            else:
+                db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
+            fmt = db.execute("SELECT value FROM meta WHERE key='format'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise MemsenseError(f"the store {self.path} is damaged ({DB}: {exc}); build a new store with "
+                                "memsense ingest, or restore the folder from a backup") from None
+        if fmt is None and self.writable:
+            db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
+        elif fmt is not None and fmt[0] != FORMAT:
+            raise MemsenseError(f"the store {self.path} has format {fmt[0]!r}; this memsense reads {FORMAT!r}")
+        return db
+
+    # -- meta ---------------------------------------------------------------------------------
+    def meta(self) -> StoreMeta | None:
+        rows = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+        if "model_key" not in rows:
+            return None
+        users = dict(self.db.execute("SELECT user_id, file FROM users ORDER BY user_id").fetchall())
+        return StoreMeta(rows["model_key"], int(rows["dim"]), users)
+
+    def users(self) -> list[str]:
+        return [u for (u,) in self.db.execute("SELECT user_id FROM users ORDER BY user_id")]
+
+    def _user_row(self, user_id: str) -> tuple[str, int, int]:
+        row = self.db.execute("SELECT file, n, crc FROM users WHERE user_id=?", (user_id,)).fetchone()
+        if row is None:
+            known = self.users()
+            shown = ", ".join(known[:20]) + (f" … ({len(known)} in all)" if len(known) > 20 else "")
+            raise MemsenseError(f"unknown user {user_id!r}; users in this store: {shown or 'none'}")
+        return row
+
+    def _damaged(self, user_id: str, what: str) -> MemsenseError:
+        return MemsenseError(f"the data of user {user_id!r} in {self.path} is damaged ({what}); other users are "
+                             f"unaffected. Drop it with `memsense drop --store {self.path} --user {user_id}`, "
+                             "then ingest that user again")
+
+    # -- reading ------------------------------------------------------------------------------
+    def read_user(self, user_id: str) -> tuple[list[Chunk], np.ndarray]:
+        """All chunks of a user sorted by memory_id, and their unit vec_full vectors (float32)."""
+        _, n, _ = self._user_row(user_id)
+        rows = self.db.execute("SELECT memory_id, payload FROM chunks WHERE user_id=? ORDER BY row", (user_id,)).fetchall()
+        try:
+            chunks = [Chunk.from_payload(p) for p in json.loads("[" + ",".join(p for _, p in rows) + "]")]
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise self._damaged(user_id, f"a chunk cannot be read: {exc}") from None
+        ids = [c.memory_id for c in chunks]
+        if len(chunks) != n or ids != [m for m, _ in rows] or ids != sorted(ids):
+            raise self._damaged(user_id, f"{len(chunks)} readable chunks of {n} recorded")
+        return chunks, self._matrix(user_id)[DENSE_ROUTES.index("vec_full")]
+
+    def _matrix(self, user_id: str) -> np.ndarray:
+        if user_id not in self._vectors:
+            file, n, crc = self._user_row(user_id)
+            dim = self.meta().dim
+            try:
+                m = np.load(self.path / "vectors" / file, mmap_mode="r")
+            except FileNotFoundError:
+                raise self._damaged(user_id, f"its vector file vectors/{file} is missing") from None
+            except (ValueError, OSError) as exc:
+                raise self._damaged(user_id, f"vectors/{file} cannot be read: {exc}") from None
+            if m.dtype != np.float32 or m.shape != (len(DENSE_ROUTES), n, dim):
+                raise self._damaged(user_id, f"vectors/{file} holds {m.dtype} {m.shape}, "
+                                             f"expected float32 {(len(DENSE_ROUTES), n, dim)}")
+            if _crc(m) != crc:
+                raise self._damaged(user_id, f"vectors/{file} does not match its checksum")
+            masks = np.array([r for (r,) in self.db.execute(
+                "SELECT routes FROM chunks WHERE user_id=? ORDER BY row", (user_id,))], dtype=np.int64)
+            self._present[user_id] = (masks[None, :] >> np.arange(len(DENSE_ROUTES))[:, None]) & 1 == 1
+            self._vectors[user_id] = m
+        return self._vectors[user_id]
+
+    def route_matrix(self, user_id: str) -> np.ndarray:
+        """The user's unit route vectors, float32 `(7, n, dim)` in `DENSE_ROUTES` order (memory-mapped)."""
+        return self._matrix(user_id)
+
+    def search(self, user_id: str, query: np.ndarray, routes: Iterable[str], limit: int) -> dict[str, RouteHits]:
+        """Exact cosine search of each route: rows of `read_user`'s order, best first, ties by row."""
+        m = self._matrix(user_id)
+        present = self._present[user_id]
+        q = np.asarray(query, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        q = q / norm if norm > 0 else q
+        routes = list(routes)
+        every = (m.reshape(-1, m.shape[2]) @ q).reshape(m.shape[:2])  # one BLAS call for all routes
+        out = {}
+        for route in routes:
+            j = DENSE_ROUTES.index(route)
+            scores = np.where(present[j], every[j], -np.inf).astype(np.float64)
+            rows = top_rows(scores, limit)
+            out[route] = RouteHits(rows.astype(np.int64), scores[rows])
+        return out
+
+    # -- writing ------------------------------------------------------------------------------
+    def _check_writable(self) -> None:
+        if not self.writable:
+            raise MemsenseError(f"the store {self.path} is read-only; make it writable or use another --store")
+
+    def write_user(self, user_id: str, chunks: list[Chunk], vectors: dict[str, np.ndarray], model_key: str, dim: int,
+                   progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> None:
+        """Write one user's vectors to a new file, then swap the user in with one transaction."""
+        self._check_writable()
+        meta = self.meta()
+        if meta is not None and meta.users and (meta.model_key != model_key or meta.dim != dim):
+            raise MemsenseError(f"this store was built with model {meta.model_key} (dim {meta.dim}); "
+                                f"ingest with the same --model or into a new store")
+        order = sorted(range(len(chunks)), key=lambda i: chunks[i].memory_id)
+        stacked = np.stack([np.asarray(vectors[r], dtype=np.float32)[order] for r in DENSE_ROUTES]) \
+            if chunks else np.zeros((len(DENSE_ROUTES), 0, dim), np.float32)
+        if stacked.shape[2] != dim or not np.isfinite(stacked).all():
+            raise MemsenseError(f"the vectors of user {user_id!r} are not finite {dim}-dimensional rows; nothing was written")
+        norms = np.linalg.norm(stacked, axis=2, keepdims=True)
+        stacked = np.divide(stacked, norms, out=np.zeros_like(stacked), where=norms > 0)
+        present = (norms[..., 0] > 0).astype(np.int64) << np.arange(len(DENSE_ROUTES))[:, None]
+        masks = present.sum(axis=0)
+        if cancelled and cancelled():
+            raise Cancelled("cancelled")
+        slug = re.sub(r"[^a-zA-Z0-9_-]", "_", user_id)[:40]
+        file = f"{slug}-{uuid.uuid4().hex[:12]}.npy"
+        target = self.path / "vectors" / file
+        try:
+            with open(target, "wb") as fh:
+                np.save(fh, stacked)
+                fh.flush()
+                os.fsync(fh.fileno())
+            rows = [(user_id, k, chunks[i].memory_id, int(masks[k]), json.dumps(chunks[i].to_payload(), ensure_ascii=False))
+                    for k, i in enumerate(order)]
+            if cancelled and cancelled():
+                raise Cancelled("cancelled")
+            self._swap_in(user_id, file, rows, _crc(stacked), model_key, dim)
+        except BaseException:
+            target.unlink(missing_ok=True)
+            raise
+        if progress:
+            progress(len(chunks), len(chunks))
+        self._drop_orphans()
+
+    def _swap_in(self, user_id: str, file: str, rows: list, crc: int, model_key: str, dim: int) -> None:
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('model_key', ?), ('dim', ?)", (model_key, str(dim)))
+            db.execute("DELETE FROM chunks WHERE user_id=?", (user_id,))
+            db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", rows)
+            db.execute("INSERT OR REPLACE INTO users VALUES (?, ?, ?, ?)", (user_id, file, len(rows), crc))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self._vectors.pop(user_id, None)
+
+    def drop_user(self, user_id: str) -> None:
+        """Remove a user (even one whose data is damaged); other users are untouched."""
+        self._check_writable()
+        self._user_row(user_id)
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("DELETE FROM chunks WHERE user_id=?", (user_id,))
+        db.execute("DELETE FROM users WHERE user_id=?", (user_id,))
+        db.execute("COMMIT")
+        self._vectors.pop(user_id, None)
+        self._drop_orphans()
+
+    def _drop_orphans(self) -> None:
+        """Delete vector files no user points to: replaced ones, or leftovers of a crash."""
+        if not self.writable:
+            return
+        keep = {f for (f,) in self.db.execute("SELECT file FROM users")}
+        for f in (self.path / "vectors").glob("*.npy"):
+            if f.name not in keep:
+                f.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        self._vectors.clear()
+        try:
+            self.db.close()
+        finally:
+            if self._lock >= 0:
+                os.close(self._lock)
+                self._lock = -1

@@ -1,0 +1,58 @@
+"""`memsense migrate OLD --store NEW`: copy a store of an older memsense (Qdrant local mode, one
+collection per user) or a Qdrant server store into an embedded store, user by user.
+
+Chunks and every route vector are copied as stored, so every search on NEW returns what it
+returned on OLD; OLD is only read.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from core.recall.backends import is_local_mode_store, open_store
+from core.recall.embedded import is_embedded_store
+from core.errors import MemsenseError
+from core.recall.store import QdrantStore, is_url
+
+
+def migrate(old: str | Path, new: str | Path, progress: Callable[[int, int, str], None] | None = None) -> dict:
+    """Copy every user of `old` into the embedded store `new` (created); returns counts."""
+    if not is_url(old):
+        path = Path(old).expanduser()
+        if is_embedded_store(path):
+            raise MemsenseError(f"{path} is already an embedded store; nothing to migrate")
+        if not is_local_mode_store(path):
+            raise MemsenseError(f"no Qdrant local-mode store at {path}; give the folder of an older memsense store")
+    if not is_url(new) and not is_url(old) and Path(new).expanduser().resolve() == Path(old).expanduser().resolve():
+        raise MemsenseError("--store must be a new folder, not the store being migrated")
+    if is_url(new):
+        raise MemsenseError("migrate writes an embedded store: give a folder as --store")
+    if is_embedded_store(Path(new).expanduser()):
+        existing = open_store(new)
+        try:
+            if existing.users():
+                raise MemsenseError(f"{new} already holds users; migrate into a new folder")
+        finally:
+            existing.close()
+    source = QdrantStore(old)
+    try:
+        meta = source.meta()
+        if meta is None or not meta.users:
+            raise MemsenseError(f"the store {old} holds no users; nothing to migrate")
+        target = open_store(new, create=True)
+        try:
+            users = sorted(meta.users)
+            chunks = 0
+            for n, user in enumerate(users):
+                if progress:
+                    progress(n, len(users), f"copying {user}")
+                rows, vectors = source.read_user_routes(user)
+                target.write_user(user, rows, vectors, meta.model_key, meta.dim)
+                chunks += len(rows)
+            if progress:
+                progress(len(users), len(users), "done")
+        finally:
+            target.close()
+    finally:
+        source.close()
+    return {"users": len(users), "chunks": chunks, "model_key": meta.model_key, "store": str(new)}

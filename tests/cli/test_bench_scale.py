@@ -1,0 +1,25 @@
+"""`memsense bench --scale`: one JSON object per size, the floor measured in the same run."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.cli.main import main as cli
+
+
+def test_bench_scale_json_has_one_object_per_size(capsys):
+    assert cli(["bench", "--scale", "300,700", "--users", "3", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["chunks"] for r in rows] == [300, 700] and all(r["users"] == 3 for r in rows)
+    for r in rows:
+        for key in ("open_s", "first_recall_ms", "recall_median_ms", "recall_p95_ms", "floor_ms", "rerank_top4_ms",
+                    "rerank_top50_ms"):
+            assert r[key] > 0, key
+        assert r["pool_rows"] == r["chunks"]  # lists as deep as the controls allow cover a small user whole
+        assert r["ratio"] == pytest.approx(r["recall_median_ms"] / r["floor_ms"], rel=0.05, abs=0.1)
+
+
+def test_bench_scale_rejects_bad_sizes(capsys):
+    assert cli(["bench", "--scale", "1e4,x"]) == 2
+    assert "give chunk counts separated by commas" in capsys.readouterr().err
