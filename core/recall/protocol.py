@@ -1,9 +1,11 @@
 """What the app and the evaluation need of a recall engine: the embedded `Engine`, the
-read-only `PostgresEngine` of a live Memsense, and the test fakes all satisfy it."""
+read-only `PostgresEngine` of a live Memsense, the test fakes and the GUI benchmark's synthetic
+engine all satisfy it."""
 from __future__ import annotations
 
 from typing import Protocol, Sequence, runtime_checkable
 
+from core.config import MAX_ROUTE_DEPTH
 from core.rank.pool import RecallPool
 from core.records import Chunk
 
@@ -21,8 +23,8 @@ class RecallEngine(Protocol):
     def load_model(self) -> None:
         """Load the query embedding model now (otherwise on the first recall)."""
 
-    def recall(self, user_id: str, query: str, depth: int) -> RecallPool:
-        """Every route's list for `query`, kept `depth` deep (SPEC §2)."""
+    def recall(self, user_id: str, query: str, depth: int = MAX_ROUTE_DEPTH) -> RecallPool:
+        """Every route's list for `query`, kept `depth` deep (SPEC §2); the app asks at the default depth."""
 
     def close(self) -> None:
         """Release the store and the model."""

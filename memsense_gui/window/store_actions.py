@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow
 
 from core.errors import MemsenseError
+from core.recall.protocol import RecallEngine
 from memsense_gui.state import paths
 from memsense_gui.views.dialogs import NewStoreDialog, ProgressDialog
 from memsense_gui.workers import jobs
@@ -81,7 +82,7 @@ class StoreActions:
         self.ctx.engine_runner.submit("load model", jobs.load_model, engine,
                                       succeeded=lambda _r: self._model_ready(engine), failed=self._model_failed)
 
-    def _model_ready(self, engine: Any) -> None:
+    def _model_ready(self, engine: RecallEngine) -> None:
         if engine is not self.ctx.engine:
             return  # another store was opened meanwhile
         self.ctx.model_ready = True

@@ -14,6 +14,7 @@ from core.errors import MemsenseError
 from core.evaluation.judged import session_docid
 from core.rank.pool import RecallPool
 from core.rank.rerank import rerank
+from core.recall.protocol import RecallEngine
 from core.records import Chunk, Question
 from memsense_gui.workers.runner import Job
 
@@ -21,11 +22,11 @@ from memsense_gui.workers.runner import Job
 @dataclass(frozen=True)
 class OpenedStore:
     location: str
-    engine: Any
+    engine: RecallEngine
     users: tuple[str, ...]
 
 
-def open_store(factory: Callable[[str], Any], location: str, task: Job | None = None) -> OpenedStore:
+def open_store(factory: Callable[[str], RecallEngine], location: str, task: Job | None = None) -> OpenedStore:
     """Open a store and list its users (Qdrant open + scroll: fast, but never on the GUI thread)."""
     engine = factory(location)
     try:
@@ -39,12 +40,12 @@ def open_store(factory: Callable[[str], Any], location: str, task: Job | None = 
     return OpenedStore(str(location), engine, users)
 
 
-def load_model(engine: Any, task: Job | None = None) -> None:
+def load_model(engine: RecallEngine, task: Job | None = None) -> None:
     """Load the embedding model (several seconds on first use)."""
     engine.load_model()
 
 
-def user_chunks(engine: Any, user_id: str, task: Job | None = None) -> tuple[str, tuple[Chunk, ...]]:
+def user_chunks(engine: RecallEngine, user_id: str, task: Job | None = None) -> tuple[str, tuple[Chunk, ...]]:
     return user_id, tuple(engine.chunks(user_id))
 
 
@@ -61,14 +62,14 @@ class RecallResult:
     pool: RecallPool
 
 
-def recall(engine: Any, request: RecallRequest, task: Job | None = None) -> RecallResult:
+def recall(engine: RecallEngine, request: RecallRequest, task: Job | None = None) -> RecallResult:
     """Embed the query and run the eight routes (the slow half of a search)."""
     if task is not None:
         task.check()
     return RecallResult(request, engine.recall(request.user_id, request.query))
 
 
-def preset_run(engine: Any, questions: list[Question], cfg: Config, level: str = "memory",
+def preset_run(engine: RecallEngine, questions: list[Question], cfg: Config, level: str = "memory",
                task: Job | None = None) -> dict[str, list[tuple[str, float]]]:
     """Recall and re-rank every question under one config, for a TREC run: question id ->
     (memory id, or session id at session level; final score) in result order."""
@@ -84,7 +85,7 @@ def preset_run(engine: Any, questions: list[Question], cfg: Config, level: str =
     return entries
 
 
-def close_engine(engine: Any, task: Job | None = None) -> None:
+def close_engine(engine: RecallEngine, task: Job | None = None) -> None:
     engine.close()
 
 
