@@ -13,29 +13,11 @@ from PySide6.QtWidgets import (
     QCheckBox, QLineEdit, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QInputDialog, QLabel, QMessageBox,
     QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget,
 )
-from superqt import QLabeledDoubleSlider, QLabeledSlider
 
 from core.config import SCHEMES, Config
 from memsense_gui import theme
-from memsense_gui.knobs import ALL_KNOBS, GROUPS, Knob, apply_rounded, tooltip
 from memsense_gui.state.presets import PresetLibrary
-
-
-def make_slider(knob: Knob) -> QWidget:
-    """superqt labeled slider; its label is a spin box for exact entry."""
-    lo, hi = knob.bounds
-    if knob.decimals == 0:
-        slider = QLabeledSlider(Qt.Orientation.Horizontal)
-        slider.setRange(int(lo), int(hi))
-    else:
-        slider = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
-        slider.setDecimals(knob.decimals)
-        slider.setRange(float(lo), float(hi))
-        slider.setSingleStep(10 ** -knob.decimals)
-    slider.setToolTip(tooltip(knob))
-    slider.setObjectName(f"knob:{knob.name}")
-    slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-    return slider
+from memsense_gui.views.sliders import ALL_KNOBS, GROUPS, Knob, make_slider, tooltip
 
 
 class TuningPanel(QWidget):
@@ -131,7 +113,7 @@ class TuningPanel(QWidget):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         for knob in knobs:
             slider = make_slider(knob)
-            slider.valueChanged.connect(lambda v, k=knob: self._edit(apply_rounded(k, self.config, v), k.name))
+            slider.valueChanged.connect(lambda v, k=knob: self._edit(k.apply(self.config, k.rounded(v)), k.name))
             label = QLabel(knob.label)
             label.setToolTip(tooltip(knob))
             form.addRow(label, slider)

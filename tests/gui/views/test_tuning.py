@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 
 from core.config import BOUNDS, EXPORT_NAMES, Config
 from core.config.presets import BUILTIN, PresetStore
-from memsense_gui.knobs import ALL_KNOBS, WEIGHT_KNOBS
+from memsense_gui.views.sliders import ALL_KNOBS, WEIGHT_KNOBS
 from memsense_gui.state.presets import PresetLibrary
 from memsense_gui.views.tuning import TuningPanel
 

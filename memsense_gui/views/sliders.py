@@ -1,0 +1,53 @@
+"""One labeled slider per knob, grouped: every knob with a `group` in its declaration
+(`core.config.KNOBS`), in declaration order. Labels, help, bounds, decimals and Memsense names
+all come from that one declaration; this module only lays the sliders out and words their
+tooltips.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QSizePolicy, QWidget
+from superqt import QLabeledDoubleSlider, QLabeledSlider
+
+from core.config import KNOBS, Config
+from core.config.knobs import Knob
+
+GROUP_ORDER = ("Diversity (MMR)", "Fusion and score", "Turn support", "Route weights")
+"""The panel's order; a group declared by a new knob follows these, in declaration order."""
+_GROUP_NAMES = tuple(dict.fromkeys((*GROUP_ORDER, *(k.group for k in KNOBS.values() if k.group))))
+GROUPS: tuple[tuple[str, tuple[Knob, ...]], ...] = tuple(
+    (group, tuple(k for k in KNOBS.values() if k.group == group)) for group in _GROUP_NAMES
+)
+ALL_KNOBS: dict[str, Knob] = {k.name: k for _, group in GROUPS for k in group}
+WEIGHT_KNOBS: tuple[Knob, ...] = tuple(k for k in ALL_KNOBS.values() if k.is_weight)
+
+
+def tooltip(knob: Knob) -> str:
+    """What the knob does, its Memsense name, its default and its range."""
+    default = knob.value(Config())
+    lo, hi = knob.bounds
+    return (f"<b>{knob.label}</b> <code>{knob.export}</code><br>{knob.help}<br>"
+            f"<i>Memsense default: {_fmt(default)}</i> · range {_fmt(lo)}–{_fmt(hi)}")
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def make_slider(knob: Knob) -> QWidget:
+    """superqt labeled slider; its label is a spin box for exact entry."""
+    lo, hi = knob.bounds
+    if knob.decimals == 0:
+        slider = QLabeledSlider(Qt.Orientation.Horizontal)
+        slider.setRange(int(lo), int(hi))
+    else:
+        slider = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
+        slider.setDecimals(knob.decimals)
+        slider.setRange(float(lo), float(hi))
+        slider.setSingleStep(10 ** -knob.decimals)
+    slider.setToolTip(tooltip(knob))
+    slider.setObjectName(f"knob:{knob.name}")
+    slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+    return slider
