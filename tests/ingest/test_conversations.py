@@ -1,4 +1,4 @@
-"""Ingest (SPEC §1, §8): worked examples of every chunking rule on hand-made conversations."""
+"""Conversation files (LoCoMo JSON, JSON Lines), bad input, the demo and LoCoMo dev data."""
 from __future__ import annotations
 
 import json
@@ -9,217 +9,24 @@ import pytest
 from core.errors import MemsenseError
 from core.ingest import (
     MAX_SESSION_CHARS,
-    Conversation,
     Message,
-    Session,
     build_chunks,
-    header,
     load_conversations,
     load_questions,
-    message_line,
-    parse_date_time,
-    parse_evidence,
-    split_parts,
+)
+from tests.fixtures import (
+    DATE,
+    HEADER,
+    jsonl,
+    kinds,
+    row,
+    tiny_locomo,
+    write,
 )
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "resources" / "demo"
 LOCOMO = REPO.parent / "shared" / "datasets" / "locomo" / "locomo-dev.json"
-
-DATE = "1:56 pm on 8 May, 2023"
-HEADER = f"[group chat conversation: {DATE}]"
-
-
-def msg(speaker: str, text: str, dia_id: str = "", **extra) -> Message:
-    return Message(speaker, text, dia_id or f"D1:{text}", **extra)
-
-
-def conv(*messages: Message, speakers=("Ann", "Bob"), user="u") -> Conversation:
-    return Conversation(user, speakers, (Session(1, DATE, parse_date_time(DATE), messages),))
-
-
-def kinds(chunks, kind):
-    return [c for c in chunks if c.kind == kind]
-
-
-def write(tmp_path: Path, text: str, name: str = "data.jsonl") -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def jsonl(*rows: dict) -> str:
-    return "\n".join(json.dumps(r) for r in rows) + "\n"
-
-
-def row(speaker="Ann", text="hi", session=1, time="2024-03-14T18:20:00", user="u", **extra) -> dict:
-    return {"user": user, "session": session, "time": time, "speaker": speaker, "text": text, **extra}
-
-
-# ---------------------------------------------------------------- message lines and headers
-
-
-def test_message_line_is_speaker_colon_text():
-    assert message_line(msg("Ann", "Hello there")) == "Ann: Hello there"
-
-
-def test_each_image_url_gets_its_own_line_with_the_caption():
-    m = msg("Ann", "Look!", img_urls=("http://a/1.jpg", "http://a/2.jpg"), caption="a cat")
-    assert message_line(m) == "Ann: Look!\nhttp://a/1.jpg: a cat\nhttp://a/2.jpg: a cat"
-
-
-def test_image_url_without_caption_is_the_bare_url():
-    assert message_line(msg("Ann", "Look!", img_urls=("http://a/1.jpg",))) == "Ann: Look!\nhttp://a/1.jpg"
-
-
-def test_caption_without_url_goes_in_parentheses():
-    assert message_line(msg("Ann", "Look!", caption="a cat")) == "Ann: Look!\n(a cat)"
-
-
-def test_header_keeps_the_original_date_time_text():
-    session = Session(1, DATE, "2023-05-08T13:56:00", ())
-    assert header(session) == HEADER
-
-
-# ---------------------------------------------------------------- session chunks
-
-
-def test_session_chunk_parts_joined_by_blank_lines_assistant_is_second_speaker():
-    c = conv(msg("Ann", "a1", "D1:1"), msg("Bob", "b1", "D1:2"), msg("Ann", "a2", "D1:3"))
-    [chunk] = build_chunks([c], mode="session", enrich=False)
-    assert chunk.user_text == "\n\n".join([HEADER, "Ann: a1", "Bob: b1", "Ann: a2"])
-    assert chunk.assistant_text == "Bob: b1"
-    assert chunk.content == json.dumps({"user": chunk.user_text, "assistant": "Bob: b1"})
-    assert (chunk.memory_id, chunk.session_id, chunk.order) == ("u:S001:P00", "u:S001", 0)
-    assert (chunk.session_number, chunk.time, chunk.next_user_text) == (1, "2023-05-08T13:56:00", "")
-    assert chunk.dia_ids == ("D1:1", "D1:2", "D1:3")
-
-
-def test_split_parts_fills_each_chunk_up_to_the_limit():
-    # sizes 10, 5, 5 with limit 22: 10 + 2 + 5 = 17, + 2 + 5 = 24 > 22, so a new chunk starts.
-    assert split_parts(["x" * 10, "y" * 5, "z" * 5], limit=22) == [[0, 1], [2]]
-    # exactly at the limit stays in: 10 + 2 + 10 = 22.
-    assert split_parts(["x" * 10, "y" * 10], limit=22) == [[0, 1]]
-
-
-def test_split_parts_never_cuts_an_oversized_part():
-    assert split_parts(["x" * 50, "y", "z" * 50], limit=20) == [[0], [1], [2]]
-
-
-def test_long_session_is_split_at_4000_characters():
-    text = "w" * 1495  # "Ann: " + 1495 = 1500 characters per line
-    messages = [msg(s, text + str(i), f"D1:{i}") for i, s in enumerate(["Ann", "Bob"] * 3)]
-    chunks = kinds(build_chunks([conv(*messages)], enrich=False), "session")
-    parts = [HEADER] + [message_line(m) for m in messages]
-    # header + 2 lines = 37 + 2 + 1501 + 2 + 1501 = 3043; a third line would make 4546 > 4000.
-    assert [c.user_text for c in chunks] == [
-        "\n\n".join(parts[0:3]), "\n\n".join(parts[3:5]), "\n\n".join(parts[5:7])
-    ]
-    assert all(len(c.user_text) <= MAX_SESSION_CHARS for c in chunks)
-    assert [c.memory_id for c in chunks] == ["u:S001:P00", "u:S001:P01", "u:S001:P02"]
-    assert {c.session_id for c in chunks} == {"u:S001"}
-    assert not chunks[1].user_text.startswith("[group chat")  # the header is only the first part
-    assert [c.assistant_text for c in chunks] == [parts[2], parts[4], parts[6]]
-    assert [c.dia_ids for c in chunks] == [("D1:0", "D1:1"), ("D1:2", "D1:3"), ("D1:4", "D1:5")]
-
-
-def test_split_chunks_are_greedy():
-    messages = [msg("Ann" if i % 3 else "Bob", "t" * (i * 97 % 900), f"D1:{i}") for i in range(40)]
-    chunks = kinds(build_chunks([conv(*messages)], enrich=False), "session")
-    texts = [c.user_text for c in chunks]
-    assert "\n\n".join(texts) == "\n\n".join([HEADER, *map(message_line, messages)])
-    for this, following in zip(texts, texts[1:]):
-        first_part = following.split("\n\n")[0]
-        assert len(this) + 2 + len(first_part) > MAX_SESSION_CHARS
-
-
-# ---------------------------------------------------------------- turn chunks
-
-
-def test_turns_pair_speaker_groups_and_a_lone_group_stays_alone():
-    c = conv(
-        msg("Ann", "a1", "D1:1"), msg("Ann", "a2", "D1:2"), msg("Bob", "b1", "D1:3"),
-        msg("Ann", "a3", "D1:4"), msg("Bob", "b2", "D1:5"), msg("Bob", "b3", "D1:6"),
-        msg("Ann", "a4", "D1:7"),
-    )
-    turns = build_chunks([c], mode="turn", enrich=False)
-    assert [t.user_text for t in turns] == [
-        HEADER + "\nAnn: a1\nAnn: a2", HEADER + "\nAnn: a3", HEADER + "\nAnn: a4"
-    ]
-    assert [t.assistant_text for t in turns] == ["Bob: b1", "Bob: b2\nBob: b3", ""]
-    assert [t.next_user_text for t in turns] == [turns[1].user_text, turns[2].user_text, ""]
-    assert [t.memory_id for t in turns] == ["u:S001:T000", "u:S001:T001", "u:S001:T002"]
-    assert [t.order for t in turns] == [0, 1, 2]
-    assert [t.dia_ids for t in turns] == [("D1:1", "D1:2", "D1:3"), ("D1:4", "D1:5", "D1:6"), ("D1:7",)]
-
-
-def test_turn_pairing_follows_order_not_speaker():
-    turns = build_chunks([conv(msg("Bob", "b1"), msg("Ann", "a1"))], mode="turn", enrich=False)
-    assert [(t.user_text, t.assistant_text) for t in turns] == [(HEADER + "\nBob: b1", "Ann: a1")]
-
-
-def test_turn_lines_keep_their_image_lines():
-    m = msg("Ann", "see", img_urls=("http://a/1.jpg",), caption="a dog")
-    [turn] = build_chunks([conv(m)], mode="turn", enrich=False)
-    assert turn.user_text == HEADER + "\nAnn: see\nhttp://a/1.jpg: a dog"
-
-
-# ---------------------------------------------------------------- modes and ids
-
-
-def test_modes_choose_the_chunk_kinds():
-    c = conv(msg("Ann", "a1"), msg("Bob", "b1"))
-    assert [x.kind for x in build_chunks([c], enrich=False)] == ["session", "turn"]
-    assert [x.kind for x in build_chunks([c], mode="session", enrich=False)] == ["session"]
-    assert [x.kind for x in build_chunks([c], mode="turn", enrich=False)] == ["turn"]
-
-
-def test_unknown_mode_and_facet_source_are_user_errors():
-    with pytest.raises(MemsenseError, match="unknown mode 'x'; use hybrid, session or turn"):
-        build_chunks([], mode="x")
-    with pytest.raises(MemsenseError, match="unknown facet source 'llm'"):
-        build_chunks([], facet_source="llm")
-
-
-def test_empty_session_gives_no_chunks():
-    assert build_chunks([Conversation("u", ("Ann",), (Session(1, DATE, "", ()),))]) == []
-
-
-def test_ids_sort_in_time_order():
-    line = "z" * 1900
-    sessions = tuple(
-        Session(n, f"2024-01-{n:02d}", f"2024-01-{n:02d}T00:00:00",
-                tuple(msg("Ann" if i % 2 else "Bob", line, f"D{n}:{i}") for i in range(24)))
-        for n in (1, 2, 9, 10, 11)
-    )
-    chunks = build_chunks([Conversation("u", ("Bob", "Ann"), sessions)], enrich=False)
-    assert max(c.order for c in chunks if c.kind == "session") >= 10
-    assert max(c.order for c in chunks if c.kind == "turn") >= 10
-    in_time = sorted(chunks, key=lambda c: (c.time, c.kind, c.order))
-    assert [c.memory_id for c in in_time] == sorted(c.memory_id for c in chunks)
-    assert [c.memory_id for c in chunks] == sorted(c.memory_id for c in chunks)
-
-
-# ---------------------------------------------------------------- date-times
-
-
-@pytest.mark.parametrize("text, iso", [
-    ("1:56 pm on 8 May, 2023", "2023-05-08T13:56:00"),
-    ("10:37 am on 27 June, 2023", "2023-06-27T10:37:00"),
-    ("12:05 am on 1 January, 2024", "2024-01-01T00:05:00"),
-    ("12:30 pm on 3 June, 2023", "2023-06-03T12:30:00"),
-    ("2024-03-14T18:20:00", "2024-03-14T18:20:00"),
-    ("2024-03-14T18:20", "2024-03-14T18:20:00"),
-    ("2024-03-14", "2024-03-14T00:00:00"),
-    ("September 5, 2024", "2024-09-05T00:00:00"),
-    ("8 May 2023", "2023-05-08T00:00:00"),
-    ("sometime last spring", ""),
-    ("31 February, 2023", ""),
-    ("13:00 pm on 8 May, 2023", ""),
-    ("", ""),
-])
-def test_parse_date_time(text, iso):
-    assert parse_date_time(text) == iso
 
 
 # ---------------------------------------------------------------- JSON Lines
@@ -322,32 +129,6 @@ def test_every_truncation_of_a_valid_file_loads_or_raises_memsense_error(tmp_pat
 # ---------------------------------------------------------------- LoCoMo-shaped input (hand-made)
 
 
-def tiny_locomo() -> list[dict]:
-    return [{
-        "sample_id": "t-1",
-        "conversation": {
-            "speaker_a": "Ann", "speaker_b": "Bob",
-            "session_1_date_time": DATE, "session_2_date_time": "7:00 pm on 9 May, 2023",
-            "session_3_date_time": "never happened",
-            "session_2": [{"speaker": "Bob", "dia_id": "D2:1", "text": "later"}],
-            "session_1": [
-                {"speaker": "Ann", "dia_id": "D1:1", "text": "hi", "img_url": ["http://a/1.jpg"],
-                 "blip_caption": "a photo of a dog"},
-                {"speaker": "Bob", "dia_id": "D1:2", "text": "hey", "blip_caption": "a photo"},
-            ],
-        },
-        "observation": {"session_1_observation": {"Ann": [["Ann has a dog.", "D1:1"]], "Bob": []}},
-        "event_summary": {"events_session_1": {"Ann": ["Ann adopts a dog."], "Bob": [], "date": "8 May, 2023"}},
-        "qa": [
-            {"question": "Q0?", "answer": 2022, "evidence": ["D1:1"], "category": 2},
-            {"question": "Q1?", "adversarial_answer": "x", "evidence": ["D1:2"], "category": 5},
-            {"question": "Q2?", "answer": "a", "evidence": [], "category": 4},
-            {"question": "Q3?", "answer": "b", "evidence": ["D2:1", "D 1:2", "D10:3:5"], "category": 1},
-            {"question": "Q4?", "answer": "c", "evidence": ["garbage", 7], "category": 4},
-        ],
-    }]
-
-
 def test_locomo_samples_become_conversations(tmp_path):
     [c] = load_conversations(write(tmp_path, json.dumps(tiny_locomo()), "l.json"))
     assert (c.user_id, c.speakers, c.second_speaker) == ("t-1", ("Ann", "Bob"), "Bob")
@@ -363,52 +144,6 @@ def test_locomo_samples_become_conversations(tmp_path):
     assert session_chunk.user_text == (
         f"{HEADER}\n\nAnn: hi\nhttp://a/1.jpg: a photo of a dog\n\nBob: hey\n(a photo)"
     )
-
-
-def test_locomo_questions_keep_categories_1_to_4_with_evidence(tmp_path):
-    questions = load_questions(write(tmp_path, json.dumps(tiny_locomo()), "l.json"))
-    assert [q.question_id for q in questions] == ["t-1:q0", "t-1:q3"]
-    q0, q3 = questions
-    assert (q0.answer, q0.category, q0.gold_sessions, q0.gold_turns) == ("2022", 2, (1,), ("D1:1",))
-    assert q3.gold_sessions == (1, 2, 10)
-    assert q3.gold_turns == ("D2:1", "D1:2", "D10:3")
-
-
-def test_parse_evidence_is_lenient():
-    assert parse_evidence(["D3:7"]) == ((3,), ("D3:7",))
-    assert parse_evidence(["D 4:2", "D:11:26", "D10:3:5"]) == ((4, 10, 11), ("D4:2", "D11:26", "D10:3"))
-    assert parse_evidence(["D8:6; D9:17"]) == ((8, 9), ("D8:6", "D9:17"))
-    assert parse_evidence(["", "x", None, 3, "D:", "D3"]) == ((), ())
-
-
-def test_project_question_formats(tmp_path):
-    items = [
-        {"user": "u", "question": "A?", "answer": "a", "category": 1, "evidence": ["D1:1", "D2:3"]},
-        {"user": "v", "question": "B?", "answer": 3, "category": "4", "evidence": ["D5:1"]},
-        {"user": "u", "question": "C?", "answer": "c", "category": 4, "evidence": ["D1:2"]},
-        {"user": "u", "question": "D?", "answer": "d", "category": 5, "evidence": ["D1:2"]},
-    ]
-    as_json = load_questions(write(tmp_path, json.dumps({"questions": items}, indent=2), "q.json"))
-    as_lines = load_questions(write(tmp_path, jsonl(*items), "q.jsonl"))
-    assert as_json == as_lines
-    assert [(q.question_id, q.category, q.gold_sessions) for q in as_json] == [
-        ("u:q0", 1, (1, 2)), ("v:q0", 4, (5,)), ("u:q1", 4, (1,))
-    ]
-    assert as_json[1].answer == "3"
-
-
-@pytest.mark.parametrize("text, expected", [
-    ('{"questions": [{"user": "u", "question": "A?", "answer": "a", "category": 1}]}', "question 1: missing key 'evidence'"),
-    ('{"questions": [{"user": "u", "question": "A?", "answer": "a", "category": 1, "evidence": "D1:1"}]}', "'evidence' must be a list"),
-    ('{"questions": [{"user": "u", "question": "A?", "answer": "a", "category": "one", "evidence": []}]}', "'category' must be a whole number"),
-    ('{"questions": [{"user": "u", "question": "", "answer": "a", "category": 1, "evidence": ["D1:1"]}]}', "'question' must be non-empty text"),
-    ('{"items": []}', "has no 'questions' list"),
-    ('{"questions": [', "not valid JSON"),
-    ("", "the file is empty"),
-])
-def test_bad_question_files_raise_a_helpful_error(tmp_path, text, expected):
-    with pytest.raises(MemsenseError, match=expected):
-        load_questions(write(tmp_path, text, "q.json"))
 
 
 # ---------------------------------------------------------------- demo data

@@ -7,8 +7,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.ingest.enrich import MAX_TAGS, MAX_TEXT, Enrichment, clip, enrich_session, facet_score, topic_tags
 from core.ingest import Conversation, Message, Session, build_chunks, load_conversations
+from core.ingest.enrich import (
+    MAX_TAGS,
+    MAX_TEXT,
+    Enrichment,
+    clip,
+    enrich_session,
+    facet_score,
+    topic_tags,
+)
 from core.records import FACETS, MEMORY_KINDS
 
 REPO = Path(__file__).resolve().parents[2]
