@@ -156,6 +156,23 @@ def cmd_import(args: argparse.Namespace) -> Any:
     return None
 
 
+def cmd_export_memsense(args: argparse.Namespace) -> Any:
+    from core.atomic import write_text_atomic
+    from core.config.memsense_options import memsense_export
+
+    out = memsense_export(_config(args))
+    if args.out:
+        write_text_atomic(Path(args.out), json.dumps(out, indent=2) + "\n")
+    if args.json or not args.out:
+        if not args.json:
+            print(json.dumps(out, indent=2))
+        return out if args.json else None
+    changes = [f"{x['name']} {x['memsense']} -> {x['value']}" for x in out["needsMemsenseChange"]]
+    print(f"wrote {args.out}: re-rank options {json.dumps(out['rerankOptions'])}, top_k {out['topK']}; "
+          + (f"needs a change to Memsense's code: {', '.join(changes)}" if changes else "nothing needs a code change"))
+    return None
+
+
 def cmd_rerank(args: argparse.Namespace) -> Any:
     from core.rank.replay import replay
 
@@ -220,6 +237,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_live(sp, service=False, embedder=False)
     common(sp)
     sp.set_defaults(func=cmd_import)
+
+    sp = sub.add_parser("export-memsense", help="settings as a live Memsense takes them: its re-rank options "
+                                                "object and top_k, and which knobs need a change to its code")
+    choice = sp.add_mutually_exclusive_group()
+    choice.add_argument("--config", help="config file (.toml or .json)")
+    choice.add_argument("--preset", help="a built-in preset name instead of --config")
+    sp.add_argument("--out", help="write the JSON here (default: print it)")
+    common(sp, store=False)
+    sp.set_defaults(func=cmd_export_memsense)
 
     sp = sub.add_parser("rerank", help="replay Memsense-format candidate rows (a case or a list of cases)")
     sp.add_argument("cases")

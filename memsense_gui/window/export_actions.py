@@ -41,6 +41,22 @@ class ExportActions:
     def export_config(self, path: str | Path) -> bool:
         return self.ctx.attempt(lambda: config_io.save(self.ctx.session.config, path), "Exporting settings")
 
+    def export_memsense_options(self, path: str | Path) -> bool:
+        """The settings as a live Memsense takes them: its re-rank options object and top_k, and
+        which knobs need a change to its code (core.config.memsense_options)."""
+        from core.config.memsense_options import memsense_export
+
+        def write() -> None:
+            text = json.dumps(memsense_export(self.ctx.session.config), indent=2)
+            write_text_atomic(Path(path), text + "\n")
+
+        return self.ctx.attempt(write, "Exporting Memsense options")
+
+    def ask_export_memsense_options(self) -> None:
+        path = self._ask_path("Export for Memsense", "JSON (*.json)", "memsense-options.json")
+        if path:
+            self.export_memsense_options(path)
+
     def import_config(self, path: str | Path) -> bool:
         def load() -> None:
             cfg = config_io.load(path)

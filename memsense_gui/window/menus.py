@@ -87,6 +87,8 @@ def _file_menu(w: MainWindow) -> None:
     m.addSeparator()
     add_action(w, m, "&Import settings…", e.ask_import_config, tip="Load settings from TOML or JSON")
     add_action(w, m, "Export &settings…", e.ask_export_config, "Ctrl+Shift+E", "Save settings as TOML or JSON")
+    add_action(w, m, "Export settings for &Memsense…", e.ask_export_memsense_options,
+               tip="Memsense's re-rank options and top_k, and which knobs need a change to its code")
     add_action(w, m, "Export &results…", e.ask_export_results, "Ctrl+E", "Save results with explain as JSON")
     add_action(w, m, "Export results as TREC r&un…", j.ask_export_run,
                tip="The current settings' results for every question judged in the app")

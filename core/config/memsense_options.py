@@ -1,0 +1,58 @@
+"""A config as a live Memsense can take it (SPEC §10).
+
+Memsense takes `top_k` per search request and its re-rank function takes an options object
+`{alpha, lambda, duplicateThreshold}`; everything else (route weights, RRF k, the tag weight,
+turn-support cap and factor, the pool and route limits, session-first, fallback fill, the
+fusion scheme) is fixed in its code. The export writes the options object in the re-rank
+function's shape and sorts every knob into: the same as Memsense, applies as it is, or needs a
+change to Memsense's code.
+"""
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from core.config.schema import EXPORT_NAMES, Config
+
+PER_REQUEST = ("top_k",)
+RERANK_OPTIONS = ("alpha", "mmr_lambda", "duplicate_threshold")
+NOT_FOR_MEMSENSE = ("quality_as_of",)  # only read by a scheme Memsense does not run
+
+
+def _values(cfg: Config) -> dict[str, Any]:
+    out = {f.name: getattr(cfg, f.name) for f in fields(cfg) if f.name != "route_weights"}
+    out.update({f"route_weights.{r}": w for r, w in cfg.route_weights.items()})
+    return out
+
+
+def _export_name(name: str) -> str:
+    return f"routeWeights.{name.split('.', 1)[1]}" if name.startswith("route_weights.") else EXPORT_NAMES[name]
+
+
+def memsense_export(cfg: Config) -> dict[str, Any]:
+    """The options object, top_k, and each knob's verdict (names as Memsense spells them)."""
+    ours, theirs = _values(cfg), _values(Config())
+    applies, needs, same = [], [], []
+    scheme_knobs = {f.name for f in fields(cfg)} - set(PER_REQUEST) - set(RERANK_OPTIONS) - {
+        "scheme", "rrf_k", "tag_weight", "turn_support_cap", "turn_support_factor", "candidate_multiplier",
+        "candidate_min", "route_multiplier", "route_min", "session_first", "fallback_fill", "route_weights"}
+    for name, value in ours.items():
+        if name in NOT_FOR_MEMSENSE or (name in scheme_knobs and cfg.scheme == "rrf"):
+            continue  # a knob of another scheme: it changes nothing while the scheme is rrf
+        entry = {"name": _export_name(name), "value": value, "memsense": theirs[name]}
+        if value == theirs[name]:
+            same.append(entry["name"])
+        elif name in PER_REQUEST:
+            applies.append({**entry, "how": "send it as top_k in each POST /v1/memory/search"})
+        elif name in RERANK_OPTIONS:
+            applies.append({**entry, "how": "in the options object of the re-rank function "
+                                            "(the service's search passes none today: pass this object)"})
+        else:
+            needs.append({**entry, "how": "fixed in Memsense's code: change it there"})
+    return {
+        "rerankOptions": {EXPORT_NAMES[n]: getattr(cfg, n) for n in RERANK_OPTIONS},
+        "topK": cfg.top_k,
+        "appliesAsIs": applies,
+        "needsMemsenseChange": needs,
+        "sameAsMemsense": same,
+    }
