@@ -15,7 +15,8 @@ Python callables (libpyside dynamicslot.cpp). It is edited on connect, when a se
 destroyed, and from a weakref callback when the object of a connected bound method dies, on
 whichever thread drops it last. The evaluation once dropped such objects (Futures) on a worker
 thread: the worker and the GUI thread freed the same connection ("double free or
-corruption", a segfault in 3 of 4 LoCoMo evaluations).
+corruption", a segfault in 3 of 4 LoCoMo evaluations); tools/pyside_connection_race.py
+reproduces the race without the app.
 """
 from __future__ import annotations
 
