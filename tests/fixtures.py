@@ -85,3 +85,23 @@ def tiny_locomo() -> list[dict]:
             {"question": "Q4?", "answer": "c", "evidence": ["garbage", 7], "category": 4},
         ],
     }]
+
+
+# -- engines ------------------------------------------------------------------------------
+
+def assert_recall_engine(engine: type) -> None:
+    """`engine` takes every call of the `RecallEngine` protocol (by parameter name), and recall
+    without a depth (the app asks at the default depth)."""
+    import inspect
+
+    from core.recall.protocol import RecallEngine
+
+    assert issubclass(engine, RecallEngine)
+    for name, spec in inspect.getmembers(RecallEngine, inspect.isfunction):
+        if name.startswith("_"):
+            continue
+        wanted = list(inspect.signature(spec).parameters)
+        got = list(inspect.signature(getattr(engine, name)).parameters)
+        assert got[: len(wanted)] == wanted, f"{engine.__name__}.{name}{tuple(got)} does not take {tuple(wanted)}"
+    depth = inspect.signature(engine.recall).parameters["depth"]
+    assert depth.default is not inspect.Parameter.empty, f"{engine.__name__}.recall: the app recalls without a depth"

@@ -46,3 +46,12 @@ def test_a_corrupt_judged_set_is_reported_and_new_grades_go_beside_it(qtbot, app
     assert ctx.judgments.path == path.with_name("demo.recovered.json")
     assert path.read_text() == "[1, 2"
     assert ctx.current_grades() == {}  # no query on screen yet
+
+
+def test_the_engines_the_app_is_tested_and_benchmarked_with_satisfy_the_protocol():
+    from tests.fixtures import assert_recall_engine
+    from tests.gui.fixtures import FakeEngine
+    from tools.bench_gui import SyntheticEngine
+
+    for engine in (FakeEngine, SyntheticEngine):
+        assert_recall_engine(engine)
