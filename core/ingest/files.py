@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from core import files
 from core.errors import MemsenseError
 
 
@@ -23,21 +24,11 @@ def fail(path: Path, what: str, fix: str = FORMAT_HINT) -> MemsenseError:
 
 
 def read_text(path: str | Path) -> tuple[Path, str]:
-    """The file's text; a missing, unreadable, non-UTF-8 or blank file raises MemsenseError."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise MemsenseError(f"{p}: no such file. Check the path.") from None
-    except IsADirectoryError:
-        raise MemsenseError(f"{p}: is a folder, not a file. Choose a .json or .jsonl file.") from None
-    except UnicodeDecodeError as e:
-        raise MemsenseError(f"{p}: not UTF-8 text (byte {e.start}). Save it as UTF-8.") from None
-    except OSError as e:
-        raise MemsenseError(f"{p}: cannot be read ({e.strerror}). Check its permissions.") from None
+    """The dataset file's text (`core.files.read_text`); a blank file is an error too."""
+    text = files.read_text(path, "dataset file")
     if not text.strip():
-        raise MemsenseError(f"{p}: the file is empty. Choose another file, or export it again.")
-    return p, text
+        raise MemsenseError(f"{path}: the file is empty. Choose another file, or export it again.")
+    return Path(path), text
 
 
 def loads_json(text: str, path: Path, line: int | None = None) -> Any:

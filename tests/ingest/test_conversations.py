@@ -99,7 +99,7 @@ def test_bad_conversation_files_raise_a_helpful_error(tmp_path, text, expected):
 
 
 def test_missing_folder_and_non_utf8_files_are_user_errors(tmp_path):
-    with pytest.raises(MemsenseError, match="no such file"):
+    with pytest.raises(MemsenseError, match="does not exist"):
         load_conversations(tmp_path / "nope.jsonl")
     with pytest.raises(MemsenseError, match="is a folder"):
         load_conversations(tmp_path)
