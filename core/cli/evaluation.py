@@ -113,7 +113,7 @@ def _pools(args: argparse.Namespace, questions, configs):
     from core.recall.engine import Engine
     from core.evaluation.evaluate import check_users, recall_depth, recall_pools
 
-    engine = Engine(args.store, model=args.model, cache_dir=args.cache)
+    engine = Engine(args.store, model=args.model, cache_dir=args.cache, lexical=args.lexical)
     try:
         check_users(questions, engine.users())
         return recall_pools(lambda u, q, d: engine.recall(u, q, depth=d), questions, recall_depth(configs),
@@ -128,6 +128,8 @@ def _common(sp: argparse.ArgumentParser, store: bool = True) -> None:
     if store:
         sp.add_argument("--store", required=True, help="store directory built from the same dataset")
         sp.add_argument("--model", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
+        sp.add_argument("--lexical", default="bm25", choices=("bm25", "memsense"),
+                        help="the lexical route: BM25, or Memsense's English full text (every word required)")
         sp.add_argument("--cache", help="embedding cache directory (default ~/.cache/memsense)")
         sp.add_argument("--presets", help="user presets file (default: the app's presets.json)")
 

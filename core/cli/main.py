@@ -60,7 +60,7 @@ def _engine(args: argparse.Namespace):
         raise MemsenseError("--service compares with a live Memsense: give its database as --store postgresql://...")
     from core.recall.engine import Engine
 
-    return Engine(args.store, model=args.model, cache_dir=args.cache)
+    return Engine(args.store, model=args.model, cache_dir=args.cache, lexical=getattr(args, "lexical", "bm25"))
 
 
 def pool_table(ranking) -> list[dict[str, Any]]:
@@ -206,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument("--model", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
             sp.add_argument("--cache", help="embedding cache directory (default ~/.cache/memsense)")
         if live:
+            add_lexical(sp)
             add_live(sp, service=True)
 
     sp = sub.add_parser("ingest", help="build or update a store from a LoCoMo JSON or JSONL dataset")
@@ -269,6 +270,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     store_commands.add_commands(sub)
     return p
+
+
+def add_lexical(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--lexical", default="bm25", choices=("bm25", "memsense"),
+                    help="the lexical route of a store folder: BM25, or Memsense's English full text "
+                         "(every word required, cover-density ranking)")
 
 
 def add_live(sp: argparse.ArgumentParser, service: bool, embedder: bool = True) -> None:

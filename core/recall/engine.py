@@ -17,6 +17,7 @@ from core.config import MAX_ROUTE_DEPTH, Config
 from core.errors import MemsenseError
 from core.recall.backends import open_store
 from core.recall.embed import Embedder, is_content_key, legacy_model_key
+from core.recall.fulltext import FullTextIndex
 from core.recall.lexical import LexicalIndex
 from core.rank.pool import RecallPool, neighbors_of
 from core.rank.ranking import Ranking
@@ -127,11 +128,16 @@ def check_writable(store: Store) -> None:
         raise MemsenseError(f"the store {folder} is read-only; make it writable, or ingest into another --store")
 
 
+LEXICAL_MODES = {"bm25": LexicalIndex, "memsense": FullTextIndex}
+"""The lexical route of an embedded store: BM25 (SPEC §2), or Memsense's PostgreSQL-style English
+full text with AND semantics and cover-density ranking (SPEC §10, core.recall.fulltext)."""
+
+
 @dataclass
 class _UserIndex:
     chunks: list[Chunk]
     vec_full: np.ndarray  # unit rows (float32), zero rows where missing
-    lexical: LexicalIndex
+    lexical: LexicalIndex | FullTextIndex
     session_of: np.ndarray  # row -> session code
     session_rows: list[np.ndarray]  # session code -> rows of its session chunks
     is_session: np.ndarray  # row -> is a session chunk
@@ -139,7 +145,7 @@ class _UserIndex:
     by_id: dict[str, Chunk]
 
     @classmethod
-    def build(cls, chunks: list[Chunk], vec_full: np.ndarray) -> "_UserIndex":
+    def build(cls, chunks: list[Chunk], vec_full: np.ndarray, lexical: str = "bm25") -> "_UserIndex":
         codes: dict[str, int] = {}
         session_of = np.array([codes.setdefault(c.session_id, len(codes)) for c in chunks], dtype=np.int64)
         is_session = np.array([c.kind == "session" for c in chunks], dtype=bool)
@@ -147,7 +153,7 @@ class _UserIndex:
         order = rows[np.argsort(session_of[rows], kind="stable")]
         bounds = np.searchsorted(session_of[order], np.arange(len(codes) + 1))
         session_rows = [order[bounds[i]:bounds[i + 1]] for i in range(len(codes))]
-        return cls(chunks, vec_full, LexicalIndex([c.lexical_text for c in chunks]), session_of, session_rows, is_session,
+        return cls(chunks, vec_full, LEXICAL_MODES[lexical]([c.lexical_text for c in chunks]), session_of, session_rows, is_session,
                    neighbors_of(chunks), {c.memory_id: c for c in chunks})
 
 
@@ -155,7 +161,10 @@ class Engine:
     """An open store plus the embedding model; recall and search for one user at a time."""
 
     def __init__(self, location: str | Path, *, model: str | None = None, cache_dir: str | Path | None = None,
-                 embedder: Embedder | None = None):
+                 embedder: Embedder | None = None, lexical: str = "bm25"):
+        if lexical not in LEXICAL_MODES:
+            raise MemsenseError(f"unknown lexical mode {lexical!r}; choose {' or '.join(LEXICAL_MODES)}")
+        self.lexical = lexical
         # a bad model folder fails before the store is locked; `embedder` stands in for the model (benchmarks)
         self.embedder = embedder or Embedder(model, cache_dir)
         try:
@@ -184,7 +193,7 @@ class Engine:
     def _index(self, user_id: str) -> _UserIndex:
         with self._lock:
             if user_id not in self._users:
-                self._users[user_id] = _UserIndex.build(*self.store.read_user(user_id))
+                self._users[user_id] = _UserIndex.build(*self.store.read_user(user_id), self.lexical)
             return self._users[user_id]
 
     def chunks(self, user_id: str) -> list[Chunk]:
