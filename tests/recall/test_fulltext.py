@@ -54,3 +54,25 @@ def test_close_to_postgres_on_the_demo_data(memsense_pg):
     assert figures["postgres_matches_some_chunk"] > 0
     assert figures["same_matched_chunks"] == 1.0
     assert figures["same_top10_order"] >= 0.9
+
+
+@pytest.mark.slow
+def test_a_store_folder_can_rank_its_lexical_route_like_memsense(demo_store, model_cache):
+    import numpy as np
+
+    from core.errors import MemsenseError
+    from core.records import ROUTES
+    from core.recall.engine import Engine
+
+    engine = Engine(demo_store, cache_dir=model_cache, lexical="memsense")
+    try:
+        pool = engine.recall("demo-ana", "bees hive")
+        j = ROUTES.index("lexical")
+        hits = np.flatnonzero(pool.ranks[:, j] > 0)
+        assert len(hits) and all("bee" in pool.chunks[i].lexical_text.lower() and "hive" in pool.chunks[i].lexical_text.lower()
+                                 for i in hits)
+        assert not (engine.recall("demo-ana", "bees zeppelin").ranks[:, j] > 0).any()
+    finally:
+        engine.close()
+    with pytest.raises(MemsenseError, match="unknown lexical mode 'tfidf'"):
+        Engine(demo_store, cache_dir=model_cache, lexical="tfidf")
