@@ -39,7 +39,7 @@ def questions(per_user: int = 6) -> list[Question]:
 class FakeEngine:
     """Stands in for core.recall.engine.Engine: synthetic pools, no model, no store."""
 
-    def __init__(self, location, model=None, cache_dir=None):
+    def __init__(self, location, model=None, cache_dir=None, lexical="bm25"):
         self.location = location
 
     def users(self):
