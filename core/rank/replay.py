@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -14,7 +16,6 @@ from core.rank import mmr
 from core.config import Config
 from core.errors import MemsenseError
 from core.rank.score import clamp01, final_score
-from core.rank.pool import unit_rows
 
 OPTION_FIELDS = {"alpha": "alpha", "lambda": "mmr_lambda", "duplicateThreshold": "duplicate_threshold"}
 
@@ -33,6 +34,62 @@ def _embedding(value: Any, where: str) -> list[float] | None:
     if bad is not None:
         raise MemsenseError(f"{where}: embedding[{bad}] is {value[bad]!r}; every element must be a finite number")
     return [float(x) for x in value]
+
+
+NUMBER_TEXT = re.compile(r"[-+0-9.eE,\s]*")
+"""What the fast path reads: digits, signs, points, exponents, commas, spaces. Anything else
+(NaN, Infinity, quotes, brackets) goes to the exact per-row path and its message."""
+
+
+def case_vectors(values: list[Any], wheres: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's embedding as unit rows (zero-padded to the widest) and their dimensions.
+
+    Memsense logs embeddings as `"[..]"` strings (pgvector's text) or lists: all strings of a case
+    are read by one C parse, lists by one type scan each. Whatever the fast path cannot read
+    exactly is read row by row by `_embedding`, which names the row and the problem.
+    """
+    vectors: list[np.ndarray | None] = [None] * len(values)
+    texts = []
+    for i, v in enumerate(values):
+        if isinstance(v, str):
+            texts.append(i)
+        elif isinstance(v, list) and set(map(type, v)) <= {int, float}:
+            vectors[i] = np.array(v, dtype=np.float64)
+        elif v is not None:
+            vectors[i] = np.array(_embedding(v, wheres[i]))  # raises with the reason
+    if texts:
+        for i, vec in zip(texts, _parse_texts([values[i] for i in texts])):
+            vectors[i] = vec if vec is not None else np.array(_embedding(values[i], wheres[i]))
+    for i, vec in enumerate(vectors):
+        if vec is not None and not np.isfinite(vec).all():
+            _embedding(values[i], wheres[i])  # raises: names the element that is not finite
+    dims = np.array([0 if v is None else len(v) for v in vectors], dtype=np.int32)
+    out = np.zeros((len(values), max(int(dims.max(initial=0)), 1)))
+    for i, vec in enumerate(vectors):
+        if vec is not None and len(vec):
+            out[i, : len(vec)] = vec
+    norms = np.sqrt(np.einsum("ij,ij->i", out, out))
+    dims[norms == 0] = 0
+    out[norms > 0] /= norms[norms > 0, None]
+    return out, dims
+
+
+def _parse_texts(texts: list[str]) -> list[np.ndarray | None]:
+    """`"[..]"` strings parsed in one pass; None for each string this fast path cannot vouch for."""
+    inner = [t.strip() for t in texts]
+    if not all(t[:1] == "[" and t[-1:] == "]" for t in inner):
+        return [None] * len(texts)
+    inner = [t[1:-1] for t in inner]
+    counts = [t.count(",") + 1 if t.strip() else 0 for t in inner]
+    joined = ",".join(t for t, n in zip(inner, counts) if n)
+    if not NUMBER_TEXT.fullmatch(joined):
+        return [None] * len(texts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # a short read is caught by the count below
+        flat = np.fromstring(joined, dtype=np.float64, sep=",") if joined else np.zeros(0)
+    if len(flat) != sum(counts):
+        return [None] * len(texts)
+    return np.split(flat, np.cumsum(counts)[:-1])
 
 
 def _is_number(x: Any) -> bool:
@@ -98,7 +155,7 @@ def replay_case(case: dict[str, Any], base: Config | None = None) -> dict[str, A
         seen.add(mid)
         rows.append((final_score(rrf, score, cfg.alpha), mid, raw, where, tags, routes))
     rows.sort(key=lambda r: (-r[0], r[1]))
-    unit, dims = unit_rows([_embedding(r[2].get("embedding"), r[3]) for r in rows])
+    unit, dims = case_vectors([r[2].get("embedding") for r in rows], [r[3] for r in rows])
     tags = mmr.tag_matrix([r[4] for r in rows])
     sel = mmr.select(np.array([r[0] for r in rows]), unit, dims, tags, top_k=cfg.top_k,
                      mmr_lambda=cfg.mmr_lambda, duplicate_threshold=cfg.duplicate_threshold,

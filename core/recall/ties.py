@@ -46,22 +46,36 @@ def rank_route(rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.nda
     rows, scores = rows.copy(), scores.copy()
     starts = np.flatnonzero(close & ~np.concatenate(([False], close[:-1])))
     ends = np.flatnonzero(close & ~np.concatenate((close[1:], [False]))) + 2
-    for a, b in zip(starts.tolist(), ends.tolist()):
+    pairs = ends - starts == 2
+    _group_pairs(rows, scores, starts[pairs])
+    for a, b in zip(starts[~pairs].tolist(), ends[~pairs].tolist()):
         _group_run(rows, scores, a, b)
     return rows, scores
 
 
+def _group_pairs(rows: np.ndarray, scores: np.ndarray, at: np.ndarray) -> None:
+    """Runs of two (`at`, `at + 1`), the common case, all at once: one group when `tied`."""
+    head, tail = scores[at], scores[at + 1]
+    same = np.abs(head - tail) <= TIE_TOLERANCE * np.maximum(1.0, np.maximum(np.abs(head), np.abs(tail)))
+    a = at[same]
+    lo, hi = np.minimum(rows[a], rows[a + 1]), np.maximum(rows[a], rows[a + 1])
+    rows[a], rows[a + 1] = lo, hi
+    scores[a + 1] = scores[a]
+
+
 def _group_run(rows: np.ndarray, scores: np.ndarray, a: int, b: int) -> None:
-    """Group `[a, b)` in place: each group is its head and every later score `tied` to it."""
-    start = a
-    while start < b:
-        head = float(scores[start])
-        rest = scores[start + 1:b]
-        apart = np.abs(head - rest) > TIE_TOLERANCE * np.maximum(1.0, np.maximum(abs(head), np.abs(rest)))
-        end = start + 1 + (int(np.argmax(apart)) if apart.any() else len(rest))
-        rows[start:end] = np.sort(rows[start:end])
-        scores[start:end] = head
+    """Group `[a, b)` in place: each group is its head and every later score `tied` to it.
+    Runs are short, so plain floats beat array calls here."""
+    seg_rows, seg_scores = rows[a:b].tolist(), scores[a:b].tolist()
+    start, n = 0, b - a
+    while start < n:
+        head, end = seg_scores[start], start + 1
+        while end < n and tied(head, seg_scores[end]):
+            end += 1
+        seg_rows[start:end] = sorted(seg_rows[start:end])
+        seg_scores[start:end] = [head] * (end - start)
         start = end
+    rows[a:b], scores[a:b] = seg_rows, seg_scores
 
 
 def ranked_lists(fetch: Callable[[list[str], int], dict[str, tuple[np.ndarray, np.ndarray]]],
