@@ -1,7 +1,7 @@
 """Auto-tuning: search the knobs for the best value of one metric on training users, and
 report the same metric on held-out users (other conversations), so over-fitting shows.
 
-Every trial is `rerank` over cached recall pools (`core.evaluation.evaluate`), about a millisecond per
+Every trial re-ranks cached recall pools (`core.evaluation.batch`: all questions at once), a fraction of a millisecond per
 question, so hundreds of trials cost seconds to minutes. The search is seeded and has no
 dependency beyond numpy:
 
@@ -34,10 +34,10 @@ from core.config import KNOBS as CONFIG_KNOBS
 from core.config import Config, to_dict
 from core.config.knobs import Knob as ConfigKnob
 from core.errors import MemsenseError
+from core.evaluation.batch import batch_for
 from core.evaluation.judged import session_qrels
 from core.evaluation.metrics import metric_key, parse_metric, question_metrics
 from core.rank.pool import RecallPool
-from core.rank.rerank import rerank
 from core.records import Question
 
 Progress = Callable[[int, int, str], None]
@@ -143,19 +143,19 @@ class Scorer:
     """Mean metric of a config over a fixed question set with cached pools."""
 
     def __init__(self, pools: Mapping[str, RecallPool], questions: Sequence[Question], metric: str, tiebreak: str, k: int):
-        self.items = [(pools[q.question_id], session_qrels(q)) for q in questions]
+        self.qrels = [session_qrels(q) for q in questions]
+        self.batch = batch_for(pools, [q.question_id for q in questions])  # all questions re-ranked at once
         self.metric, self.tiebreak, self.k = metric, tiebreak, k
 
     def __call__(self, cfg: Config) -> tuple[float, float]:
-        if not self.items:
+        if not self.qrels:
             return math.nan, math.nan
         total = tie = 0.0
-        for pool, qrels in self.items:
-            rows = rerank(pool, cfg).selected_rows
-            m = question_metrics([pool.chunks[r.index].session_number for r in rows], qrels, self.k)
+        for sessions, qrels in zip(self.batch.selected_sessions(cfg), self.qrels):
+            m = question_metrics(sessions, qrels, self.k)
             total += m[self.metric]
             tie += m[self.tiebreak]
-        return total / len(self.items), tie / len(self.items)
+        return total / len(self.qrels), tie / len(self.qrels)
 
 
 def seed_presets(start: Config | None = None) -> list[Config]:

@@ -1,0 +1,47 @@
+"""Batched re-rank (tuning's inner loop) against `rerank` itself: the same sessions, in the same order."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from core.config import Config
+from core.evaluation.batch import PoolBatch
+from core.rank.rerank import rerank
+from core.rank.synthetic import synthetic_pool
+
+
+def pools():
+    out = [synthetic_pool(n_sessions=s, turns_per_session=t, dim=12, seed=seed, route_hit_rate=rate)
+           for seed, (s, t, rate) in enumerate([(8, 6, 0.6), (3, 2, 0.3), (12, 9, 0.8), (1, 0, 0.5), (6, 4, 0.05)])]
+    # exact duplicates: MMR's duplicate test and its ties see identical vectors
+    return out + [synthetic_pool(n_sessions=5, turns_per_session=3, dim=4, seed=9)]
+
+
+def random_configs(seed: int, n: int):
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        cfg = replace(Config(), rrf_k=float(rng.choice([0.0, 1.0, 15.0, 60.0])), alpha=float(rng.choice([0.0, 0.1, 1.0])),
+                      mmr_lambda=float(rng.random()), duplicate_threshold=float(rng.choice([0.3, 0.9, 0.94, 1.0])),
+                      top_k=int(rng.integers(1, 12)), candidate_min=int(rng.integers(1, 40)),
+                      turn_support_cap=float(rng.choice([0.0, 0.12, 1.0])), turn_support_factor=float(rng.random() * 2),
+                      session_first=bool(rng.random() < 0.8), fallback_fill=bool(rng.random() < 0.8))
+        yield cfg.with_weights(lexical=float(rng.choice([0.0, 1.0, 2.5])), vec_user=float(rng.choice([0.0, 1.0])))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_batch_selects_what_rerank_selects(seed):
+    ps = pools()
+    batch = PoolBatch(ps)
+    for cfg in random_configs(seed, 40):
+        expected = [[p.chunks[r.index].session_number for r in rerank(p, cfg).selected_rows] for p in ps]
+        assert batch.selected_sessions(cfg) == expected, cfg
+
+
+def test_other_schemes_go_through_rerank():
+    ps = pools()
+    for scheme in ("linear", "quality", "top_rank_bonus"):
+        cfg = replace(Config(), scheme=scheme)
+        expected = [[p.chunks[r.index].session_number for r in rerank(p, cfg).selected_rows] for p in ps]
+        assert PoolBatch(ps).selected_sessions(cfg) == expected
