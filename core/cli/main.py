@@ -81,6 +81,7 @@ def cmd_search(args: argparse.Namespace) -> Any:
         cfg = _config(args)
         ranking = engine.search(args.user, args.query, cfg)
         comparison = None
+        stored = getattr(engine, "model_text", "")
         if getattr(args, "service", None):
             from core.recall.service import compare, service_search
 
@@ -94,6 +95,8 @@ def cmd_search(args: argparse.Namespace) -> Any:
                "results": list(ranking.results), "pool": pool_table(ranking)}
         if comparison is not None:
             out["production"] = comparison.to_dict()
+        if stored:
+            out["stored_vectors"] = stored
         return out
     if comparison is not None:
         print(f"{'':>2} {'production':<24}{'final_score':>12}   {'reproduction':<24}{'final_score':>12}")
@@ -108,7 +111,8 @@ def cmd_search(args: argparse.Namespace) -> Any:
         text = json.loads(r["content"])["user"].replace("\n", " ")
         print(f"{r['explain']['diversity']['selected_rank'] or '-':>2} {r['memory_id']:<22} final {r['final_score']:.6f} "
               f"rrf {r['rrf_score']:.4f}  {', '.join(r['routes'])}\n   {text[:110]}")
-    print(f"pool: {len(ranking.candidates)} candidates; session-first: {ranking.session_first}")
+    print(f"pool: {len(ranking.candidates)} candidates; session-first: {ranking.session_first}"
+          + (f"; stored vectors: {stored}" if stored else ""))
     return None
 
 

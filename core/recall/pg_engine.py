@@ -33,6 +33,13 @@ class PostgresEngine:
         self._embedder_spec, self._timeout = embedder, embed_timeout
         self._embedders: dict[str, object] = {}
         self._lock = threading.RLock()
+        self.models = self.store.models()
+        """(model, dimension, vectors) as stored in the `model` column, most vectors first."""
+
+    @property
+    def model_text(self) -> str:
+        """The stored model(s), for a status line: `name (384 dims)`."""
+        return ", ".join(f"{m} ({d} dims)" for m, d, _ in self.models) or "no stored vectors"
 
     def users(self) -> list[str]:
         return self.store.users()

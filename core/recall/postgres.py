@@ -292,6 +292,14 @@ class PostgresStore:
                           {"tenant": self.tenant, "scope": self.scope})
         return [r["user_id"] for r in rows]
 
+    def models(self) -> list[tuple[str, int, int]]:
+        """(model, dimension, vectors) stored for the tenant and scope: the `model` column."""
+        rows = self._rows("SELECT e.model, vector_dims(e.embedding) AS dim, count(*) AS n FROM memory_chunks c "
+                          "JOIN memory_chunk_embeddings e ON e.chunk_id = c.id WHERE c.tenant_id = %(tenant)s "
+                          "AND c.scope = %(scope)s AND c.status = 'active' GROUP BY 1, 2 ORDER BY n DESC",
+                          {"tenant": self.tenant, "scope": self.scope})
+        return [(r["model"], int(r["dim"]), int(r["n"])) for r in rows]
+
     def summary(self, user_id: str) -> UserSummary:
         row = self._rows(
             "SELECT count(*) AS chunks, count(*) FILTER (WHERE c.status = 'active') AS active, "

@@ -55,6 +55,13 @@ class MemsenseActions:
     def connect(self) -> None:
         self.ctx.ranking_updated.connect(self._ranking_updated)
         self.ctx.store_opened.connect(self._store_opened)
+        self.ctx.model_loaded.connect(self._show_model)
+
+    def _show_model(self) -> None:
+        """A live database's queries need the model its vectors came from: name it."""
+        engine = self.ctx.engine
+        if self.connection is not None and hasattr(engine, "model_text"):
+            self.window.model_label.setText(f"stored vectors: {engine.model_text}")
 
     def last_connection(self) -> MemsenseConnection | None:
         saved = self.ctx.settings.value(SETTINGS_KEY)

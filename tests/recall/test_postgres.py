@@ -34,6 +34,10 @@ def test_users_are_listed_from_the_database(engine):
     assert engine.users() == ["demo-ana", "demo-mei", "demo-raj", "pending-user", "wide-user"]
 
 
+def test_the_stored_model_column_is_shown(engine):
+    assert engine.model_text == "sentence-transformers/all-MiniLM-L6-v2 (384 dims), acme/tiny-8d (8 dims)"
+
+
 def test_dense_routes_rank_by_cosine_of_the_stored_vectors(engine, memsense_pg, embed_endpoint):
     from core.recall.postgres import query_literal
 

@@ -66,6 +66,7 @@ def test_connect_query_and_see_production_beside_the_reproduction(qtbot, window,
         _connect(qtbot, window, memsense_pg.dsn, embed_endpoint.url + "/embed", service.url)
     assert window.ctx.users[:3] == ["demo-ana", "demo-mei", "demo-raj"]
     assert "Memsense postgresql://" in window.store_label.text()
+    assert "stored vectors: sentence-transformers/all-MiniLM-L6-v2 (384 dims)" in window.model_label.text()
     window.user_combo.setCurrentText("demo-ana")
     window.query_edit.setText(QUESTION)
     panel = window.memsense.panel
