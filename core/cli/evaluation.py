@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import MemsenseError
+from core.cli.arguments import store_location
+from core.files import check_output
 
 DEFAULT_METRIC = "recall_all@4"
 
@@ -66,6 +68,8 @@ def _presets(args: argparse.Namespace, default_all: bool = True) -> dict:
             while name in out:
                 name += "'"
             out[name] = config_io.load(value)
+    for cfg in out.values():
+        cfg.check_searchable()
     return out
 
 
@@ -74,8 +78,11 @@ def _named(args: argparse.Namespace, value: str):
     from core import config as config_io
 
     if value.lower().endswith((".toml", ".json")):
-        return Path(value).stem, config_io.load(value)
-    return value, _preset_store(args).get(value)
+        name, cfg = Path(value).stem, config_io.load(value)
+    else:
+        name, cfg = value, _preset_store(args).get(value)
+    cfg.check_searchable()
+    return name, cfg
 
 
 def _users(text: str | None) -> list[str]:
@@ -116,17 +123,30 @@ def _pools(args: argparse.Namespace, questions, configs):
     engine = Engine(args.store, model=args.model, cache_dir=args.cache, lexical=args.lexical)
     try:
         check_users(questions, engine.users())
+        _warn_missing_gold(questions, engine)
         return recall_pools(lambda u, q, d: engine.recall(u, q, depth=d), questions, recall_depth(configs),
                             _progress(args))
     finally:
         engine.close()
 
 
+def _warn_missing_gold(questions, engine) -> None:
+    """One warning line when gold sessions are not in the store: those questions can only score 0."""
+    from core.evaluation.evaluate import missing_gold
+
+    missing = missing_gold(questions, lambda user: {c.session_number for c in engine.chunks(user)})
+    if missing:
+        (qid, (user, sessions)), = list(missing.items())[:1]
+        print(f"memsense: warning: {len(missing)} of {len(questions)} questions have gold sessions the store does not "
+              f"hold (e.g. {qid}: session {', '.join(map(str, sessions))} of {user}); they score 0 on them. Was the "
+              "store built from this dataset?", file=sys.stderr)
+
+
 def _common(sp: argparse.ArgumentParser, store: bool = True) -> None:
     sp.add_argument("--json", action="store_true", help="machine-readable output")
     sp.add_argument("--quiet", action="store_true", help="no progress on stderr")
     if store:
-        sp.add_argument("--store", required=True, help="store directory built from the same dataset")
+        sp.add_argument("--store", required=True, type=store_location, help="store directory built from the same dataset")
         sp.add_argument("--model", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
         sp.add_argument("--lexical", default="bm25", choices=("bm25", "memsense"),
                         help="the lexical route: BM25, or Memsense's English full text (every word required)")
@@ -235,7 +255,10 @@ def cmd_tune(args: argparse.Namespace) -> Any:
 
     base, k = parse_metric(args.metric)
     metric = metric_key(base, k)
+    _check_tune_outputs(args)
     train_users, test_users = _users(args.train), _users(args.test)
+    if not train_users:
+        raise MemsenseError("--train names no users; give the training users, comma-separated (e.g. conv-26,conv-30)")
     start_name, start = _named(args, args.start)
     baselines = {n: _named(args, n)[1] for n in (args.baseline or ["memsense", "bm25_only"])}
     questions = _questions(args, users=train_users + test_users)
@@ -279,9 +302,27 @@ def _print_tune(result, start_name: str, base_scores: dict, args: argparse.Names
 
 # ------------------------------------------------------------------ judge
 
+def _check_tune_outputs(args: argparse.Namespace) -> None:
+    """Everything tune writes at the end, checked before minutes of search."""
+    from core import config as config_io
+    from core.config.presets import PresetStore
+
+    if args.trials < 1:
+        raise MemsenseError(f"--trials must be at least 1, got {args.trials}")
+    if args.sensitivity_points < 0:
+        raise MemsenseError(f"--sensitivity-points must be 0 or more, got {args.sensitivity_points}")
+    if args.save_preset is not None:
+        PresetStore.check_name(args.save_preset)
+        _preset_store(args)  # a broken presets file is reported now, not after the run
+    if args.export:
+        check_output(args.export, "export file", (".toml", ".json"))
+        config_io.format_for(args.export)
+
+
 def cmd_judge_qrels(args: argparse.Namespace) -> Any:
     from core.evaluation.judged import load_question_set, write_qrels
 
+    check_output(args.out, "qrels output")
     n = write_qrels(load_question_set(args.dataset), args.out, args.level)
     if args.json:
         return {"qrels": args.out, "judgments": n, "level": args.level}
@@ -292,6 +333,7 @@ def cmd_judge_qrels(args: argparse.Namespace) -> Any:
 def cmd_judge_import(args: argparse.Namespace) -> Any:
     from core.evaluation.judged import JudgedSet, apply_qrels, load_question_set, read_qrels
 
+    check_output(args.out, "judged set", (".json",))
     questions = load_question_set(args.dataset)
     known = None
     if args.store:
@@ -321,6 +363,7 @@ def cmd_judge_run(args: argparse.Namespace) -> Any:
     presets = _presets(args, default_all=False)
     if len(presets) != 1:
         raise MemsenseError("name exactly one --preset or --config for the run")
+    check_output(args.out, "run output")
     (name, cfg), = presets.items()
     questions = _questions(args)
     pools = _pools(args, questions, [cfg])
@@ -392,7 +435,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("qrels")
     sp.add_argument("--questions", dest="dataset", required=True, help="the question set the qrels judge")
     sp.add_argument("--out", required=True, help="judged set to write (.json)")
-    sp.add_argument("--store", help="also check every document id against this store")
+    sp.add_argument("--store", type=store_location, help="also check every document id against this store")
     sp.add_argument("--model")
     sp.add_argument("--cache")
     _common(sp, store=False)

@@ -8,25 +8,35 @@ import argparse
 import json
 import sys
 import threading
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from core.cli.output import progress_bar
+from core.cli.arguments import Parser, store_location
+from core.cli.output import SafeStream, progress_bar
 from core.errors import MemsenseError
+from core.files import check_output, read_text
 
 
 def _config(args: argparse.Namespace):
     from core import config as config_io
     from dataclasses import replace
 
-    if getattr(args, "preset", None):
+    if getattr(args, "preset", None) is not None:
         from core.config.presets import builtin
 
         cfg = builtin(args.preset)
-    else:
-        cfg = config_io.load(args.config) if getattr(args, "config", None) else config_io.Config()
+    else:  # an empty --config "" is an error, not the defaults
+        cfg = config_io.load(args.config) if getattr(args, "config", None) is not None else config_io.Config()
     if getattr(args, "top_k", None) is not None:
         cfg = replace(cfg, top_k=args.top_k)
+    return cfg
+
+
+def _search_config(args: argparse.Namespace):
+    """The config of a search, checked before the store is opened."""
+    cfg = _config(args)
+    cfg.check_searchable()
     return cfg
 
 
@@ -76,9 +86,9 @@ def pool_table(ranking) -> list[dict[str, Any]]:
 
 
 def cmd_search(args: argparse.Namespace) -> Any:
+    cfg = _search_config(args)
     engine = _engine(args)
     try:
-        cfg = _config(args)
         ranking = engine.search(args.user, args.query, cfg)
         comparison = None
         stored = getattr(engine, "model_text", "")
@@ -121,11 +131,12 @@ def _score(v: float | None) -> str:
 
 
 def cmd_explain(args: argparse.Namespace) -> Any:
+    cfg = _search_config(args)
     engine = _engine(args)
     try:
         if args.memory not in {c.memory_id for c in engine.chunks(args.user)}:
             raise MemsenseError(f"no chunk {args.memory!r} for user {args.user!r}; ids look like {engine.chunks(args.user)[0].memory_id}")
-        ranking = engine.search(args.user, args.query, _config(args))
+        ranking = engine.search(args.user, args.query, cfg)
     finally:
         engine.close()
     fate = ranking.fate(args.memory)
@@ -180,13 +191,12 @@ def cmd_export_memsense(args: argparse.Namespace) -> Any:
 def cmd_rerank(args: argparse.Namespace) -> Any:
     from core.rank.replay import replay
 
+    base = _config(args) if args.config else None
     try:
-        data = json.loads(Path(args.cases).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise MemsenseError(f"cannot read {args.cases}: {exc.strerror}") from None
+        data = json.loads(read_text(args.cases, "rerank cases"))
     except json.JSONDecodeError as exc:
         raise MemsenseError(f"{args.cases}: not valid JSON ({exc}); is the file truncated?") from None
-    out = replay(data, _config(args) if args.config else None)
+    out = replay(data, base)
     if args.json:
         return out
     for case in out:
@@ -195,18 +205,21 @@ def cmd_rerank(args: argparse.Namespace) -> Any:
 
 
 def cmd_bench(args: argparse.Namespace) -> Any:
+    if args.out:
+        check_output(args.out, "benchmark output")
     from core.cli import bench
     return bench.main(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="memsense", description=__doc__.splitlines()[0])
+    p = Parser(prog="memsense", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
 
     def common(sp: argparse.ArgumentParser, store: bool = True, live: bool = False) -> None:
         sp.add_argument("--json", action="store_true", help="machine-readable output")
         if store:
-            sp.add_argument("--store", required=True, help="store directory (or http(s):// Qdrant URL)")
+            sp.add_argument("--store", required=True, type=store_location,
+                            help="store directory (or http(s):// Qdrant URL)")
             sp.add_argument("--model", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
             sp.add_argument("--cache", help="embedding cache directory (default ~/.cache/memsense)")
         if live:
@@ -296,10 +309,25 @@ def add_live(sp: argparse.ArgumentParser, service: bool, embedder: bool = True) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one command. Output goes through `SafeStream` (no raw terminal escapes); library
+    warnings are silenced (a problem is an error line, not a warning)."""
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(stdout), SafeStream(stderr)
     try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _run(argv)
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+def _run(argv: list[str] | None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
         out = args.func(args)
+        if out is not None and getattr(args, "json", False):
+            text = json.dumps(out, indent=2, default=str, allow_nan=False)  # NaN is not JSON: never written
+            sys.stdout.write(text + "\n")
     except MemsenseError as exc:
         print(f"memsense: error: {exc}", file=sys.stderr)
         return 2
@@ -308,9 +336,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("memsense: interrupted", file=sys.stderr)
         return 130
-    if out is not None and getattr(args, "json", False):
-        json.dump(out, sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
+    except OSError as exc:  # a disk or permission fault outside the checks above
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"memsense: error: cannot read or write{where} ({exc.strerror or exc}); check the path, its "
+              "permissions and free disk space", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -1,12 +1,20 @@
-"""What the CLI writes besides results: a progress bar on stderr."""
+"""What the CLI writes besides results: a progress bar on stderr, and terminal-safe text.
+
+Dataset text, user ids and file names reach the terminal in results and messages; an escape
+sequence in them must show as text, never act on the terminal. `SafeStream` wraps stdout and
+stderr for the whole command, so every print is safe without each one remembering to be.
+"""
 from __future__ import annotations
 
+import io
+import re
 import sys
-from typing import Callable
+from typing import Callable, TextIO
 
 
-def progress_bar(stream=sys.stderr) -> Callable[[int, int, str], None]:
+def progress_bar(stream: TextIO | None = None) -> Callable[[int, int, str], None]:
     """A `(done, total, stage)` callback drawing one bar per stage (a line per update off a tty)."""
+    stream = stream or sys.stderr  # looked up now: the command's (safe) stderr
     state = {"stage": None}
 
     def show(done: int, total: int, stage: str) -> None:
@@ -20,3 +28,35 @@ def progress_bar(stream=sys.stderr) -> Callable[[int, int, str], None]:
         state["stage"] = stage
 
     return show
+
+
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""Control characters but newline, carriage return and tab (the progress bar redraws with \\r)."""
+
+
+def printable(text: str) -> str:
+    """`text` safe for a terminal: control characters (ESC starts every escape sequence) and
+    lone surrogates (bytes of a command line that were not UTF-8) shown as `\\x1b`-style escapes."""
+    text = CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class SafeStream(io.TextIOBase):
+    """A text stream that writes `printable(text)` to the stream it wraps."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(printable(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.stream, "encoding", "utf-8")

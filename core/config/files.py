@@ -11,8 +11,9 @@ from typing import Any, Mapping
 import tomli_w
 
 from core.atomic import write_text_atomic
-from core.config.schema import EXPORT_NAMES, IMPORT_NAMES, Config
+from core.config.schema import EXPORT_NAMES, IMPORT_NAMES, KNOBS, Config
 from core.errors import MemsenseError
+from core.files import read_text
 
 
 def to_dict(cfg: Config) -> dict[str, Any]:
@@ -38,6 +39,10 @@ def from_dict(data: Mapping[str, Any], base: Config | None = None) -> Config:
                 continue
             changes["route_weights"] = {**base.route_weights, **value}
         elif name in valid:
+            if name in KNOBS and KNOBS[name].integer and isinstance(value, float):
+                problems.append(f"{key}: must be a whole number such as {int(value) if value.is_integer() else 4}, "
+                                f"got {value!r}")
+                continue
             changes[name] = value
         else:
             problems.append(f"{key}: unknown setting")
@@ -81,10 +86,8 @@ def save(cfg: Config, path: str | Path) -> None:
 
 
 def load(path: str | Path) -> Config:
+    if not str(path).strip():
+        raise MemsenseError("the config path is empty; give a .toml or .json file")
     path = Path(path)
     fmt = format_for(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MemsenseError(f"cannot read config {path}: {exc.strerror}") from None
-    return loads(text, fmt, source=str(path))
+    return loads(read_text(path, "config"), fmt, source=str(path))

@@ -72,16 +72,28 @@ class Config:
     bonus_top3: float = knob(0.02, "topRankBonusTop3", 0.0, 1.0)
 
     def __post_init__(self) -> None:
-        weights = {r: float(self.route_weights.get(r, 0.0)) for r in ROUTES}
         unknown = sorted(set(self.route_weights) - set(ROUTES))
         if unknown:
             raise MemsenseError(
-                f"route_weights: unknown route(s) {', '.join(unknown)}; routes are {', '.join(ROUTES)}"
+                f"route_weights: unknown route(s) {', '.join(map(str, unknown))}; routes are {', '.join(ROUTES)}"
             )
-        object.__setattr__(self, "route_weights", MappingProxyType(weights))
+        raw = {r: self.route_weights.get(r, 0.0) for r in ROUTES}
+        problems = [p for r, w in raw.items() for p in _check_number(f"route_weights.{r}", w, *WEIGHT_BOUNDS)]
+        if problems:
+            raise MemsenseError("invalid config: " + "; ".join(problems))
+        object.__setattr__(self, "route_weights", MappingProxyType({r: float(w) for r, w in raw.items()}))
         problems = _problems(self)
         if problems:
             raise MemsenseError("invalid config: " + "; ".join(problems))
+        for name, (lo, _) in BOUNDS.items():  # 50.0 for a whole-number knob is 50: counts and slices need ints
+            if isinstance(lo, int) and isinstance(getattr(self, name), float):
+                object.__setattr__(self, name, int(getattr(self, name)))
+
+    def check_searchable(self) -> None:
+        """A search needs at least one route that can find something."""
+        if not any(w > 0 for w in self.route_weights.values()):
+            raise MemsenseError("every route weight is 0, so no route can find anything; give at least one route "
+                                "a weight above 0 (e.g. vec_full = 1.0)")
 
     @property
     def candidate_limit(self) -> int:

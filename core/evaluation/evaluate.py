@@ -91,6 +91,21 @@ def check_users(questions: Iterable[Question], users: Iterable[str]) -> None:
                             "ingest the same dataset into the store, or pass the matching question file")
 
 
+def missing_gold(questions: Iterable[Question],
+                 sessions_of: Callable[[str], set[int]]) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Question id -> (user, its gold sessions the store does not hold), for the questions that
+    have any: they can only score 0 there, which usually means a store built from other data."""
+    held: dict[str, set[int]] = {}
+    out = {}
+    for q in questions:
+        if q.user_id not in held:
+            held[q.user_id] = sessions_of(q.user_id)
+        gone = tuple(sorted(set(relevant_of(session_qrels(q))) - held[q.user_id]))
+        if gone:
+            out[q.question_id] = (q.user_id, gone)
+    return out
+
+
 def judged_only(questions: Iterable[Question]) -> list[Question]:
     """Questions with at least one relevant session (the rest cannot be scored)."""
     return [q for q in questions if relevant_of(session_qrels(q))]

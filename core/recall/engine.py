@@ -293,4 +293,11 @@ def validate_query(query: str) -> str:
     if len(query) > MAX_QUERY_CHARS:
         raise MemsenseError(f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}. "
                             "Shorten it (the model reads only its first 256 tokens anyway)")
+    bad = next((i for i, ch in enumerate(query) if "\ud800" <= ch <= "\udfff"), None)
+    if bad is not None:  # a command line's bytes that were not UTF-8 arrive as lone surrogates
+        raise MemsenseError(f"the query is not valid UTF-8 text (a stray byte at character {bad + 1}); "
+                            "type it again or set the terminal to UTF-8")
+    control = next((ch for ch in query if ord(ch) < 32 and ch not in "\t\n\r" or 127 <= ord(ch) < 160), None)
+    if control is not None:
+        raise MemsenseError(f"the query holds a control character ({control!r}); type plain text")
     return query

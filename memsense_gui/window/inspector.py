@@ -12,6 +12,7 @@ from typing import Callable
 from PySide6.QtWidgets import QMainWindow, QTableView
 
 from core.config import Config, dumps
+from core.errors import MemsenseError
 from core.rank.ranking import Ranking
 from core.records import Chunk
 from memsense_gui import theme
@@ -71,7 +72,17 @@ class Inspector:
             self.update_panel(title)
         self._show_focus(self.focused_id)
         if ranking is not None:
+            self._explain_empty(ranking)
             self.ctx.ranking_updated.emit(ranking)
+
+    def _explain_empty(self, ranking: Ranking) -> None:
+        """No results because every route weight is 0: say so, not just an empty table."""
+        if ranking.results:
+            return
+        try:
+            self.ctx.session.config.check_searchable()
+        except MemsenseError as exc:
+            self.window.statusBar().showMessage(str(exc).capitalize(), 15000)
 
     def showing(self, title: str) -> bool:
         """On screen: not closed and not a tab behind another dock."""

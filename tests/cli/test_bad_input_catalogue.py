@@ -1,0 +1,620 @@
+"""The bad-input catalogue: what a hostile but realistic user tries, through the real CLI.
+
+Every case runs `core.cli.main` in-process against one demo store built once per session and
+asserts: exit code 2, exactly one stderr line `memsense: error: ...` naming the problem (no
+traceback, no warning noise), no slow work before a cheap check could have failed (the
+embedder refuses to run unless the case needs it), and afterwards a reference search over the
+store is byte-identical and the store's files are unchanged. The session summary prints the
+number of cases, tracebacks and cases with data changed (`tests/cli/conftest.py`).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import sqlite3
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from core.cli.main import main
+from tests.cli.conftest import TALLY, digest
+
+QUERY = "How many races has Ana run in 2024?"
+ROUTES = ("vec_full", "vec_user", "vec_asst", "vec_next_user", "lexical",
+          "facet_personal_info", "facet_preferences", "facet_events")
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_DATASET = ROOT / "resources" / "demo" / "demo-conversations.jsonl"
+DEMO_QUESTIONS = ROOT / "resources" / "demo" / "demo-questions.json"
+
+
+PROGRESS = re.compile(r"^\r?.{1,40} \[[#.]+\] \d+/\d+$")
+"""A progress bar line on stderr (`stage [###...] done/total`): progress, not a message."""
+
+
+def _row(**fields) -> dict:
+    return {"memory_id": "m1", "rrf_score": 0.1, **fields}
+
+
+def _json(data) -> str:
+    return json.dumps(data, allow_nan=True)
+
+
+FILES: dict[str, str | bytes] = {
+    # configs
+    "config-weight-abc.json": _json({"routeWeights": {"vec_full": "abc"}}),
+    "config-weight-null.json": _json({"routeWeights": {"vec_full": None}}),
+    "config-weight-list.json": _json({"routeWeights": {"vec_full": [1]}}),
+    "config-weight-negative.toml": "[routeWeights]\nvec_full = -1.0\n",
+    "config-weight-inf.toml": "[routeWeights]\nlexical = inf\n",
+    "config-weight-unknown-route.json": _json({"routeWeights": {"vec_everything": 1.0}}),
+    "config-weights-all-zero.json": _json({"routeWeights": {r: 0 for r in ROUTES}}),
+    "config-topk-float.json": _json({"topK": 50.0, "candidateLimitMin": 2000}),
+    "config-topk-fraction.json": _json({"topK": 4.5}),
+    "config-alpha-nan.json": '{"alpha": NaN}',
+    "config-alpha-inf.toml": "alpha = inf\n",
+    "config-alpha-string.json": _json({"alpha": "0.1"}),
+    "config-alpha-bool.json": _json({"alpha": True}),
+    "config-lambda-huge.json": _json({"lambda": 1e308}),
+    "config-session-first-yes.json": _json({"sessionFirst": "yes"}),
+    "config-fusion-number.json": _json({"fusion": 5}),
+    "config-fusion-unknown.toml": 'fusion = "borda"\n',
+    "config-as-of-yesterday.json": _json({"qualityAsOf": "yesterday"}),
+    "config-unknown-key.toml": "alpah = 0.2\n",
+    "config-top-level-list.json": "[1, 2]",
+    "config-route-weights-string.json": _json({"routeWeights": "abc"}),
+    "config-invalid.toml": "alpha = = 0.1\n",
+    "config-invalid.json": '{"alpha": 0.1,',
+    "config-non-utf8.toml": b"alpha = 0.1\n# caf\xe9\n",
+    "config-non-utf8.json": b'{"alpha": 0.1, "x": "\xff"}',
+    "config.yaml": "alpha: 0.1\n",
+    # rerank rows
+    "rows-nan-embedding.json": _json({"rows": [_row(embedding=[float("nan"), 1.0])]}),
+    "rows-nan-in-embedding-string.json": _json({"rows": [_row(embedding="[NaN, 1]")]}),
+    "rows-inf-rrf.json": _json({"rows": [_row(rrf_score=float("inf"))]}),
+    "rows-nan-rrf.json": _json({"rows": [_row(rrf_score=float("nan"))]}),
+    "rows-inf-score.json": _json({"rows": [_row(score=float("inf"))]}),
+    "rows-string-rrf.json": _json({"rows": [_row(rrf_score="0.1")]}),
+    "rows-bool-rrf.json": _json({"rows": [_row(rrf_score=True)]}),
+    "rows-tags-string.json": _json({"rows": [_row(tags="running")]}),
+    "rows-tags-number.json": _json({"rows": [_row(tags=5)]}),
+    "rows-tags-mixed.json": _json({"rows": [_row(tags=["a", 5, None])]}),
+    "rows-routes-string.json": _json({"rows": [_row(routes="vec_full")]}),
+    "rows-routes-number.json": _json({"rows": [_row(routes=5)]}),
+    "rows-memory-id-list.json": _json({"rows": [_row(memory_id=[1])]}),
+    "rows-memory-id-empty.json": _json({"rows": [_row(memory_id="")]}),
+    "rows-memory-id-twice.json": _json({"rows": [_row(), _row(rrf_score=0.2)]}),
+    "rows-missing-rrf.json": _json({"rows": [{"memory_id": "m1"}]}),
+    "rows-embedding-object.json": _json({"rows": [_row(embedding={"a": 1})]}),
+    "rows-embedding-bad-string.json": _json({"rows": [_row(embedding="[1,")]}),
+    "rows-not-a-list.json": _json({"rows": {"m1": 0.1}}),
+    "rows-cases-of-numbers.json": "[1, 2]",
+    "rows-top-k-string.json": _json({"rows": [_row()], "top_k": "3"}),
+    "rows-top-k-zero.json": _json({"rows": [_row()], "top_k": 0}),
+    "rows-option-nan.json": '{"rows": [{"memory_id": "m1", "rrf_score": 0.1}], "options": {"alpha": NaN}}',
+    "rows-option-unknown.json": _json({"rows": [_row()], "options": {"gamma": 1}}),
+    "rows-name-list.json": _json({"name": [1], "rows": [_row()]}),
+    "rows-non-utf8.json": b'{"rows": [{"memory_id": "\xff", "rrf_score": 0.1}]}',
+    "rows-truncated.json": '{"rows": [{"memory_id": "m1", "rrf_',
+    # judged questions, qrels, presets
+    "questions-non-utf8.json": b'{"questions": [{"user": "demo-ana", "question": "caf\xe9?", "answer": "a", '
+                               b'"category": 1, "evidence": ["D1:1"]}]}',
+    "questions-invalid.json": '{"questions": [',
+    "questions-unknown-user.json": _json({"questions": [{"user": "nobody", "question": "who?", "answer": "a",
+                                                         "category": 1, "evidence": ["D1:1"]}]}),
+    "questions-none-judged.json": _json({"questions": [{"user": "demo-ana", "question": "who?", "answer": "a",
+                                                        "category": 5, "evidence": []}]}),
+    "qrels-non-utf8.qrels": b"q1 0 demo-ana:S00\xff 1\n",
+    "qrels-three-columns.qrels": "q1 0 demo-ana:S001\n",
+    "qrels-unknown-question.qrels": "no-such-question 0 demo-ana:S001 1\n",
+    "qrels-grade-nine.qrels": "{qid} 0 demo-ana:S001 9\n",
+    "qrels-grade-word.qrels": "{qid} 0 demo-ana:S001 high\n",
+    "qrels-twice.qrels": "{qid} 0 demo-ana:S001 1\n{qid} 0 demo-ana:S001 2\n",
+    "qrels-other-user.qrels": "{qid} 0 demo-mei:S001 1\n",
+    "qrels-unknown-doc.qrels": "{qid} 0 demo-ana:S099 1\n",
+    "qrels.qrels": "{qid} 0 demo-ana:S001 1\n",
+    "presets-non-utf8.json": b'{"mine\xff": {"alpha": 0.2}}',
+    "presets-invalid.json": '{"mine": ',
+    "presets-list.json": "[1, 2]",
+    "presets-bad-value.json": _json({"mine": {"alpha": "abc"}}),
+    "presets-entry-list.json": _json({"mine": [1]}),
+    "presets-named-builtin.json": _json({"memsense": {"alpha": 0.5}}),
+    # datasets
+    "dataset-non-utf8.jsonl": b'{"user": "u", "session": 1, "time": "2024-01-01", "speaker": "A", "text": "caf\xe9"}\n',
+    "dataset-invalid.json": "[{",
+    "dataset-empty.jsonl": "",
+    "dataset-bad-line.jsonl": '{"user": "u", "session": 1, "time": "2024-01-01", "speaker": "A", "text": "hi"}\nnot json\n',
+    "dataset-session-zero.jsonl": '{"user": "u", "session": 0, "time": "2024-01-01", "speaker": "A", "text": "hi"}\n',
+    "not-a-store.txt": "just a file\n",
+}
+
+
+@dataclass(frozen=True)
+class Env:
+    store: Path
+    cache: Path
+    files: Path
+    home: Path
+    work: Path
+    tuned_model: Path
+    other_folder_model: Path
+    qid: str
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    argv: tuple[str, ...]
+    expect: str  # what the one error line must say (case-insensitive substring)
+    setup: Callable[[Env, contextlib.ExitStack, pytest.MonkeyPatch], None] | None = None
+    may_embed: bool = False  # the error can only show after embedding (cache writes)
+
+
+def C(id: str, argv: str | tuple, expect: str, setup=None, may_embed: bool = False) -> Case:
+    return Case(id, tuple(argv.split("\x1f")) if isinstance(argv, str) else tuple(argv), expect, setup, may_embed)
+
+
+S = ("--store", "{store}", "--cache", "{cache}")
+SEARCH = ("search", *S, "--user", "demo-ana")
+EVAL = ("eval", "{demoq}", *S, "--quiet")
+TUNE = ("tune", "{demoq}", *S, "--train", "demo-ana", "--trials", "3", "--quiet")
+
+
+# ---------------------------------------------------------------- setups
+
+def _locked(env: Env, stack: contextlib.ExitStack, mp) -> None:
+    from core.recall.store import QdrantStore
+
+    store = QdrantStore(env.store)
+    stack.callback(store.close)
+
+
+def _garbage_cache(env: Env, stack, mp) -> None:
+    from core.recall.embed import default_model_path, model_key
+
+    cache = env.work / "garbage-cache"
+    cache.mkdir()
+    (cache / f"embeddings-{model_key(default_model_path())}.sqlite").write_bytes(b"not a database " * 300)
+
+
+class _StubModel:
+    """Deterministic unit vectors of the real model's size: the cache faults below are about
+    SQLite, not about the model, so the model need not be loaded."""
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return 384
+
+    def encode(self, texts, **kwargs):
+        out = np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=384) for t in texts])
+        return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _cache_copy(env: Env, mp, after_open: Callable) -> None:
+    from core.recall import embed
+
+    cache = env.work / "cache-copy"
+    shutil.copytree(env.cache, cache)
+    original = embed.EmbeddingCache.__init__
+
+    def init(self, path):
+        original(self, path)
+        after_open(self, path)
+
+    mp.setattr(embed.EmbeddingCache, "__init__", init)
+    mp.setattr(embed.Embedder, "load", lambda self: setattr(self, "_model", _StubModel()))
+
+
+def _read_only_cache(env: Env, stack, mp) -> None:
+    """As the test runs as root, a read-only file is a read-only SQLite connection."""
+
+    def reopen(cache, path):
+        cache._db.close()
+        cache._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+
+    _cache_copy(env, mp, reopen)
+
+
+def _full_disk(env: Env, stack, mp) -> None:
+    """SQLite's own "database or disk is full": the file may not grow by a single page."""
+
+    def cap(cache, path):
+        pages = cache._db.execute("PRAGMA page_count").fetchone()[0]
+        cache._db.execute(f"PRAGMA max_page_count = {pages}")
+        with contextlib.suppress(sqlite3.OperationalError):  # fill the last free bytes: the file is now full
+            for n in range(1000):
+                with cache._db:
+                    cache._db.execute("INSERT INTO emb VALUES (?, ?)", (b"filler%d" % n, b"\0" * 512))
+
+    _cache_copy(env, mp, cap)
+
+
+def _presets_with(name: str):
+    def setup(env: Env, stack, mp) -> None:
+        (env.home / "presets.json").write_bytes((env.files / name).read_bytes())
+
+    return setup
+
+
+# ---------------------------------------------------------------- the catalogue
+
+CASES: list[Case] = [
+    # -- queries and search arguments
+    C("query-non-utf8", (*SEARCH, b"caf\xe9 \xff".decode("utf-8", "surrogateescape")), "not valid utf-8"),
+    C("query-empty", (*SEARCH, ""), "query is empty"),
+    C("query-blank", (*SEARCH, " \t\n "), "query is empty"),
+    C("query-huge", (*SEARCH, "word " * 30_000), "the limit is"),
+    C("query-only-escapes", (*SEARCH, "\x1b[31m\x1b[0m"), "control character"),
+    C("query-with-nul", (*SEARCH, "how\x00many"), "control character"),
+    C("user-unknown", ("search", *S, "--user", "nobody", QUERY), "unknown user 'nobody'"),
+    C("user-empty", ("search", *S, "--user", "", QUERY), "user"),
+    C("user-with-escapes", ("search", *S, "--user", "\x1b]0;pwned\x07", QUERY), "unknown user"),
+    C("top-k-zero", (*SEARCH, QUERY, "--top-k", "0"), "top_k"),
+    C("top-k-negative", (*SEARCH, QUERY, "--top-k", "-3"), "top_k"),
+    C("top-k-huge", (*SEARCH, QUERY, "--top-k", "1000"), "top_k"),
+    C("top-k-word", (*SEARCH, QUERY, "--top-k", "many"), "--top-k"),
+    C("preset-unknown", (*SEARCH, QUERY, "--preset", "fastest"), "unknown preset 'fastest'"),
+    C("preset-and-config", (*SEARCH, QUERY, "--preset", "memsense", "--config", "{files}/config-alpha-nan.json"),
+      "not allowed with"),
+    C("command-unknown", ("serach", *S), "invalid choice"),
+    C("option-unknown", (*SEARCH, QUERY, "--fast"), "unrecognized arguments"),
+    C("store-missing-argument", ("search", "--user", "demo-ana", QUERY), "--store"),
+    # -- stores
+    C("store-empty-path", ("search", "--store", "", "--cache", "{cache}", "--user", "demo-ana", QUERY), "--store is empty"),
+    C("store-blank-path", ("search", "--store", "  ", "--cache", "{cache}", "--user", "demo-ana", QUERY), "--store is empty"),
+    C("store-does-not-exist", ("search", "--store", "{work}/no-such-store", "--user", "demo-ana", QUERY), "no memory store"),
+    C("store-is-a-file", ("search", "--store", "{files}/not-a-store.txt", "--user", "demo-ana", QUERY), "not a store folder"),
+    C("store-is-an-empty-folder", ("search", "--store", "{files}", "--user", "demo-ana", QUERY), "no memory store"),
+    C("store-locked", (*SEARCH, QUERY), "open in another process", setup=_locked),
+    C("qdrant-url-down", ("search", "--store", "http://127.0.0.1:9", "--user", "demo-ana", QUERY), "qdrant server"),
+    C("qdrant-url-no-host", ("search", "--store", "http://", "--user", "demo-ana", QUERY), "qdrant"),
+    C("qdrant-url-bad-host", ("search", "--store", "http://[::1", "--user", "demo-ana", QUERY), "qdrant"),
+    C("qdrant-url-bad-port", ("search", "--store", "http://localhost:port", "--user", "demo-ana", QUERY), "qdrant"),
+    # -- models
+    C("model-missing", (*SEARCH, QUERY, "--model", "{work}/no-model"), "does not exist"),
+    C("model-is-a-file", (*SEARCH, QUERY, "--model", "{files}/not-a-store.txt"), "does not exist"),
+    C("model-folder-without-model", (*SEARCH, QUERY, "--model", "{files}"), "not a sentence-transformers model"),
+    C("model-fine-tuned-same-name", (*SEARCH, QUERY, "--model", "{tuned_model}"), "another embedding model"),
+    C("ingest-with-fine-tuned-model", ("ingest", "{demo}", *S, "--model", "{tuned_model}"), "another embedding model"),
+    # -- embedding cache faults
+    C("cache-garbage", ("search", "--store", "{store}", "--cache", "{work}/garbage-cache", "--user", "demo-ana", QUERY),
+      "not a database", setup=_garbage_cache),
+    C("cache-is-a-file", ("search", "--store", "{store}", "--cache", "{files}/not-a-store.txt", "--user", "demo-ana",
+                          QUERY), "embedding cache"),
+    C("cache-read-only", (*SEARCH, "a question never asked before"), "readonly", setup=_read_only_cache,
+      may_embed=True),
+    C("cache-disk-full", (*SEARCH, "another question never asked before"), "full", setup=_full_disk,
+      may_embed=True),
+    # -- configs
+    *[C(f"config-{name[7:].rsplit('.', 1)[0]}", (*SEARCH, QUERY, "--config", f"{{files}}/{name}"), expect)
+      for name, expect in [
+          ("config-weight-abc.json", "route_weights.vec_full"),
+          ("config-weight-null.json", "route_weights.vec_full"),
+          ("config-weight-list.json", "route_weights.vec_full"),
+          ("config-weight-negative.toml", "route_weights.vec_full"),
+          ("config-weight-inf.toml", "route_weights.lexical"),
+          ("config-weight-unknown-route.json", "vec_everything"),
+          ("config-weights-all-zero.json", "every route weight is 0"),
+          ("config-topk-float.json", "topk: must be a whole number"),
+          ("config-topk-fraction.json", "topk: must be a whole number"),
+          ("config-alpha-nan.json", "alpha"),
+          ("config-alpha-inf.toml", "alpha"),
+          ("config-alpha-string.json", "alpha"),
+          ("config-alpha-bool.json", "alpha"),
+          ("config-lambda-huge.json", "mmr_lambda"),
+          ("config-session-first-yes.json", "session_first"),
+          ("config-fusion-number.json", "scheme"),
+          ("config-fusion-unknown.toml", "borda"),
+          ("config-as-of-yesterday.json", "quality_as_of"),
+          ("config-unknown-key.toml", "alpah"),
+          ("config-top-level-list.json", "table/object"),
+          ("config-route-weights-string.json", "routeweights"),
+          ("config-invalid.toml", "not valid toml"),
+          ("config-invalid.json", "not valid json"),
+          ("config-non-utf8.toml", "not utf-8"),
+          ("config-non-utf8.json", "not utf-8"),
+          ("config.yaml", ".toml or .json"),
+      ]],
+    C("config-missing", (*SEARCH, QUERY, "--config", "{work}/nowhere.toml"), "does not exist"),
+    C("config-is-a-folder", (*SEARCH, QUERY, "--config", "{work}/folder.toml"), "is a folder"),
+    C("config-empty-path", (*SEARCH, QUERY, "--config", ""), "empty"),
+    # -- explain
+    C("explain-unknown-memory", ("explain", *S, "--user", "demo-ana", QUERY, "--memory", "nope"), "no chunk 'nope'"),
+    C("explain-other-users-memory", ("explain", *S, "--user", "demo-ana", QUERY, "--memory", "demo-mei:S001:P00"),
+      "no chunk"),
+    C("explain-empty-memory", ("explain", *S, "--user", "demo-ana", QUERY, "--memory", ""), "no chunk"),
+    # -- rerank
+    *[C(f"rerank-{name[5:].rsplit('.', 1)[0]}", ("rerank", f"{{files}}/{name}", "--json"), expect)
+      for name, expect in [
+          ("rows-nan-embedding.json", "embedding[0] is nan"),
+          ("rows-nan-in-embedding-string.json", "embedding[0] is nan"),
+          ("rows-inf-rrf.json", "rrf_score must be a finite number"),
+          ("rows-nan-rrf.json", "rrf_score must be a finite number"),
+          ("rows-inf-score.json", "score must be a finite number"),
+          ("rows-string-rrf.json", "rrf_score must be a finite number"),
+          ("rows-bool-rrf.json", "rrf_score must be a finite number"),
+          ("rows-tags-string.json", "tags must be a list of strings"),
+          ("rows-tags-number.json", "tags must be a list of strings"),
+          ("rows-tags-mixed.json", "tags must be a list of strings"),
+          ("rows-routes-string.json", "routes must be a list of strings"),
+          ("rows-routes-number.json", "routes must be a list of strings"),
+          ("rows-memory-id-list.json", "memory_id must be non-empty text"),
+          ("rows-memory-id-empty.json", "memory_id must be non-empty text"),
+          ("rows-memory-id-twice.json", "appears twice"),
+          ("rows-missing-rrf.json", "needs memory_id and rrf_score"),
+          ("rows-embedding-object.json", "embedding must be a list"),
+          ("rows-embedding-bad-string.json", "embedding string"),
+          ("rows-not-a-list.json", "'rows' list"),
+          ("rows-cases-of-numbers.json", "'rows' list"),
+          ("rows-top-k-string.json", "top_k"),
+          ("rows-top-k-zero.json", "top_k"),
+          ("rows-option-nan.json", "alpha"),
+          ("rows-option-unknown.json", "gamma"),
+          ("rows-name-list.json", "case name"),
+          ("rows-non-utf8.json", "not utf-8"),
+          ("rows-truncated.json", "not valid json"),
+      ]],
+    C("rerank-missing-file", ("rerank", "{work}/no-rows.json"), "does not exist"),
+    C("rerank-folder", ("rerank", "{files}"), "is a folder"),
+    C("rerank-bad-config", ("rerank", "{files}/rows-tags-string.json", "--config", "{files}/config-non-utf8.toml"),
+      "not utf-8"),
+    # -- ingest: cheap checks before embedding
+    C("ingest-dataset-missing", ("ingest", "{work}/none.jsonl", *S), "no such file"),
+    C("ingest-dataset-folder", ("ingest", "{files}", *S), "is a folder"),
+    C("ingest-dataset-non-utf8", ("ingest", "{files}/dataset-non-utf8.jsonl", *S), "not utf-8"),
+    C("ingest-dataset-invalid-json", ("ingest", "{files}/dataset-invalid.json", *S), "json"),
+    C("ingest-dataset-empty", ("ingest", "{files}/dataset-empty.jsonl", *S), "empty"),
+    C("ingest-dataset-bad-line", ("ingest", "{files}/dataset-bad-line.jsonl", *S), "line 2"),
+    C("ingest-dataset-session-zero", ("ingest", "{files}/dataset-session-zero.jsonl", *S), "session"),
+    C("ingest-store-locked", ("ingest", "{demo}", *S), "open in another process", setup=_locked),
+    C("ingest-store-empty-path", ("ingest", "{demo}", "--store", "", "--cache", "{cache}"), "--store is empty"),
+    C("ingest-store-url-down", ("ingest", "{demo}", "--store", "http://127.0.0.1:9", "--cache", "{cache}"),
+      "qdrant server"),
+    C("ingest-mode-unknown", ("ingest", "{demo}", *S, "--mode", "paragraph"), "invalid choice"),
+    # -- eval, compare, tune: every check before recall
+    C("eval-k-zero", (*EVAL, "--k", "0"), "--k"),
+    C("eval-preset-unknown", (*EVAL, "--preset", "fastest"), "unknown preset 'fastest'"),
+    C("eval-users-unknown", (*EVAL, "--users", "nobody"), "nobody"),
+    C("eval-questions-non-utf8", ("eval", "{files}/questions-non-utf8.json", *S, "--quiet"), "not utf-8"),
+    C("eval-questions-invalid", ("eval", "{files}/questions-invalid.json", *S, "--quiet"), "json"),
+    C("eval-questions-missing", ("eval", "{work}/none.json", *S, "--quiet"), "no such file"),
+    C("eval-questions-unknown-user", ("eval", "{files}/questions-unknown-user.json", *S, "--quiet"), "nobody"),
+    C("eval-questions-none-judged", ("eval", "{files}/questions-none-judged.json", *S, "--quiet"), "no judged"),
+    C("eval-config-weights-abc", (*EVAL, "--config", "{files}/config-weight-abc.json"), "route_weights.vec_full"),
+    C("eval-config-all-zero", (*EVAL, "--config", "{files}/config-weights-all-zero.json"), "every route weight is 0"),
+    C("eval-presets-file-folder", (*EVAL, "--presets", "{files}", "--preset", "mine"), "is a folder"),
+    *[C(f"eval-user-{name[:-5]}", (*EVAL, "--preset", "mine"), expect, setup=_presets_with(name))
+      for name, expect in [
+          ("presets-non-utf8.json", "not utf-8"),
+          ("presets-invalid.json", "unreadable"),
+          ("presets-list.json", "object of name"),
+          ("presets-bad-value.json", "alpha"),
+          ("presets-entry-list.json", "mine"),
+          ("presets-named-builtin.json", "built-in"),
+      ]],
+    C("compare-unknown-b", ("compare", "{demoq}", *S, "--a", "memsense", "--b", "fastest", "--quiet"), "fastest"),
+    C("compare-bad-metric", ("compare", "{demoq}", *S, "--a", "memsense", "--b", "bm25_only", "--metric", "speed@4",
+                             "--quiet"), "speed"),
+    C("tune-export-folder", (*TUNE, "--export", "{work}"), "is a folder"),
+    C("tune-export-missing-folder", (*TUNE, "--export", "{work}/no/such/tuned.toml"), "does not exist"),
+    C("tune-export-bad-extension", (*TUNE, "--export", "{work}/tuned.txt"), ".toml or .json"),
+    C("tune-save-preset-builtin", (*TUNE, "--save-preset", "memsense"), "built-in"),
+    C("tune-save-preset-blank", (*TUNE, "--save-preset", "  "), "name"),
+    C("tune-trials-zero", (*TUNE[:-3], "--trials", "0", "--quiet"), "--trials"),
+    C("tune-metric-unknown", (*TUNE, "--metric", "speed@4"), "speed"),
+    C("tune-train-unknown", ("tune", "{demoq}", *S, "--train", "nobody", "--quiet"), "nobody"),
+    C("tune-train-empty", ("tune", "{demoq}", *S, "--train", " , ", "--quiet"), "--train"),
+    C("tune-start-unknown", (*TUNE, "--start", "fastest"), "fastest"),
+    C("tune-baseline-unknown", (*TUNE, "--baseline", "fastest"), "fastest"),
+    C("tune-presets-broken", (*TUNE, "--save-preset", "mine"), "unreadable", setup=_presets_with("presets-invalid.json")),
+    # -- judge
+    C("judge-qrels-out-folder", ("judge", "qrels", "{demoq}", "--out", "{work}"), "is a folder"),
+    C("judge-qrels-out-missing-folder", ("judge", "qrels", "{demoq}", "--out", "{work}/no/such/gold.qrels"),
+      "does not exist"),
+    C("judge-import-non-utf8", ("judge", "import", "{files}/qrels-non-utf8.qrels", "--questions", "{demoq}",
+                                "--out", "{work}/judged.json"), "not utf-8"),
+    C("judge-import-out-missing-folder", ("judge", "import", "{files}/qrels.qrels", "--questions", "{demoq}",
+                                          "--out", "{work}/made/up/judged.json"), "does not exist"),
+    C("judge-import-out-folder", ("judge", "import", "{files}/qrels.qrels", "--questions", "{demoq}",
+                                  "--out", "{work}"), "is a folder"),
+    *[C(f"judge-import-{name[6:-6]}", ("judge", "import", f"{{files}}/{name}", "--questions", "{demoq}",
+                                       "--out", "{work}/judged.json", *(("--store", "{store}", "--cache", "{cache}")
+                                                                      if "doc" in name else ())), expect)
+      for name, expect in [
+          ("qrels-three-columns.qrels", "4 columns"),
+          ("qrels-unknown-question.qrels", "unknown question id"),
+          ("qrels-grade-nine.qrels", "0-3"),
+          ("qrels-grade-word.qrels", "grade"),
+          ("qrels-twice.qrels", "judged twice"),
+          ("qrels-other-user.qrels", "belongs to user"),
+          ("qrels-unknown-doc.qrels", "unknown document"),
+      ]],
+    C("judge-run-out-folder", ("judge", "run", "{demoq}", *S, "--preset", "memsense", "--out", "{work}", "--quiet"),
+      "is a folder"),
+    C("judge-run-two-presets", ("judge", "run", "{demoq}", *S, "--preset", "memsense", "--preset", "bm25_only",
+                                "--out", "{work}/x.run", "--quiet"), "exactly one"),
+    C("judge-level-unknown", ("judge", "qrels", "{demoq}", "--out", "{work}/g.qrels", "--level", "word"),
+      "invalid choice"),
+    # -- bench
+    C("bench-out-folder", ("bench", "--quick", "--out", "{work}"), "is a folder"),
+    C("bench-out-missing-folder", ("bench", "--quick", "--out", "{work}/no/such/bench.json"), "does not exist"),
+]
+
+
+def _expand(arg: str, env: Env) -> str:
+    for key, value in {"{store}": env.store, "{cache}": env.cache, "{files}": env.files, "{work}": env.work,
+                       "{demo}": DEMO_DATASET, "{demoq}": DEMO_QUESTIONS, "{tuned_model}": env.tuned_model,
+                       "{other_model}": env.other_folder_model}.items():
+        arg = arg.replace(key, str(value))
+    return arg
+
+
+def run_cli(argv: list[str]) -> tuple[int, str, str, str | None]:
+    """(exit code, stdout, stderr, traceback text or None) of one in-process CLI run."""
+    out, err = io.StringIO(), io.StringIO()
+    tb = None
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 2
+        except BaseException:  # the one thing the catalogue exists to catch
+            code, tb = -1, traceback.format_exc()
+    return code, out.getvalue(), err.getvalue(), tb
+
+
+@pytest.fixture(scope="session")
+def catalogue_env(tmp_path_factory, demo_store, model_cache) -> Env:
+    from core.recall.embed import default_model_path
+
+    root = tmp_path_factory.mktemp("catalogue")
+    files = root / "files"
+    files.mkdir()
+    qid = json.loads(DEMO_QUESTIONS.read_text())["questions"][0].get("id") or _first_question_id()
+    for name, content in FILES.items():
+        path = files / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content.replace("{qid}", qid), encoding="utf-8")
+    model = default_model_path()
+    tuned = root / "tuned" / model.name  # a fine-tuned copy: same folder name, same file sizes
+    shutil.copytree(model, tuned)
+    weights = tuned / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    other = root / "same-model-another-folder"
+    shutil.copytree(model, other)
+    return Env(demo_store, model_cache, files, root / "home", root / "work", tuned, other, qid)
+
+
+def _first_question_id() -> str:
+    from core.evaluation.judged import load_question_set
+
+    return load_question_set(DEMO_QUESTIONS)[0].question_id
+
+
+@pytest.fixture(scope="session")
+def reference(catalogue_env) -> tuple[str, str]:
+    """The reference search's JSON output and the store's digest, before any case ran."""
+    code, out, err, tb = run_cli(["search", "--store", str(catalogue_env.store), "--cache", str(catalogue_env.cache),
+                                  "--user", "demo-ana", QUERY, "--json"])
+    assert code == 0 and tb is None, err
+    return out, digest(catalogue_env.store)
+
+
+@pytest.fixture
+def case_env(catalogue_env, tmp_path, monkeypatch) -> Env:
+    """A fresh work folder and app home per case, and no default cache or presets of the machine."""
+    env = Env(**{**catalogue_env.__dict__, "home": tmp_path / "home", "work": tmp_path / "work"})
+    env.home.mkdir()
+    env.work.mkdir()
+    (env.work / "folder.toml").mkdir()
+    monkeypatch.setenv("MEMSENSE_GUI_HOME", str(env.home))
+    monkeypatch.setenv("MEMSENSE_CACHE", str(env.cache))
+    monkeypatch.chdir(env.work)
+    return env
+
+
+def _forbid_embedding(monkeypatch) -> None:
+    from core.recall import embed
+
+    def refuse(self, texts, *args, **kwargs):
+        raise AssertionError("slow work (embedding) ran before the cheap checks: " + repr(list(texts)[:1])[:80])
+
+    monkeypatch.setattr(embed.Embedder, "encode", refuse)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case: Case, case_env: Env, reference, monkeypatch, request):
+    TALLY["cases"] += 1
+    argv = [_expand(a, case_env) for a in case.argv]
+    with contextlib.ExitStack() as stack, monkeypatch.context() as mp:
+        if case.setup:
+            case.setup(case_env, stack, mp)
+        if not case.may_embed:
+            _forbid_embedding(mp)
+        code, out, err, tb = run_cli(argv)
+    after = run_cli(["search", "--store", str(case_env.store), "--cache", str(case_env.cache),
+                     "--user", "demo-ana", QUERY, "--json"])[1]
+    changed = after != reference[0] or digest(case_env.store) != reference[1]
+    TALLY["tracebacks"] += tb is not None or "Traceback" in err
+    TALLY["data_changed"] += changed
+    assert tb is None, tb
+    lines = [line for line in err.splitlines() if line.strip() and not PROGRESS.match(line)]
+    assert code == 2, f"exit {code}; stderr: {err!r}"
+    assert len(lines) == 1 and lines[0].startswith("memsense: error: "), f"stderr is not one error line: {err!r}"
+    assert case.expect.lower() in lines[0].lower(), lines[0]
+    assert "\x1b" not in err + out and "\x07" not in err + out, "raw terminal escapes printed"
+    assert not changed, "the store or its search results changed"
+    assert not list(case_env.work.glob("**/made")), "a missing folder was created"
+
+
+# ---------------------------------------------------------------- hostile but valid: these must work
+
+def _search(env: Env, *extra: str, store: Path | None = None) -> tuple[int, str, str, str | None]:
+    return run_cli(["search", "--store", str(store or env.store), "--cache", str(env.cache), "--user", "demo-ana",
+                    QUERY, "--json", *extra])
+
+
+def test_the_same_model_in_a_folder_with_another_name_is_accepted(case_env, reference):
+    code, out, err, tb = _search(case_env, "--model", str(case_env.other_folder_model))
+    assert (code, tb, err) == (0, None, "")
+    assert out == reference[0]
+
+
+def test_a_store_from_before_content_keys_still_opens_after_its_model_is_checked(case_env, reference, tmp_path):
+    from core.recall.embed import default_model_path, legacy_model_key
+    from core.recall.store import QdrantStore
+
+    old = tmp_path / "old-store"
+    shutil.copytree(case_env.store, old)
+    store = QdrantStore(old)
+    meta = store.meta()
+    store._write_meta(type(meta)(legacy_model_key(default_model_path()), meta.dim, meta.users))
+    store.close()
+    code, out, err, tb = _search(case_env, store=old)
+    assert (code, tb, err) == (0, None, "")
+    assert out == reference[0]
+
+
+def test_terminal_escapes_in_dataset_text_are_shown_not_obeyed(case_env, tmp_path, monkeypatch):
+    from core.recall import embed
+
+    monkeypatch.setattr(embed.Embedder, "load", lambda self: setattr(self, "_model", _StubModel()))
+    dataset = tmp_path / "escapes.jsonl"
+    dataset.write_text(json.dumps({"user": "eve\x1b[31m", "session": 1, "time": "2024-01-01T00:00:00",
+                                   "speaker": "Eve", "text": "hello \x1b]0;owned\x07 there \x9b2J"}) + "\n"
+                       + json.dumps({"user": "eve\x1b[31m", "session": 1, "time": "2024-01-01T00:00:00",
+                                     "speaker": "Bob", "text": "hi"}) + "\n")
+    store, cache = tmp_path / "store", tmp_path / "cache"
+    for argv in (["ingest", str(dataset), "--store", str(store), "--cache", str(cache)],
+                 ["search", "--store", str(store), "--cache", str(cache), "--user", "eve\x1b[31m", "hello"],
+                 ["search", "--store", str(store), "--cache", str(cache), "--user", "eve\x1b[31m", "hello", "--json"]):
+        code, out, err, tb = run_cli(argv)
+        assert (code, tb) == (0, None), err
+        assert not any(ch in out + err for ch in "\x1b\x07\x9b"), (out + err)[:300]
+    assert "\\x1b]0;owned" in run_cli(argv[:-1])[1]  # shown as text
+
+
+def test_gold_sessions_missing_from_the_store_are_warned_about(case_env, tmp_path):
+    def run(evidence: list[str]):
+        questions = tmp_path / "questions.json"
+        questions.write_text(json.dumps({"questions": [
+            {"user": "demo-ana", "question": QUERY, "answer": "3", "category": 1, "evidence": evidence}]}))
+        return run_cli(["eval", str(questions), "--store", str(case_env.store), "--cache", str(case_env.cache),
+                        "--preset", "memsense", "--quiet"])
+
+    code, out, err, tb = run(["D1:1", "D99:2"])
+    assert (code, tb) == (0, None), err
+    assert err.startswith("memsense: warning: 1 of 1 questions have gold sessions the store does not hold")
+    assert "session 99 of demo-ana" in err and len(err.splitlines()) == 1
+    code, out, err, tb = run(["D1:1", "D2:3"])
+    assert (code, tb, err) == (0, None, "")  # sessions the store holds: no warning
