@@ -40,8 +40,7 @@ def from_dict(data: Mapping[str, Any], base: Config | None = None) -> Config:
             changes["route_weights"] = {**base.route_weights, **value}
         elif name in valid:
             if name in KNOBS and KNOBS[name].integer and isinstance(value, float):
-                problems.append(f"{key}: must be a whole number such as {int(value) if value.is_integer() else 4}, "
-                                f"got {value!r}")
+                problems.append(f"{name}: must be a whole number (no decimal point), got {value!r}")
                 continue
             changes[name] = value
         else:

@@ -78,7 +78,8 @@ class Config:
                 f"route_weights: unknown route(s) {', '.join(map(str, unknown))}; routes are {', '.join(ROUTES)}"
             )
         raw = {r: self.route_weights.get(r, 0.0) for r in ROUTES}
-        problems = [p for r, w in raw.items() for p in _check_number(f"route_weights.{r}", w, *WEIGHT_BOUNDS)]
+        problems = [f"route_weights.{r}: must be a number, got {w!r}" for r, w in raw.items()
+                    if isinstance(w, bool) or not isinstance(w, (int, float))]  # before float() turns "1" into 1.0
         if problems:
             raise MemsenseError("invalid config: " + "; ".join(problems))
         object.__setattr__(self, "route_weights", MappingProxyType({r: float(w) for r, w in raw.items()}))
