@@ -44,9 +44,9 @@ def locomo_store(tmp_path_factory):
     return dataset, store
 
 
-SEARCH_EVERY = 10
+SEARCH_EVERY = 20
 """`memsense search` opens the store for each question (about a second here), so it runs on
-every 10th question; `memsense judge run` runs every question through the CLI in one process."""
+every 20th question; `memsense judge run` runs every question through the CLI in one process."""
 
 
 def test_exported_settings_give_the_apps_ranking_in_the_cli_for_every_question(locomo_store, tmp_path):
