@@ -170,9 +170,9 @@ TUNE = ("tune", "{demoq}", *S, "--train", "demo-ana", "--trials", "3", "--quiet"
 # ---------------------------------------------------------------- setups
 
 def _locked(env: Env, stack: contextlib.ExitStack, mp) -> None:
-    from core.recall.store import QdrantStore
+    from core.recall.backends import open_store
 
-    store = QdrantStore(env.store)
+    store = open_store(env.store, write=True)  # another process writing to it
     stack.callback(store.close)
 
 
@@ -235,6 +235,25 @@ def _full_disk(env: Env, stack, mp) -> None:
     _cache_copy(env, mp, cap)
 
 
+def _damaged_copy(harm: str):
+    """A copy of the demo store whose demo-ana data is garbled or gone (the original is untouched)."""
+
+    def setup(env: Env, stack, mp) -> None:
+        from core.recall.embedded import DB
+
+        copy = env.work / "damaged-store"
+        shutil.copytree(env.store, copy)
+        with contextlib.closing(sqlite3.connect(copy / DB)) as db:
+            (file,) = db.execute("SELECT file FROM users WHERE user_id = 'demo-ana'").fetchone()
+        vectors = next(p for p in copy.rglob("*") if p.is_file() and p.name == Path(file).name)
+        if harm == "garbled":
+            vectors.write_bytes(b"\xff" * 64 + vectors.read_bytes()[64:])
+        else:
+            vectors.unlink()
+
+    return setup
+
+
 def _presets_with(name: str):
     def setup(env: Env, stack, mp) -> None:
         (env.home / "presets.json").write_bytes((env.files / name).read_bytes())
@@ -272,6 +291,13 @@ CASES: list[Case] = [
     C("store-is-a-file", ("search", "--store", "{files}/not-a-store.txt", "--user", "demo-ana", QUERY), "not a store folder"),
     C("store-is-an-empty-folder", ("search", "--store", "{files}", "--user", "demo-ana", QUERY), "no memory store"),
     C("store-locked", (*SEARCH, QUERY), "open in another process", setup=_locked),
+    C("store-user-garbled", ("search", "--store", "{work}/damaged-store", "--cache", "{cache}", "--user", "demo-ana",
+                             QUERY), "memsense drop", setup=_damaged_copy("garbled")),
+    C("store-user-file-deleted", ("search", "--store", "{work}/damaged-store", "--cache", "{cache}", "--user",
+                                  "demo-ana", QUERY), "demo-ana", setup=_damaged_copy("deleted")),
+    C("explain-user-file-deleted", ("explain", "--store", "{work}/damaged-store", "--cache", "{cache}", "--user",
+                                    "demo-ana", QUERY, "--memory", "demo-ana:S001:P00"), "demo-ana",
+      setup=_damaged_copy("deleted")),
     C("qdrant-url-down", ("search", "--store", "http://127.0.0.1:9", "--user", "demo-ana", QUERY), "qdrant server"),
     C("qdrant-url-no-host", ("search", "--store", "http://", "--user", "demo-ana", QUERY), "qdrant"),
     C("qdrant-url-bad-host", ("search", "--store", "http://[::1", "--user", "demo-ana", QUERY), "qdrant"),
@@ -365,7 +391,7 @@ CASES: list[Case] = [
     C("rerank-bad-config", ("rerank", "{files}/rows-tags-string.json", "--config", "{files}/config-non-utf8.toml"),
       "not utf-8"),
     # -- ingest: cheap checks before embedding
-    C("ingest-dataset-missing", ("ingest", "{work}/none.jsonl", *S), "no such file"),
+    C("ingest-dataset-missing", ("ingest", "{work}/none.jsonl", *S), "does not exist"),
     C("ingest-dataset-folder", ("ingest", "{files}", *S), "is a folder"),
     C("ingest-dataset-non-utf8", ("ingest", "{files}/dataset-non-utf8.jsonl", *S), "not utf-8"),
     C("ingest-dataset-invalid-json", ("ingest", "{files}/dataset-invalid.json", *S), "json"),
@@ -383,7 +409,7 @@ CASES: list[Case] = [
     C("eval-users-unknown", (*EVAL, "--users", "nobody"), "nobody"),
     C("eval-questions-non-utf8", ("eval", "{files}/questions-non-utf8.json", *S, "--quiet"), "not utf-8"),
     C("eval-questions-invalid", ("eval", "{files}/questions-invalid.json", *S, "--quiet"), "json"),
-    C("eval-questions-missing", ("eval", "{work}/none.json", *S, "--quiet"), "no such file"),
+    C("eval-questions-missing", ("eval", "{work}/none.json", *S, "--quiet"), "does not exist"),
     C("eval-questions-unknown-user", ("eval", "{files}/questions-unknown-user.json", *S, "--quiet"), "nobody"),
     C("eval-questions-none-judged", ("eval", "{files}/questions-none-judged.json", *S, "--quiet"), "no judged"),
     C("eval-config-weights-abc", (*EVAL, "--config", "{files}/config-weight-abc.json"), "route_weights.vec_full"),
@@ -571,15 +597,15 @@ def test_the_same_model_in_a_folder_with_another_name_is_accepted(case_env, refe
 
 
 def test_a_store_from_before_content_keys_still_opens_after_its_model_is_checked(case_env, reference, tmp_path):
+    """A store migrated from an older memsense records the old key (folder name and file sizes);
+    it opens once one stored chunk re-embeds to its stored vector."""
     from core.recall.embed import default_model_path, legacy_model_key
-    from core.recall.store import QdrantStore
+    from core.recall.embedded import DB
 
     old = tmp_path / "old-store"
     shutil.copytree(case_env.store, old)
-    store = QdrantStore(old)
-    meta = store.meta()
-    store._write_meta(type(meta)(legacy_model_key(default_model_path()), meta.dim, meta.users))
-    store.close()
+    with contextlib.closing(sqlite3.connect(old / DB)) as db, db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'model_key'", (legacy_model_key(default_model_path()),))
     code, out, err, tb = _search(case_env, store=old)
     assert (code, tb, err) == (0, None, "")
     assert out == reference[0]
@@ -618,3 +644,11 @@ def test_gold_sessions_missing_from_the_store_are_warned_about(case_env, tmp_pat
     assert "session 99 of demo-ana" in err and len(err.splitlines()) == 1
     code, out, err, tb = run(["D1:1", "D2:3"])
     assert (code, tb, err) == (0, None, "")  # sessions the store holds: no warning
+
+
+def test_damage_to_one_user_leaves_the_others_searchable(case_env, monkeypatch):
+    _damaged_copy("garbled")(case_env, None, monkeypatch)
+    code, out, err, tb = run_cli(["search", "--store", str(case_env.work / "damaged-store"), "--cache",
+                                  str(case_env.cache), "--user", "demo-mei", QUERY, "--json"])
+    assert (code, tb, err) == (0, None, "")
+    assert json.loads(out)["results"]
