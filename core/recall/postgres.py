@@ -226,21 +226,9 @@ class PostgresStore:
     """One Memsense database, one tenant and scope, read-only."""
 
     def __init__(self, dsn: str, tenant: str = DEFAULT_TENANT, scope: str = DEFAULT_SCOPE):
-        import psycopg
-        from psycopg.rows import dict_row
-
         self.dsn, self.tenant, self.scope = dsn, tenant, scope
         self.location = redact(dsn)
-        try:
-            self.conn = psycopg.connect(
-                dsn, connect_timeout=CONNECT_TIMEOUT_S, autocommit=False, row_factory=dict_row, prepare_threshold=None,
-                options=f"-c default_transaction_read_only=on -c statement_timeout={STATEMENT_TIMEOUT_MS}")
-        except psycopg.ProgrammingError as exc:  # a malformed address
-            raise MemsenseError(f"{redact(dsn)} is not a PostgreSQL address ({exc}); "
-                                "write postgresql://USER:PASSWORD@HOST:PORT/DATABASE") from None
-        except psycopg.Error as exc:
-            raise connection_error(dsn, exc) from None
-        self.conn.read_only = True
+        self.conn = self._connect()
         self._lock = threading.RLock()
         self._chunks: dict[str, tuple[list[Chunk], dict[str, int]]] = {}
         self._keys: dict[str, tuple[int, int]] = {}  # memory_id -> (timestamp_ms, id)
@@ -248,21 +236,44 @@ class PostgresStore:
         self._check_scope()
 
     # -- plumbing --------------------------------------------------------------------------
+    def _connect(self):
+        """A read-only session: `default_transaction_read_only`, and READ ONLY transactions."""
+        import psycopg
+        from psycopg.rows import dict_row
+
+        try:
+            conn = psycopg.connect(
+                self.dsn, connect_timeout=CONNECT_TIMEOUT_S, autocommit=False, row_factory=dict_row,
+                prepare_threshold=None,
+                options=f"-c default_transaction_read_only=on -c statement_timeout={STATEMENT_TIMEOUT_MS}")
+        except psycopg.ProgrammingError as exc:  # a malformed address
+            raise MemsenseError(f"{self.location} is not a PostgreSQL address ({exc}); "
+                                "write postgresql://USER:PASSWORD@HOST:PORT/DATABASE") from None
+        except psycopg.Error as exc:
+            raise connection_error(self.dsn, exc) from None
+        conn.read_only = True
+        return conn
+
     def _rows(self, sql: str, params: dict | None = None) -> list[dict]:
         import psycopg
 
         with self._lock:
+            if self.conn.closed or self.conn.broken:  # the server restarted or dropped us: one new session
+                self.conn = self._connect()
             try:
                 with self.conn.cursor() as cur:
                     cur.execute(sql, params or {})
                     return cur.fetchall()
             except psycopg.OperationalError as exc:
+                if self.conn.broken:
+                    raise MemsenseError(f"the connection to the Memsense database {self.location} was lost "
+                                        f"({' '.join(str(exc).split())}); the next search reconnects") from None
                 raise connection_error(self.dsn, exc) from None
             except psycopg.Error as exc:
                 raise MemsenseError(f"the Memsense database {self.location} failed a read "
                                     f"({str(exc).strip().splitlines()[0]})") from None
             finally:
-                if not self.conn.closed:
+                if not self.conn.closed and not self.conn.broken:
                     self.conn.rollback()
 
     def _check_schema(self) -> None:

@@ -239,3 +239,17 @@ def test_import_copies_chunks_and_stored_vectors_without_embedding(memsense_pg, 
         copy.close()
     assert main(["import", memsense_pg.dsn, "--store", str(tmp_path / "x"), "--user", "pending-user"]) == 2
     assert "no stored vectors" in capsys.readouterr().err
+
+
+def test_a_lost_connection_is_one_line_and_the_next_search_reconnects(engine, memsense_pg):
+    import psycopg
+
+    engine.search("demo-ana", QUESTION)
+    pid = engine.store.conn.info.backend_pid
+    with psycopg.connect(memsense_pg.dsn, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(MemsenseError) as exc:
+        engine.search("demo-ana", "a question never asked before")
+    assert "connection to the Memsense database" in _one_line(exc) and "reconnects" in str(exc.value)
+    assert len(engine.search("demo-ana", QUESTION).results) == 4
+    assert engine.store.conn.info.backend_pid != pid
