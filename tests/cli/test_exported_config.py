@@ -3,8 +3,10 @@
 The app recalls a query once (`Engine.recall`, full route depth) and re-ranks the cached pool
 with the settings on screen; File > Export settings writes them with `core.config.save`.
 `memsense search --config FILE` must then return the same results in the same order with the
-same scores. Route ties (every turn of a session carries the session's facet vectors) are
-decided by id, never by float noise (`core.rank.ties`), so the two agree exactly.
+same scores for every question, and so must `memsense judge run --config FILE` (the evaluation
+path, which recalls only as deep as the config needs). Route ties (every turn of a session
+carries the session's facet vectors) are decided by id, never by float noise
+(`core.recall.ties`), so all three agree exactly.
 
 Needs ../shared (skips without it). Embeddings come from the user's embedding cache
 (`$MEMSENSE_CACHE` or ~/.cache/memsense), so only a first run embeds the dataset.
@@ -44,11 +46,6 @@ def locomo_store(tmp_path_factory):
     return dataset, store
 
 
-SEARCH_EVERY = 20
-"""`memsense search` opens the store for each question (about a second here), so it runs on
-every 20th question; `memsense judge run` runs every question through the CLI in one process."""
-
-
 def test_exported_settings_give_the_apps_ranking_in_the_cli_for_every_question(locomo_store, tmp_path):
     dataset, store = locomo_store
     questions = judged_only(load_question_set(dataset))
@@ -70,7 +67,7 @@ def test_exported_settings_give_the_apps_ranking_in_the_cli_for_every_question(l
     assert run_file.read_text().splitlines() == expected
 
     differ = []
-    for q in questions[::SEARCH_EVERY]:
+    for q in questions:  # `memsense search` per question, as a user would
         code, out, err, tb = run_cli(["search", *cli_args, "--user", q.user_id, q.text, "--json"])
         assert (code, tb) == (0, None), err
         cli = [(r["memory_id"], r["final_score"]) for r in json.loads(out)["results"]]
