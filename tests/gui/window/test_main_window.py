@@ -293,3 +293,16 @@ def test_every_builtin_preset_ranks_without_errors(qtbot, ranked_window):
         assert (widths >= 0).all()
         for pos, row in enumerate(ranking.selected_rows):  # the bar parts add up to final_score
             assert abs(widths[pos].sum() - row.final_score) <= 2e-6
+
+
+def test_every_route_weight_at_zero_says_why_the_results_are_empty(qtbot, make_window):
+    window = make_window()
+    window.query_edit.setText("where did they travel")
+    with qtbot.waitSignal(window.ctx.ranking_updated, timeout=5000):
+        qtbot.keyClick(window.query_edit, Qt.Key.Key_Return)
+    off = Config().with_weights(**{route: 0.0 for route in Config().route_weights})
+    with qtbot.waitSignal(window.ctx.ranking_updated, timeout=2000):
+        window.ctx.session.set_config(off)
+    assert result_ids(window) == []
+    assert "Every route weight is 0" in window.statusBar().currentMessage()
+    assert not error_boxes(window)  # a message, not a dialog on every slider tick
