@@ -131,6 +131,8 @@ def _score(v: float | None) -> str:
 
 
 def cmd_explain(args: argparse.Namespace) -> Any:
+    from core.rank.whatif import what_would_change
+
     cfg = _search_config(args)
     engine = _engine(args)
     try:
@@ -139,17 +141,37 @@ def cmd_explain(args: argparse.Namespace) -> Any:
         ranking = engine.search(args.user, args.query, cfg)
     finally:
         engine.close()
-    fate = ranking.fate(args.memory)
-    i = ranking.pool.index_of(args.memory)
-    record = {"memory_id": fate.memory_id, "status": fate.status, "reason": fate.reason, "rank": fate.rank,
-              "duplicate_of": fate.duplicate_of, "supports_session": fate.supports_session,
-              "route_hits": ranking.route_hits(i) if i is not None else {}}
+    record = explain_record(ranking, args.memory)
+    whatif = what_would_change(ranking.pool, cfg, args.memory, base=ranking)
+    record["what_would_change"] = [c.to_json() for c in whatif.changes]
+    record["what_would_change_note"] = whatif.note
     if args.json:
         return record
-    print(f"{fate.memory_id}: {fate.status}\n  {fate.reason}")
+    print(f"{record['memory_id']}: {record['status']}\n  {record['reason']}")
     for route, hit in record["route_hits"].items():
         print(f"  {route:<20} rank {hit['rank']:>4}  raw {hit['raw_score']:.4f}  rrf {hit['contribution']:.4f}")
+    for bout in record["beaten_by"]:
+        versus = "a duplicate by then" if bout["score"] is None else f"its own {bout['score']:.4f}, {bout['margin']:.4f} short"
+        print(f"  pick {bout['rank']}: {bout['winner']} won on {bout['basis']} {bout['winner_score']:.4f} ({versus})")
+    if whatif.changes or whatif.note:
+        print("what would it take:" + (f" {whatif.note}" if whatif.note else ""))
+    for change in whatif.changes:
+        print(f"  {change.describe()}")
     return None
+
+
+def explain_record(ranking, memory_id: str) -> dict[str, Any]:
+    """The fate of one chunk, its route hits and, when it lost the MMR selection, each pick it lost."""
+    from core.rank.contest import contest
+
+    fate = ranking.fate(memory_id)
+    i = ranking.pool.index_of(memory_id)
+    row_pos = ranking.row_of_index.get(i) if i is not None else None
+    bouts = contest(ranking, row_pos) if row_pos is not None else ()
+    return {"memory_id": fate.memory_id, "status": fate.status, "reason": fate.reason, "rank": fate.rank,
+            "duplicate_of": fate.duplicate_of, "supports_session": fate.supports_session,
+            "route_hits": ranking.route_hits(i) if i is not None else {},
+            "beaten_by": [{**b._asdict(), "margin": b.margin} for b in bouts]}
 
 
 def cmd_import(args: argparse.Namespace) -> Any:
@@ -280,12 +302,13 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp, store=False)
     sp.set_defaults(func=cmd_bench)
 
-    from core.cli import evaluation
+    from core.cli import evaluation, tuning
 
     evaluation.add_commands(sub)
     from core.cli import store as store_commands
 
     store_commands.add_commands(sub)
+    tuning.add_command(sub)
     return p
 
 

@@ -7,6 +7,7 @@ from typing import Mapping, Protocol, Sequence
 import numpy as np
 
 from core.config import Config
+from core.rank.contest import describe
 from core.rank.mmr import Selection
 from core.rank.pool import RecallPool
 from core.records import ROUTES
@@ -95,8 +96,4 @@ def _row_fate(ranking: Ranking, memory_id: str, row_pos: int) -> Fate:
         return Fate(memory_id, "duplicate",
                     f"dropped as a duplicate of {cause_id} (redundancy {red:.4f} ≥ threshold {cfg.duplicate_threshold})",
                     duplicate_of=cause_id)
-    last = ranking.rows[sel.order[-1]].final_score if sel.order else 0.0
-    return Fate(memory_id, "outranked",
-                f"re-ranked row #{row_pos + 1} by final score {row.final_score:.6f} (last pick {last:.6f}); "
-                f"max redundancy {red:.4f}" + (f" against {cause_id}" if cause_id else "")
-                + f"; only top_k={cfg.top_k} are returned")
+    return Fate(memory_id, "outranked", describe(ranking, row_pos))
