@@ -115,17 +115,22 @@ def _progress(args: argparse.Namespace):
     return progress_bar(sys.stderr)
 
 
-def _pools(args: argparse.Namespace, questions, configs):
-    """Open the store, check its users, recall once per question (cached for every preset)."""
+def _pools(args: argparse.Namespace, questions, configs, knobs: bool = False):
+    """Open the store, check its users, recall once per question (cached for every preset);
+    with `knobs`, deep enough for every value of the tuned pool limits."""
     from core.recall.engine import Engine
     from core.evaluation.evaluate import check_users, recall_depth, recall_pools
+    from core.evaluation.tune import ALL_KNOBS, knob_depth
 
+    configs = list(configs)
+    depth = recall_depth(configs)
+    if knobs:
+        depth = max(depth, max(knob_depth(ALL_KNOBS, c.top_k) for c in configs))
     engine = Engine(args.store, model=args.model, cache_dir=args.cache, lexical=args.lexical)
     try:
         check_users(questions, engine.users())
         _warn_missing_gold(questions, engine)
-        return recall_pools(lambda u, q, d: engine.recall(u, q, depth=d), questions, recall_depth(configs),
-                            _progress(args))
+        return recall_pools(lambda u, q, d: engine.recall(u, q, depth=d), questions, depth, _progress(args))
     finally:
         engine.close()
 
@@ -245,61 +250,6 @@ def _print_compare(name_a: str, name_b: str, n: int, summary: dict, metric: str,
               f"A {r['a_sessions']}  B {r['b_sessions']}  {r['question'][:70]}")
 
 
-# ------------------------------------------------------------------ tune
-
-def cmd_tune(args: argparse.Namespace) -> Any:
-    from core import config as config_io
-    from core.evaluation.evaluate import evaluate_config
-    from core.evaluation.metrics import metric_key, parse_metric
-    from core.evaluation.tune import seed_presets, split_users, tune
-
-    base, k = parse_metric(args.metric)
-    metric = metric_key(base, k)
-    _check_tune_outputs(args)
-    train_users, test_users = _users(args.train), _users(args.test)
-    if not train_users:
-        raise MemsenseError("--train names no users; give the training users, comma-separated (e.g. conv-26,conv-30)")
-    start_name, start = _named(args, args.start)
-    baselines = {n: _named(args, n)[1] for n in (args.baseline or ["memsense", "bm25_only"])}
-    questions = _questions(args, users=train_users + test_users)
-    train, test = split_users(questions, train_users, test_users)
-    pools = _pools(args, questions, [start, *baselines.values()])
-    seeds = [] if args.no_seed_presets else seed_presets(start)
-    result = tune(pools, train, test, metric=metric, trials=args.trials, seed=args.seed, start=start, seeds=seeds,
-                  sensitivity_points=args.sensitivity_points, progress=_progress(args))
-    base_scores = {n: {"train": evaluate_config(pools, train, c, k).overall[metric],
-                       "test": evaluate_config(pools, test, c, k).overall[metric] if test else None}
-                   for n, c in baselines.items()}
-    if args.save_preset:
-        _preset_store(args).save(args.save_preset, result.best.config)
-    if args.export:
-        config_io.save(result.best.config, args.export)
-    if args.json:
-        return {**result.to_json(), "start_preset": start_name, "baselines": base_scores,
-                "saved_preset": args.save_preset, "exported": args.export}
-    _print_tune(result, start_name, base_scores, args)
-    return None
-
-
-def _print_tune(result, start_name: str, base_scores: dict, args: argparse.Namespace) -> None:
-    from core import config as config_io
-
-    best = result.best
-    print(f"{result.metric}: train users {', '.join(result.train_users)} ({result.train_questions} questions), "
-          f"test users {', '.join(result.test_users) or '-'} ({result.test_questions} questions); "
-          f"{len(result.trials)} trials{' (cancelled)' if result.cancelled else ''}")
-    print(f"{'':<22}{'train':>8}{'test':>8}")
-    print(f"{'start: ' + start_name:<22}{_fmt(result.start.train):>8}{_fmt(result.start.test):>8}")
-    for n, s in base_scores.items():
-        print(f"{n:<22}{_fmt(s['train']):>8}{_fmt(s['test']):>8}")
-    print(f"{f'tuned (trial {best.number})':<22}{_fmt(best.train):>8}{_fmt(best.test):>8}")
-    print("\nbest settings:\n" + config_io.dumps(best.config, "toml"))
-    if args.save_preset:
-        print(f"saved as preset {args.save_preset!r}")
-    if args.export:
-        print(f"exported to {args.export}")
-
-
 # ------------------------------------------------------------------ judge
 
 def _check_tune_outputs(args: argparse.Namespace) -> None:
@@ -405,23 +355,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--users", help="only these users' questions (comma-separated)")
     _common(sp)
     sp.set_defaults(func=cmd_compare)
-
-    sp = sub.add_parser("tune", help="search the knobs on training users, report held-out users")
-    _dataset(sp)
-    sp.add_argument("--metric", default=DEFAULT_METRIC, help=f"metric to maximise (default {DEFAULT_METRIC})")
-    sp.add_argument("--train", required=True, help="training users (comma-separated)")
-    sp.add_argument("--test", default="", help="held-out users (comma-separated)")
-    sp.add_argument("--trials", type=int, default=200, help="number of trials (default 200)")
-    sp.add_argument("--seed", type=int, default=0)
-    sp.add_argument("--start", default="memsense", help="preset or config file to start from (default memsense)")
-    sp.add_argument("--baseline", action="append", help="preset to report beside (default memsense and bm25_only)")
-    sp.add_argument("--no-seed-presets", action="store_true",
-                    help="do not try the built-in RRF presets first (a warm start of the search)")
-    sp.add_argument("--sensitivity-points", type=int, default=7, help="values per knob in the sweep (0 = none)")
-    sp.add_argument("--save-preset", help="save the best settings as this user preset")
-    sp.add_argument("--export", help="export the best settings to a .toml or .json config file")
-    _common(sp)
-    sp.set_defaults(func=cmd_tune)
 
     judge = sub.add_parser("judge", help="judged questions: TREC qrels in and out, runs out")
     jsub = judge.add_subparsers(dest="judge_command", required=True)

@@ -43,7 +43,7 @@ class Config:
                                       group="Diversity (MMR)", tune=(0.5, 1.0),
                                       help="A row whose redundancy with a picked row reaches this is skipped as a duplicate.")
     tag_weight: float = knob(0.35, "tagRedundancyWeight", 0.0, 1.0, label="tag redundancy weight",
-                             group="Diversity (MMR)", help="redundancy = max(cosine, this · tag Jaccard).")
+                             group="Diversity (MMR)", tune=(0.0, 1.0), help="redundancy = max(cosine, this · tag Jaccard).")
     turn_support_cap: float = knob(0.12, "turnSupportCap", 0.0, 1.0, label="turn support cap", decimals=3,
                                    group="Turn support", tune=(0.0, 0.5),
                                    help="Most a session can gain from its best turn: turn_support = min(cap, factor · best turn rrf).")
@@ -53,10 +53,10 @@ class Config:
     top_k: int = knob(4, "topK", 1, TOP_K_MAX, label="top k", decimals=0, group="Diversity (MMR)",
                       help="How many results are returned; the candidate pool holds "
                            "max(candidate multiplier · top_k, candidate minimum) chunks.")
-    candidate_multiplier: int = knob(4, "candidateLimitMultiplier", 1, 8, decimals=0)
-    candidate_min: int = knob(32, "candidateLimitMin", 1, 2000, decimals=0)
-    route_multiplier: int = knob(2, "routeLimitMultiplier", 1, 4, decimals=0)
-    route_min: int = knob(40, "routeLimitMin", 1, 4000, decimals=0)
+    candidate_multiplier: int = knob(4, "candidateLimitMultiplier", 1, 8, decimals=0, tune=(2, 8))
+    candidate_min: int = knob(32, "candidateLimitMin", 1, 2000, decimals=0, tune=(8, 96))
+    route_multiplier: int = knob(2, "routeLimitMultiplier", 1, 4, decimals=0, tune=(1, 4))
+    route_min: int = knob(40, "routeLimitMin", 1, 4000, decimals=0, tune=(16, 160))
     session_first: bool = setting(True, "sessionFirst")
     fallback_fill: bool = setting(True, "fallbackFill")
     # §9 Memory v2 linear hybrid

@@ -68,8 +68,14 @@ class Knob:
     def get(self, cfg: Config) -> float:
         return float(self.knob.value(cfg))
 
+    @property
+    def integer(self) -> bool:
+        """A count (the pool limits): values are whole numbers."""
+        return self.knob.integer
+
     def set(self, cfg: Config, value: float) -> Config:
-        return self.knob.apply(cfg, round(min(self.high, max(self.low, float(value))), 4))
+        value = round(min(self.high, max(self.low, float(value))), 4)
+        return self.knob.apply(cfg, int(round(value)) if self.integer else value)
 
     def draw(self, rng: np.random.Generator) -> float:
         if self.log:
@@ -88,13 +94,34 @@ class Knob:
         return float(value + rng.normal(0, scale * (self.high - self.low)))
 
     def grid(self, points: int) -> list[float]:
+        if self.integer:
+            return sorted({int(round(float(v))) for v in np.linspace(self.low, self.high, points)})
         if self.log:
             return [round(float(v), 4) for v in np.geomspace(self.low, self.high, points)]
         return [round(float(v), 4) for v in np.linspace(self.low, self.high, points)]
 
 
-KNOBS: tuple[Knob, ...] = tuple(Knob(k) for k in CONFIG_KNOBS.values() if k.tune)
-"""The knobs searched (SPEC §2-§5) and their ranges, inside `core.config.BOUNDS`."""
+POOL_LIMITS = ("candidate_multiplier", "candidate_min", "route_multiplier", "route_min")
+KNOBS: tuple[Knob, ...] = tuple(Knob(k) for k in CONFIG_KNOBS.values() if k.tune and k.name not in POOL_LIMITS)
+"""The knobs searched (SPEC §2-§5) and their ranges, inside `core.config.BOUNDS`: route weights,
+k, alpha, lambda, duplicate threshold, the MMR tag weight and turn support. Any recall pool deep
+enough for the starting config serves every trial."""
+POOL_KNOBS: tuple[Knob, ...] = tuple(Knob(CONFIG_KNOBS[name]) for name in POOL_LIMITS)
+"""The pool limits (`candidate_limit = max(candidate_multiplier·top_k, candidate_min)`,
+`route_limit = max(route_multiplier·candidate_limit, route_min)`): tuning them needs recall
+pools as deep as `knob_depth` says."""
+ALL_KNOBS: tuple[Knob, ...] = KNOBS + POOL_KNOBS
+
+
+def knob_depth(knobs: Sequence[Knob], top_k: int) -> int:
+    """The deepest route list any config in these ranges asks for at `top_k`, so recall keeps
+    enough for every trial: `route_limit` at the top of each limit's range."""
+    top = {k.name: k.high for k in knobs}
+    base = Config()
+    cand = max(int(top.get("candidate_multiplier", base.candidate_multiplier)) * top_k,
+               int(top.get("candidate_min", base.candidate_min)))
+    return max(int(top.get("route_multiplier", base.route_multiplier)) * cand,
+               int(top.get("route_min", base.route_min)))
 
 
 @dataclass(frozen=True)
@@ -123,6 +150,9 @@ class TuneResult:
     sensitivity: Mapping[str, tuple[tuple[float, float, float | None], ...]] = field(default_factory=dict)
     """knob -> ((value, train metric, test metric), ...) with the other knobs at the best config."""
     cancelled: bool = False
+    importances: Mapping[str, float] = field(default_factory=dict)
+    """knob -> share of the train metric's variance it explains over the trials (fANOVA;
+    filled by the Optuna search, empty for the local search)."""
 
     @property
     def start(self) -> Trial:
@@ -136,6 +166,7 @@ class TuneResult:
             "trials": [t.to_json() for t in self.trials],
             "sensitivity": {k: [{"value": v, "train": a, "test": b} for v, a, b in pts]
                             for k, pts in self.sensitivity.items()},
+            "importances": dict(self.importances),
         }
 
 

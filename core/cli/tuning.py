@@ -1,0 +1,163 @@
+"""`memsense tune`: search the knobs on training users and report held-out users, or
+cross-validate over users (`--folds`, SPEC §12), with Optuna's TPE or the local search.
+
+Added to the `memsense` parser by `core.cli.main` through `add_command(subparsers)`; shares
+the question, preset and pool helpers of `core.cli.evaluation`.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from core.cli.evaluation import (DEFAULT_METRIC, _check_tune_outputs, _common, _dataset, _fmt, _named, _pools,
+                                 _preset_store, _progress, _questions, _users)
+from core.errors import MemsenseError
+
+
+def cmd_tune(args: argparse.Namespace) -> Any:
+    from core import config as config_io
+    from core.evaluation.evaluate import evaluate_config
+    from core.evaluation.metrics import metric_key, parse_metric
+    from core.evaluation.tune import seed_presets, split_users
+
+    base, k = parse_metric(args.metric)
+    metric = metric_key(base, k)
+    _check_tune_outputs(args)
+    if args.folds is not None:
+        return _tune_folds(args, metric)
+    train_users, test_users = _users(args.train), _users(args.test)
+    if not train_users:
+        raise MemsenseError("--train names no users; give the training users, comma-separated (e.g. conv-26,conv-30), "
+                            "or cross-validate over users with --folds 5")
+    start_name, start = _named(args, args.start)
+    baselines = {n: _named(args, n)[1] for n in (args.baseline or ["memsense", "bm25_only"])}
+    questions = _questions(args, users=train_users + test_users)
+    train, test = split_users(questions, train_users, test_users)
+    pools = _pools(args, questions, [start, *baselines.values()], knobs=True)
+    seeds = [] if args.no_seed_presets else seed_presets(start)
+    search, options = _search(args)
+    result = search(pools, train, test, metric=metric, trials=args.trials, seed=args.seed, start=start, seeds=seeds,
+                    sensitivity_points=args.sensitivity_points, progress=_progress(args), **options)
+    base_scores = {n: {"train": evaluate_config(pools, train, c, k).overall[metric],
+                       "test": evaluate_config(pools, test, c, k).overall[metric] if test else None}
+                   for n, c in baselines.items()}
+    if args.save_preset:
+        _preset_store(args).save(args.save_preset, result.best.config)
+    if args.export:
+        config_io.save(result.best.config, args.export)
+    if args.json:
+        return {**result.to_json(), "start_preset": start_name, "baselines": base_scores,
+                "saved_preset": args.save_preset, "exported": args.export}
+    _print_tune(result, start_name, base_scores, args)
+    return None
+
+
+def _search(args: argparse.Namespace):
+    """The search function and its extra options: Optuna TPE (default) or the local search."""
+    from core.evaluation.tune import ALL_KNOBS, tune
+
+    if args.search == "local":
+        return tune, {"knobs": ALL_KNOBS}
+    from core.evaluation.study import tune_tpe
+
+    storage = f"sqlite:///{Path(args.study_db).expanduser().resolve()}" if args.study_db else None
+    return tune_tpe, {"knobs": ALL_KNOBS, "storage": storage,
+                      "study_name": args.study or (f"{Path(args.dataset).stem}-{args.metric}" if storage else None)}
+
+
+def _tune_folds(args: argparse.Namespace, metric: str) -> Any:
+    from core import config as config_io
+    from core.evaluation.cv import cross_validate
+    from core.evaluation.tune import seed_presets
+
+    if args.train or args.test:
+        raise MemsenseError("--folds picks the held-out users itself; leave out --train and --test")
+    start_name, start = _named(args, args.start)
+    questions = _questions(args)
+    pools = _pools(args, questions, [start], knobs=True)
+    search, options = _search(args)
+    seeds = [] if args.no_seed_presets else seed_presets(start)
+    cv = cross_validate(pools, questions, search, args.search, metric=metric, folds=args.folds, trials=args.trials,
+                        seed=args.seed, start=start, progress=_progress(args), seeds=seeds,
+                        sensitivity_points=args.sensitivity_points, **options)
+    saved = None
+    if cv.best is not None and args.save_preset:
+        _preset_store(args).save(args.save_preset, cv.best)
+        saved = args.save_preset
+    if cv.best is not None and args.export:
+        config_io.save(cv.best, args.export)
+    if args.json:
+        return {**cv.to_json(), "start_preset": start_name, "saved_preset": saved,
+                "exported": args.export if cv.best is not None else None}
+    _print_folds(cv, start_name, args)
+    return None
+
+
+def _print_folds(cv, start_name: str, args: argparse.Namespace) -> None:
+    from core import config as config_io
+
+    print(f"{cv.metric}: {len(cv.folds)}-fold cross-validation by user, {args.search} search, "
+          f"{args.trials} trials per fold, seed {cv.seed}; start = {start_name}")
+    print(f"{'fold':<6}{'held-out users':<28}{'train':>8}{'held-out':>10}{'start held-out':>16}{'gain':>8}")
+    for f in cv.folds:
+        print(f"{f.number:<6}{', '.join(f.held_users):<28}{f.train:>8.3f}{f.held:>10.3f}{f.start_held:>16.3f}"
+              f"{f.gain:>+8.3f}")
+    sd, lo, hi = cv.held_spread
+    print(f"held-out spread: sd {sd:.3f}, min {lo:.3f}, max {hi:.3f}")
+    print(cv.verdict())
+    if cv.best is None:
+        if args.save_preset or args.export:
+            print("nothing saved or exported: the tuned config did not beat the start on held-out users")
+        return
+    print(f"\noffered config (the same search on all users, train {cv.final.best.train:.3f}):\n"
+          + config_io.dumps(cv.best, "toml"))
+    if args.save_preset:
+        print(f"saved as preset {args.save_preset!r}")
+    if args.export:
+        print(f"exported to {args.export}")
+
+
+def _print_tune(result, start_name: str, base_scores: dict, args: argparse.Namespace) -> None:
+    from core import config as config_io
+
+    best = result.best
+    print(f"{result.metric}: train users {', '.join(result.train_users)} ({result.train_questions} questions), "
+          f"test users {', '.join(result.test_users) or '-'} ({result.test_questions} questions); "
+          f"{len(result.trials)} trials{' (cancelled)' if result.cancelled else ''}")
+    print(f"{'':<22}{'train':>8}{'test':>8}")
+    print(f"{'start: ' + start_name:<22}{_fmt(result.start.train):>8}{_fmt(result.start.test):>8}")
+    for n, s in base_scores.items():
+        print(f"{n:<22}{_fmt(s['train']):>8}{_fmt(s['test']):>8}")
+    print(f"{f'tuned (trial {best.number})':<22}{_fmt(best.train):>8}{_fmt(best.test):>8}")
+    print("\nbest settings:\n" + config_io.dumps(best.config, "toml"))
+    if args.save_preset:
+        print(f"saved as preset {args.save_preset!r}")
+    if args.export:
+        print(f"exported to {args.export}")
+
+
+def add_command(sub: argparse._SubParsersAction) -> None:
+    """Add `tune` to the `memsense` subcommands."""
+    sp = sub.add_parser("tune", help="search the knobs on training users, report held-out users")
+    _dataset(sp)
+    sp.add_argument("--metric", default=DEFAULT_METRIC, help=f"metric to maximise (default {DEFAULT_METRIC})")
+    sp.add_argument("--train", default="", help="training users (comma-separated)")
+    sp.add_argument("--test", default="", help="held-out users (comma-separated)")
+    sp.add_argument("--folds", type=int, help="k-fold cross-validation by user instead of --train/--test (SPEC §12)")
+    sp.add_argument("--users", help="with --folds: only these users' questions (comma-separated)")
+    sp.add_argument("--search", default="tpe", choices=("tpe", "local"),
+                    help="Optuna seeded TPE (default) or the local search (random + coordinate refinement)")
+    sp.add_argument("--study-db", help="keep the Optuna study in this SQLite file, so a run can resume")
+    sp.add_argument("--study", help="study name in --study-db (default: dataset and metric)")
+    sp.add_argument("--trials", type=int, default=200, help="number of trials (per fold with --folds; default 200)")
+    sp.add_argument("--seed", type=int, default=0)
+    sp.add_argument("--start", default="memsense", help="preset or config file to start from (default memsense)")
+    sp.add_argument("--baseline", action="append", help="preset to report beside (default memsense and bm25_only)")
+    sp.add_argument("--no-seed-presets", action="store_true",
+                    help="do not try the built-in RRF presets first (a warm start of the search)")
+    sp.add_argument("--sensitivity-points", type=int, default=7, help="values per knob in the sweep (0 = none)")
+    sp.add_argument("--save-preset", help="save the best settings as this user preset")
+    sp.add_argument("--export", help="export the best settings to a .toml or .json config file")
+    _common(sp)
+    sp.set_defaults(func=cmd_tune)

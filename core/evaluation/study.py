@@ -1,0 +1,160 @@
+"""The knob search as an Optuna study: seeded TPE, kept on disk so a run can resume (SPEC §12).
+
+Each trial suggests every knob of `core.tune` in its range (log scale for `rrf_k`, whole
+numbers for the pool limits), re-ranks the cached pools of the training questions and
+maximises their mean metric; the tie-break metric (nDCG@k, or MRR when tuning nDCG) enters the
+objective at 1e-6 weight, so it only orders trials with the same metric. The starting config
+and the seed presets are queued as the first trials (the same warm start as the local search).
+
+With `storage` (an SQLAlchemy URL such as `sqlite:///tune.db`) the study lives in that
+database under `study_name`: running again with the same name continues it up to `trials`
+completed trials. It remembers the metric, the start config and the training users, and
+refuses to continue under different ones. A resumed run draws new points from a freshly seeded
+sampler, so it is reproducible run by run, not identical to one uninterrupted run.
+
+Parameter importances are Optuna's fANOVA importances of the train objective over the trials.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import Mapping, Sequence
+
+import optuna
+
+from core.config import Config, to_dict
+from core.errors import MemsenseError
+from core.evaluation.metrics import metric_key, parse_metric
+from core.evaluation.tune import KNOBS, Knob, Progress, Scorer, Trial, TuneResult, _key, sensitivity
+from core.rank.pool import RecallPool
+from core.records import Question
+
+TIE_WEIGHT = 1e-6
+STARTUP_TRIALS = 10
+"""Random trials before TPE starts modelling (after the queued start and seeds)."""
+
+
+def _suggest(trial: optuna.Trial, knob: Knob) -> float:
+    if knob.integer:
+        return trial.suggest_int(knob.name, int(knob.low), int(knob.high))
+    return trial.suggest_float(knob.name, knob.low, knob.high, log=knob.log)
+
+
+def _config(start: Config, knobs: Sequence[Knob], params: Mapping[str, float]) -> Config:
+    cfg = start
+    for knob in knobs:
+        if knob.name in params:
+            cfg = knob.set(cfg, params[knob.name])
+    return cfg
+
+
+def _params(cfg: Config, knobs: Sequence[Knob]) -> dict[str, float]:
+    """A config as trial parameters, each clamped into its knob's range."""
+    out = {}
+    for knob in knobs:
+        value = min(knob.high, max(knob.low, knob.get(cfg)))
+        if knob.log:
+            value = max(value, knob.low)
+        out[knob.name] = int(round(value)) if knob.integer else float(value)
+    return out
+
+
+def _identity(metric: str, start: Config, users: Sequence[str], knobs: Sequence[Knob]) -> dict[str, str]:
+    return {"metric": metric, "start": json.dumps(to_dict(start), sort_keys=True),
+            "train_users": ",".join(sorted(set(users))), "knobs": ",".join(k.name for k in knobs)}
+
+
+def open_study(storage: str | None, study_name: str | None, seed: int, identity: Mapping[str, str]) -> optuna.Study:
+    """Create the study, or load it to continue when it exists with the same identity."""
+    optuna.logging.set_verbosity(logging.WARNING)
+    sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=STARTUP_TRIALS)
+    try:
+        study = optuna.create_study(direction="maximize", sampler=sampler, storage=storage,
+                                    study_name=study_name, load_if_exists=True)
+    except Exception as exc:  # SQLAlchemy / Optuna storage errors: a bad URL or an unreadable file
+        raise MemsenseError(f"cannot open the tuning study {study_name!r} in {storage}: {exc}; "
+                            "check the path, or pick another --study-db") from None
+    if not study.user_attrs:
+        for key, value in identity.items():
+            study.set_user_attr(key, value)
+    else:
+        for key, value in identity.items():
+            if study.user_attrs.get(key) != value:
+                raise MemsenseError(f"the study {study_name!r} in {storage} was run with different {key}; "
+                                    "continue it with the same settings, or name a new study")
+    return study
+
+
+def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Sequence[Question],
+             metric: str = "recall_all@4", trials: int = 100, seed: int = 0, start: Config | None = None,
+             seeds: Sequence[Config] = (), knobs: Sequence[Knob] = KNOBS, sensitivity_points: int = 7,
+             storage: str | None = None, study_name: str | None = None, progress: Progress | None = None,
+             cancel: threading.Event | None = None) -> TuneResult:
+    """Maximise the train `metric` over `knobs` with seeded TPE in `trials` completed trials."""
+    base, k = parse_metric(metric)
+    name = metric_key(base, k)
+    tiebreak = metric_key("mrr" if base == "ndcg" else "ndcg", k)
+    score_train = Scorer(pools, train, name, tiebreak, k)
+    score_test = Scorer(pools, test, name, tiebreak, k)
+    start = start or Config()
+    study = open_study(storage, study_name, seed, _identity(name, start, [q.user_id for q in train], knobs))
+    done = _complete(study)
+    if not study.trials:
+        for cfg in (start, *seeds):
+            study.enqueue_trial(_params(cfg, knobs), skip_if_exists=True)
+    budget = max(1, trials)
+
+    def objective(trial: optuna.Trial) -> float:
+        cfg = _config(start, knobs, {kn.name: _suggest(trial, kn) for kn in knobs})
+        tr, tb = score_train(cfg)
+        te = score_test(cfg)[0] if test else None
+        trial.set_user_attr("train", tr)
+        trial.set_user_attr("tiebreak", tb)
+        trial.set_user_attr("test", te)
+        return tr + TIE_WEIGHT * tb
+
+    def after(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+        if progress:
+            best = study.best_trial.user_attrs.get("train", float("nan"))
+            progress(len(_complete(study)), budget,
+                     f"trial {trial.number}: train {trial.user_attrs.get('train', float('nan')):.3f}, best {best:.3f}")
+        if cancel is not None and cancel.is_set():
+            study.stop()
+
+    if budget - len(done) > 0 and not (cancel is not None and cancel.is_set()):
+        study.optimize(objective, n_trials=budget - len(done), callbacks=[after])
+    history = _history(study, start, knobs, len(seeds))
+    if not history:
+        raise MemsenseError("the tuning study has no completed trial; run it again")
+    best = max(history, key=_key)
+    cancelled = cancel is not None and cancel.is_set()
+    sens = {} if cancelled or sensitivity_points < 2 else sensitivity(
+        best.config, knobs, score_train, score_test if test else None, sensitivity_points, cancel)
+    return TuneResult(name, tuple(sorted({q.user_id for q in train})), tuple(sorted({q.user_id for q in test})),
+                      len(train), len(test), tuple(history), best, sens, cancelled, importances(study, seed))
+
+
+def _complete(study: optuna.Study) -> list[optuna.trial.FrozenTrial]:
+    return [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+
+
+def _history(study: optuna.Study, start: Config, knobs: Sequence[Knob], n_seeds: int) -> list[Trial]:
+    out = []
+    for n, t in enumerate(_complete(study)):
+        stage = "start" if n == 0 else "seed" if n <= n_seeds else "tpe"
+        out.append(Trial(n, stage, _config(start, knobs, t.params), float(t.user_attrs["train"]),
+                         t.user_attrs.get("test"), float(t.user_attrs["tiebreak"])))
+    return out
+
+
+def importances(study: optuna.Study, seed: int = 0) -> dict[str, float]:
+    """fANOVA importance of each knob for the train objective ({} with too few trials)."""
+    if len(_complete(study)) < 3:
+        return {}
+    try:
+        evaluator = optuna.importance.FanovaImportanceEvaluator(seed=seed)
+        return {k: float(v) for k, v in optuna.importance.get_param_importances(study, evaluator=evaluator).items()}
+    except (RuntimeError, ValueError):  # every trial scored the same: nothing to apportion
+        return {}
+
