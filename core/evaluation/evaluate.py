@@ -15,6 +15,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from core.config import Config
 from core.errors import Cancelled, MemsenseError
+from core.ingest import longmemeval
 from core.evaluation.judged import session_qrels
 from core.evaluation.metrics import mean_metrics, metric_names, question_metrics, relevant_of
 from core.rank.pool import RecallPool
@@ -22,8 +23,10 @@ from core.rank.ranking import Ranking
 from core.rank.rerank import rerank
 from core.records import Question
 
-CATEGORY_NAMES: dict[int, str] = {0: "manual", 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-"""LoCoMo's category numbers (§8); 0 = questions judged by hand in the app."""
+CATEGORY_NAMES: dict[int, str] = {0: "manual", 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
+                                  **longmemeval.CATEGORY_NAMES}
+"""LoCoMo's category numbers (§8), LongMemEval's question types (§11, from 11); 0 = questions
+judged by hand in the app."""
 
 Recall = Callable[[str, str, int], RecallPool]  # (user_id, query, depth) -> pool
 Progress = Callable[[int, int, str], None]  # (done, total, stage)

@@ -1,5 +1,5 @@
 """Ingest (SPEC §1): dataset files become conversations (`conversations`, `locomo`, `jsonl`),
-conversations become enriched chunks (`chunking`, `enrich`), question files become judged
+LongMemEval files (`longmemeval`), conversations become enriched chunks (`chunking`, `enrich`), question files become judged
 questions (`questions`)."""
 from core.ingest.chunking import (FACET_SOURCES, MAX_SESSION_CHARS, MODES, build_chunks, header, message_line,
                                   session_chunks, speaker_groups, split_parts, turn_chunks)

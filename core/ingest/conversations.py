@@ -1,7 +1,8 @@
 """Ingest: conversation files become conversations, conversations become chunks (SPEC §1).
 
-Two conversation formats are read; the format is detected from the file itself (a JSON list
-whose items hold a "conversation" object is LoCoMo; a file of one JSON object per line is
+Three conversation formats are read; the format is detected from the file itself (a JSON list
+whose items hold a "conversation" object is LoCoMo; one whose items hold "haystack_sessions"
+is LongMemEval, SPEC §11, each question its own user; a file of one JSON object per line is
 JSON Lines).
 
 LoCoMo JSON: a list of samples (schema in ../shared/datasets/locomo/README.md). Each sample is
@@ -61,6 +62,7 @@ from pathlib import Path
 from core.ingest.files import fail, is_locomo, json_lines, loads_json, read_text
 from core.ingest.jsonl import jsonl_conversations
 from core.ingest.locomo import locomo_conversations
+from core.ingest.longmemeval import is_longmemeval, longmemeval_conversations
 from core.ingest.messages import Conversation
 
 
@@ -72,6 +74,8 @@ def load_conversations(path: str | Path) -> list[Conversation]:
     p, text = read_text(path)
     if text.lstrip().startswith("["):
         data = loads_json(text, p)
+        if is_longmemeval(data):
+            return longmemeval_conversations(data, p)
         if not is_locomo(data):
             raise fail(p, "is a JSON list but not LoCoMo samples (no item has a 'conversation' object)")
         return locomo_conversations(data, p)

@@ -1,4 +1,4 @@
-"""Judged questions: LoCoMo `qa`, the project's question format, or question JSON Lines."""
+"""Judged questions: LoCoMo `qa`, LongMemEval, the project's question format, or question JSON Lines."""
 from __future__ import annotations
 
 import json
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from core.ingest.files import QUESTION_HINT, fail, is_locomo, json_lines, kind_of, loads_json, read_text, required_str
+from core.ingest.longmemeval import is_longmemeval, longmemeval_questions
 from core.records import Question
 
 QUESTION_KEYS = ("user", "question", "answer", "category", "evidence")
@@ -34,7 +35,9 @@ def parse_evidence(evidence: Iterable[Any]) -> tuple[tuple[int, ...], tuple[str,
 def load_questions(path: str | Path) -> list[Question]:
     """Judged questions (SPEC §8) from LoCoMo JSON, project JSON or question JSON Lines.
 
-    Kept: categories 1-4 whose evidence names at least one session. question_id is
+    LongMemEval files (SPEC §11) are read too (`core.ingest.longmemeval`): every question,
+    abstention ones with no gold session. Otherwise kept: categories 1-4 whose evidence names
+    at least one session. question_id is
     "<user>:q<index>", index = position in the sample's `qa` list (LoCoMo) or among the
     user's questions in the file (project format), counting from 0. Answers become text.
     """
@@ -42,6 +45,8 @@ def load_questions(path: str | Path) -> list[Question]:
     stripped = text.lstrip()
     if stripped.startswith("["):
         data = loads_json(text, p)
+        if is_longmemeval(data):
+            return longmemeval_questions(data, p)
         if not is_locomo(data):
             raise fail(p, "is a JSON list but not LoCoMo samples", QUESTION_HINT)
         return _locomo_questions(data, p)
