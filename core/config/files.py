@@ -32,6 +32,8 @@ def from_dict(data: Mapping[str, Any], base: Config | None = None) -> Config:
     problems: list[str] = []
     valid = {f.name for f in fields(Config)}
     for key, value in data.items():
+        if key == "provenance":  # an exported file's header (core.config.provenance): not a setting
+            continue
         name = IMPORT_NAMES.get(key, key)
         if key in ("routeWeights", "route_weights"):
             if not isinstance(value, Mapping):

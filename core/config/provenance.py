@@ -1,0 +1,87 @@
+"""Where an exported config came from: a header naming the preset, store, model, the metric
+with its train and held-out figures, the date, and every knob changed from Memsense's defaults.
+
+In TOML the header is comment lines above the settings; JSON has no comments, so it is the
+object under the `provenance` key, which loading ignores. Either way the file loads as the
+same config (`core.config` reads past it).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from core.atomic import write_text_atomic
+from core.config.files import dumps, format_for, to_dict
+from core.config.schema import Config
+from core.errors import MemsenseError
+
+PROVENANCE_KEY = "provenance"
+
+
+def changed_knobs(cfg: Config, base: Config | None = None) -> list[tuple[str, Any, Any]]:
+    """(config-file name, value, Memsense default) of every setting that differs from `base`."""
+    now, default = to_dict(cfg), to_dict(base or Config())
+    out = [(f"routeWeights.{r}", w, default["routeWeights"][r]) for r, w in now.pop("routeWeights").items()
+           if w != default["routeWeights"][r]]
+    default.pop("routeWeights")
+    return [(k, v, default[k]) for k, v in now.items() if v != default[k]] + out
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What to say about an exported config; empty fields are left out."""
+
+    preset: str = ""
+    store: str = ""
+    model: str = ""
+    metric: str = ""
+    train: float | None = None
+    held_out: float | None = None
+    held_out_how: str = ""  # e.g. "5-fold cross-validation by user", "held-out users conv-42, conv-43"
+    date: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    def record(self, cfg: Config) -> dict[str, Any]:
+        out: dict[str, Any] = {k: v for k, v in (("preset", self.preset), ("store", self.store),
+                                                  ("model", self.model), ("date", self.date)) if v}
+        if self.metric:
+            out["metric"] = {k: v for k, v in (("name", self.metric), ("train", self.train),
+                                                ("held_out", self.held_out), ("held_out_how", self.held_out_how))
+                             if v not in (None, "")}
+        out["changed_from_memsense_defaults"] = {k: {"value": v, "default": d} for k, v, d in changed_knobs(cfg)}
+        return out
+
+    def lines(self, cfg: Config) -> list[str]:
+        """The header as text lines (without comment marks)."""
+        out = ["Exported by memsense-gui" + (f" on {self.date}" if self.date else "")]
+        out += [f"{name}: {value}" for name, value in (("preset", self.preset), ("store", self.store),
+                                                         ("model", self.model)) if value]
+        if self.metric:
+            figures = [f"train {self.train:.3f}" if self.train is not None else "",
+                       f"held-out {self.held_out:.3f}" if self.held_out is not None else ""]
+            how = f" ({self.held_out_how})" if self.held_out_how else ""
+            out.append(f"metric: {self.metric}: " + ", ".join(f for f in figures if f) + how)
+        changed = changed_knobs(cfg)
+        out.append("changed from Memsense's defaults: " + ("none" if not changed else ""))
+        out += [f"  {k} = {v!r} (default {d!r})" for k, v, d in changed]
+        return out
+
+
+def dumps_with_provenance(cfg: Config, fmt: str, provenance: Provenance) -> str:
+    """The config as TOML (header as comments) or JSON (header under `provenance`)."""
+    if fmt == "json":
+        data = json.loads(dumps(cfg, "json"))
+        return json.dumps({PROVENANCE_KEY: provenance.record(cfg), **data}, indent=2) + "\n"
+    return "".join(f"# {line}\n" for line in provenance.lines(cfg)) + "\n" + dumps(cfg, fmt)
+
+
+def save_with_provenance(cfg: Config, path: str | Path, provenance: Provenance) -> Path:
+    """Write atomically; the format follows the suffix (.toml or .json)."""
+    path = Path(path)
+    try:
+        write_text_atomic(path, dumps_with_provenance(cfg, format_for(path), provenance))
+    except OSError as exc:
+        raise MemsenseError(f"cannot write {path}: {exc.strerror}; pick another folder") from None
+    return path

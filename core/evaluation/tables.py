@@ -1,0 +1,83 @@
+"""Whole tables as rows and as CSV: the candidate pool, the route-rank matrix, an evaluation.
+
+Each table function returns `(header, rows)` with plain values (numbers stay numbers, absent
+is ""), every row of the data, not the rows a view happens to show, and a snippet column right
+after the rank (`core.recall.snippet`: the best-matching sentence, query terms in «»).
+`write_csv` writes one atomically (temp file and rename), UTF-8, so a failed save never leaves
+half a file.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any, Sequence
+
+from core.atomic import write_text_atomic
+from core.errors import MemsenseError
+from core.evaluation.evaluate import PresetEvaluation, category_name
+from core.rank.ranking import Ranking
+from core.recall.snippet import chunk_snippet
+from core.records import ROUTES
+
+Table = tuple[tuple[str, ...], list[tuple[Any, ...]]]
+
+
+def pool_table(ranking: Ranking) -> Table:
+    """Every candidate of the pool in pool order: rank, snippet, routes, scores and fate."""
+    header = ("pool_rank", "snippet", "memory_id", "kind", "session_id", "rrf_score", "result_rank",
+              *(f"{r}_rank" for r in ROUTES), "fate", "reason")
+    rows = []
+    query = ranking.pool.query
+    for pos, i in enumerate(ranking.candidates.tolist(), start=1):
+        chunk = ranking.pool.chunks[i]
+        fate = ranking.fate(chunk.memory_id)
+        ranks = ranking.pool.ranks[i].tolist()
+        rows.append((pos, chunk_snippet(chunk, query).marked(), chunk.memory_id, chunk.kind, chunk.session_id,
+                     float(ranking.fused[i]), fate.rank or "", *(r or "" for r in ranks), fate.status, fate.reason))
+    return header, rows
+
+
+def matrix_table(ranking: Ranking) -> Table:
+    """The route-rank matrix: every pool row any route found, its rank in each route ("" = absent)."""
+    header = ("pool_rank", "snippet", "memory_id", *ROUTES)
+    query = ranking.pool.query
+    rank_of = {int(i): n for n, i in enumerate(ranking.candidates.tolist(), start=1)}
+    found = [i for i in range(ranking.pool.size) if (ranking.pool.ranks[i] > 0).any()]
+    found.sort(key=lambda i: (rank_of.get(i, len(rank_of) + 1), ranking.pool.chunks[i].memory_id))
+    rows = [(rank_of.get(i, ""), chunk_snippet(ranking.pool.chunks[i], query).marked(),
+             ranking.pool.chunks[i].memory_id, *(r or "" for r in ranking.pool.ranks[i].tolist())) for i in found]
+    return header, rows
+
+
+def evaluation_table(results: Sequence[PresetEvaluation]) -> Table:
+    """One row per preset: every metric overall, then per category (`<metric> <category>`)."""
+    if not results:
+        return ("preset",), []
+    metrics = results[0].metric_names
+    cats = sorted({c for r in results for c in r.per_category})
+    header = ("preset", "questions", *metrics,
+              *(f"{m} [{c} {category_name(c)}]" for c in cats for m in metrics))
+    rows = [(r.preset, r.questions, *(r.overall.get(m, "") for m in metrics),
+             *(r.per_category.get(c, {}).get(m, "") for c in cats for m in metrics)) for r in results]
+    return header, rows
+
+
+def csv_text(table: Table) -> str:
+    header, rows = table
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def write_csv(table: Table, path: str | Path) -> Path:
+    path = Path(path)
+    if path.suffix.lower() != ".csv":
+        raise MemsenseError(f"{path}: table exports end in .csv")
+    try:
+        write_text_atomic(path, csv_text(table))
+    except OSError as exc:
+        raise MemsenseError(f"cannot write {path}: {exc.strerror}; pick another folder") from None
+    return path
