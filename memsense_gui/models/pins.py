@@ -32,6 +32,10 @@ class PinsModel(TableModel):
         self._n = len(self._pins)
         self.endResetModel()
 
+    @property
+    def user_id(self) -> str:
+        return self._user
+
     def fate(self, row: int) -> Fate | None:
         return self._fates[row]
 

@@ -89,6 +89,11 @@ class EvaluationSource(QObject):
             cache[user_id, text] = self.bridge.call(engine.recall, user_id, text, depth, cancel=cancel)
         return {q.question_id: cache[q.user_id, q.text] for q in questions}
 
+    def cases(self, depth: int, progress: Progress, cancel: threading.Event) -> tuple[list[Question], dict]:
+        """Worker thread: the judged questions of the open store and each one's recall pool."""
+        questions = self._questions()
+        return questions, self._pools(questions, depth, progress, cancel)
+
     def evaluate(self, presets: Mapping[str, Config], k: int, progress: Progress,
                  cancel: threading.Event) -> list[PresetEvaluation]:
         """Worker thread: load the questions, recall the missing pools on the engine thread, re-rank."""

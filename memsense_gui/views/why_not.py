@@ -1,4 +1,5 @@
-"""Why not? Search the store's chunks by text, pin one, and see its fate as settings change."""
+"""Why not? Search the store's chunks by text, pin one, and see its fate as settings change,
+and what it would take to bring it in: the smallest verified single-knob changes."""
 from __future__ import annotations
 
 import html
@@ -8,9 +9,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout
 
 from core.rank.ranking import Ranking
+from core.rank.whatif import WhatIf
 from core.records import Chunk
 from memsense_gui.models.chunk_search import ChunkSearchModel
 from memsense_gui.models.pins import PinsModel
+from memsense_gui.models.whatif import WhatIfModel
 from memsense_gui.views.tables import Panel, fit_columns, make_table, selected_id
 
 
@@ -19,6 +22,7 @@ class WhyNotPanel(Panel):
 
     pin_requested = Signal(str)
     unpin_requested = Signal(str)
+    whatif_wanted = Signal(str)  # memory_id of the pin shown: work out what it would take
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -49,6 +53,15 @@ class WhyNotPanel(Panel):
         self.reason.setWordWrap(True)
         self.reason.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.reason)
+        self.whatif_label = QLabel()
+        self.whatif_label.setWordWrap(True)
+        self.whatif_model = WhatIfModel(self)
+        self.whatif_view = make_table(self.whatif_model, stretch=WhatIfModel.PUSHES)
+        self.whatif_view.setObjectName("whatif-table")
+        layout.addWidget(self.whatif_label)
+        layout.addWidget(self.whatif_view, 2)
+        fit_columns(self.whatif_view, {0: 24, 1: 6, 2: 9, 3: 5})
+        self._whatif_for: str | None = None
         fit_columns(self.search_view, {0: 11, 1: 6, 2: 16})
         fit_columns(self.pins_view, {0: 11, 1: 16, 2: 4})
         self.search.textChanged.connect(self._search)
@@ -59,17 +72,56 @@ class WhyNotPanel(Panel):
         self._watch(self.pins_view)
         self.pins_view.selectionModel().selectionChanged.connect(lambda *_: self._show_reason())
 
+    def shown_pin(self) -> str | None:
+        """The pin whose fate is shown: the selected one, else the first."""
+        m = self.pins_model
+        rows = self.pins_view.selectionModel().selectedRows()
+        row = rows[0].row() if rows else 0
+        return m.memory_id(row) if row < m.rowCount() else None
+
     def _show_reason(self) -> None:
-        """The selected pin's fate in full (the first pin's when none is selected)."""
+        """The selected pin's fate in full (the first pin's when none is selected), and a
+        request for what it would take to bring it in."""
         m = self.pins_model
         rows = self.pins_view.selectionModel().selectedRows()
         row = rows[0].row() if rows else 0
         fate = m.fate(row) if row < m.rowCount() else None
         if fate is None:
             self.reason.setText("")
+            self.show_whatif(None, None)
             return
         label = m.index(row, PinsModel.CHUNK).data()
         self.reason.setText(f"<b>{html.escape(label)}</b>: {html.escape(fate.reason)}")
+        if fate.status in ("selected", "fallback_fill"):
+            self.show_whatif(None, None, f"<b>What would it take:</b> nothing, {html.escape(label)} is returned")
+        else:
+            self.whatif_wanted.emit(m.memory_id(row))
+
+    def whatif_pending(self, memory_id: str) -> None:
+        self._whatif_for = memory_id
+        self.whatif_model.set_answer(None)
+        self.whatif_label.setText(f"<b>What would it take</b> to bring in {html.escape(self._short(memory_id))}: "
+                                  "re-ranking with each knob moved…")
+
+    def show_whatif(self, memory_id: str | None, answer: WhatIf | None, text: str = "") -> None:
+        """The verified changes for `memory_id` (ignored when another pin is shown by now)."""
+        if memory_id is not None and memory_id != self._whatif_for:
+            return
+        user = self.pins_model.user_id
+        self.whatif_model.set_answer(answer, user)
+        if answer is None:
+            self.whatif_label.setText(text)
+            return
+        name = html.escape(self._short(memory_id))
+        if answer.changes:
+            self.whatif_label.setText(f"<b>What would it take</b> to bring in {name}: {len(answer.changes)} single "
+                                      "changes, each checked by re-ranking (smallest first; hover for words)")
+        else:
+            self.whatif_label.setText(f"<b>What would it take</b> to bring in {name}: {html.escape(answer.note)}")
+
+    def _short(self, memory_id: str | None) -> str:
+        user = self.pins_model.user_id
+        return memory_id[len(user) + 1:] if memory_id and user and memory_id.startswith(user + ":") else memory_id or ""
 
     def set_chunks(self, chunks: Iterable[Chunk]) -> None:
         self.search_model.set_chunks(tuple(chunks))

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from memsense_gui import theme
 from memsense_gui.state.context import AppContext, EngineFactory
+from memsense_gui.views.cases import CasesPanel
 from memsense_gui.views.chunk import ChunkPanel
 from memsense_gui.views.compare import ComparePanel
 from memsense_gui.views.dialogs import ShortcutsDialog, show_error
@@ -35,7 +36,9 @@ from memsense_gui.window.judging_actions import JudgingActions
 from memsense_gui.window.memsense_actions import MemsenseActions
 from memsense_gui.window.menus import SHORTCUTS, build_menus
 from memsense_gui.window.query_actions import QueryActions
+from memsense_gui.window.cases_actions import CasesActions
 from memsense_gui.window.store_actions import StoreActions
+from memsense_gui.window.whatif_actions import WhatIfActions
 
 LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                        Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -58,6 +61,8 @@ class MainWindow(QMainWindow):
         self.exports = ExportActions(self)
         self.comparisons = CompareActions(self)
         self.memsense = MemsenseActions(self)
+        self.whatif = WhatIfActions(self)
+        self.cases = CasesActions(self)
         self.menus = build_menus(self)
         self._connect()
         self.exports.restore_config()
@@ -91,13 +96,16 @@ class MainWindow(QMainWindow):
         self.whynot_panel, self.pool_panel, self.matrix_panel = WhyNotPanel(), PoolPanel(), MatrixPanel()
         self.mmr_panel, self.compare_panel = MMRPanel(), ComparePanel()
         self.docks: dict[str, QDockWidget] = {}
+        self.cases_panel = CasesPanel()
         self._dock("Tuning", self.tuning, LEFT)
+        self._dock("Cases", self.cases_panel, LEFT)
         for title, w in (("Chunk", self.chunk_panel), ("Explain", self.explain_panel),
                          ("Turn support", self.turns_panel), ("Why not?", self.whynot_panel)):
             self._dock(title, w, RIGHT)
         for title, w in (("Route ranks", self.matrix_panel), ("Candidate pool", self.pool_panel),
                          ("MMR trace", self.mmr_panel), ("Compare", self.compare_panel)):
             self._dock(title, w, BOTTOM)
+        self.docks["Tuning"].raise_()
         self.docks["Chunk"].raise_()
         self.docks["Route ranks"].raise_()
         self._default_state = self.saveState()
@@ -135,6 +143,8 @@ class MainWindow(QMainWindow):
         self.judging.connect()
         self.comparisons.connect()
         self.memsense.connect()
+        self.whatif.connect()
+        self.cases.connect()
 
     def raise_dock(self, title: str) -> None:
         dock = self.docks[title]
@@ -178,6 +188,7 @@ class MainWindow(QMainWindow):
         self.restoreState(self._default_state)
         for dock in self.docks.values():
             dock.show()
+        self.docks["Tuning"].raise_()
         self.docks["Chunk"].raise_()
         self.docks["Route ranks"].raise_()
         self.resizeDocks([self.docks["Tuning"], self.docks["Chunk"]],

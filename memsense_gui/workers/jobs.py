@@ -11,9 +11,12 @@ from typing import Any, Callable
 
 from core.config import Config
 from core.errors import MemsenseError
+from core.evaluation.evaluate import QuestionOutcome, evaluate_config
 from core.evaluation.judged import session_docid
+from core.evaluation.metrics import metric_key
 from core.rank.pool import RecallPool
 from core.rank.rerank import rerank
+from core.rank.whatif import WhatIf, what_would_change
 from core.recall.protocol import RecallEngine
 from core.records import Chunk, Question
 from memsense_gui.workers.runner import Job
@@ -83,6 +86,26 @@ def preset_run(engine: RecallEngine, questions: list[Question], cfg: Config, lev
         ids = [c.memory_id if level == "memory" else session_docid(c.user_id, c.session_number) for c in chunks]
         entries[q.question_id] = list(zip(ids, (r.final_score for r in ranking.selected_rows)))
     return entries
+
+
+def what_it_takes(pool: RecallPool, cfg: Config, memory_id: str, task: Job | None = None) -> tuple[str, WhatIf]:
+    """The smallest verified single-knob changes that return `memory_id` (a second or two:
+    each is a real re-rank of the cached pool); cancellable between knobs."""
+    return memory_id, what_would_change(pool, cfg, memory_id, check=task.check if task is not None else None)
+
+
+def case_pools(source: Any, depth: int, task: Job) -> tuple[list[Question], dict[str, RecallPool]]:
+    """The case list's questions and their pools, from a question source (recall on the
+    engine thread through the source)."""
+    return source.cases(depth, task.report, task.cancel_event)
+
+
+def score_cases(pools: dict[str, RecallPool], questions: list[Question], cfg: Config,
+                task: Job | None = None) -> tuple[list[QuestionOutcome], str]:
+    """Every case under one config: its outcome and the metric that decides pass or fail,
+    `recall_all@top_k` (every gold session among the results returned)."""
+    k = cfg.top_k
+    return list(evaluate_config(pools, questions, cfg, k).outcomes), metric_key("recall_all", k)
 
 
 def close_engine(engine: RecallEngine, task: Job | None = None) -> None:

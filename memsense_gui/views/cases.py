@@ -1,0 +1,170 @@
+"""Cases: every judged question of the open store, pass or fail under the current settings.
+
+Filter by category, search the words of the question and answer, or show only failing cases;
+the selected case shows its expected answer, its gold sessions (returned or not, at which
+rank) and the text of its evidence turns, highlighted. Double-click (or Open) runs it in the
+inspector with its gold sessions marked.
+"""
+from __future__ import annotations
+
+import html
+from typing import Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget,
+)
+
+from core.evaluation.evaluate import QuestionOutcome, category_name
+from core.evaluation.judged import session_docid
+from core.rank.pool import RecallPool
+from core.recall.snippet import message_parts
+from core.records import Question
+from memsense_gui import theme
+from memsense_gui.models.cases import CaseFilter, CasesModel, categories
+from memsense_gui.models.table import RAW_ROLE
+from memsense_gui.views.tables import fit_columns, make_table
+
+
+class CasesPanel(QWidget):
+    """The case list; `case_opened(user, question text, gold session numbers)` on double-click."""
+
+    case_opened = Signal(str, str, object)
+    source_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.model = CasesModel(self)
+        self.filter = CaseFilter(self)
+        self.filter.setSourceModel(self.model)
+        self.filter.setSortRole(RAW_ROLE)
+        self.view = make_table(self.model)
+        self.view.setModel(self.filter)
+        self.view.setSortingEnabled(True)
+        self.view.setObjectName("cases-table")
+        self.pools: dict[str, RecallPool] = {}
+        self.source = QLabel("no questions")
+        self.source.setWordWrap(True)
+        self.choose = QPushButton("Questions…")
+        self.category = QComboBox()
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search questions and answers…")
+        self.search.setClearButtonEnabled(True)
+        self.failing = QCheckBox("failing only")
+        self.count = QLabel()
+        self.details = QTextBrowser()
+        self.details.setObjectName("case-details")
+        self.open_button = QPushButton("Open in inspector")
+        self._build()
+
+    def _build(self) -> None:
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        top = QHBoxLayout()
+        top.addWidget(self.source, 1)
+        top.addWidget(self.choose)
+        layout.addLayout(top)
+        row = QHBoxLayout()
+        row.addWidget(self.category)
+        row.addWidget(self.search, 1)
+        row.addWidget(self.failing)
+        layout.addLayout(row)
+        layout.addWidget(self.count)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.view)
+        below = QWidget()
+        box = QVBoxLayout(below)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self.details, 1)
+        box.addWidget(self.open_button)
+        split.addWidget(below)
+        split.setSizes([300, 200])
+        layout.addWidget(split, 1)
+        fit_columns(self.view, {0: 5, 1: 34, 2: 11, 3: 9, 4: 6, 5: 8})
+        self.category.currentIndexChanged.connect(self._refilter)
+        self.search.textChanged.connect(self._refilter)
+        self.failing.toggled.connect(self._refilter)
+        self.choose.clicked.connect(self.source_requested)
+        self.view.selectionModel().selectionChanged.connect(lambda *_: self._show_details())
+        self.view.doubleClicked.connect(lambda _i: self.open_selected())
+        self.open_button.clicked.connect(self.open_selected)
+
+    # ---- data -----------------------------------------------------------------------------------------
+    def set_source(self, text: str) -> None:
+        self.source.setText(text)
+
+    def set_cases(self, questions: Sequence[Question], pools: dict[str, RecallPool]) -> None:
+        self.pools = pools
+        self.model.set_questions(questions)
+        self.category.blockSignals(True)
+        self.category.clear()
+        self.category.addItem(f"all categories ({len(questions)})", None)
+        for cat, n in categories(questions).items():
+            self.category.addItem(f"{cat} {category_name(cat)} ({n})", cat)
+        self.category.blockSignals(False)
+        self._refilter()
+
+    def set_outcomes(self, outcomes: Sequence[QuestionOutcome], metric: str) -> None:
+        self.model.set_outcomes(outcomes, metric)
+        self._refilter()
+        self._show_details()
+
+    def _refilter(self) -> None:
+        self.filter.set_filter(self.category.currentData(), self.search.text(), self.failing.isChecked())
+        passing, scored = self.model.counts()
+        shown = self.filter.rowCount()
+        score = f"; {passing} of {scored} pass ({self.model.metric} = 1)" if scored else ""
+        self.count.setText(f"{shown} of {self.model.rowCount()} cases shown{score}")
+
+    # ---- the selected case ----------------------------------------------------------------------------
+    def selected_row(self) -> int | None:
+        rows = self.view.selectionModel().selectedRows()
+        return self.filter.mapToSource(rows[0]).row() if rows else None
+
+    def select_row(self, source_row: int) -> None:
+        self.view.selectRow(self.filter.mapFromSource(self.model.index(source_row, 0)).row())
+
+    def open_selected(self) -> None:
+        row = self.selected_row()
+        if row is not None:
+            q = self.model.question(row)
+            self.case_opened.emit(q.user_id, q.text, tuple(session_docid(q.user_id, s) for s in q.gold_sessions))
+
+    def _show_details(self) -> None:
+        row = self.selected_row()
+        if row is None:
+            self.details.setHtml("<p>Select a case to see its expected answer and evidence.</p>")
+            return
+        self.details.setHtml(case_html(self.model.question(row), self.model.outcome(row),
+                                       self.pools.get(self.model.question(row).question_id), self.model.metric))
+
+
+def case_html(q: Question, outcome: QuestionOutcome | None, pool: RecallPool | None, metric: str) -> str:
+    """The case in full: question, expected answer, gold sessions with their rank, evidence turns."""
+    t = theme.current()
+    esc = html.escape
+    out = [f"<p><b>{esc(q.text)}</b><br><i>{esc(category_name(q.category))}, {esc(q.user_id)}</i></p>",
+           f"<p><b>Expected answer:</b> {esc(q.answer or '(none given)')}</p>"]
+    if outcome is not None:
+        verdict = "pass" if outcome.metrics[metric] >= 1 else "fail"
+        color = t.up if verdict == "pass" else t.down
+        ranks = {s: n for n, s in reversed(list(enumerate(outcome.sessions, start=1)))}
+        gold = ", ".join(f"session {s}: " + (f"returned at #{ranks[s]}" if s in ranks else "<b>not returned</b>")
+                         for s in outcome.gold_sessions)
+        out.append(f"<p><b style='color:{color}'>{verdict}</b> ({esc(metric)} = {outcome.metrics[metric]:.2f}); "
+                   f"{gold}</p>")
+    evidence = set(q.gold_turns)
+    if evidence and pool is not None:
+        out.append("<p><b>Evidence turns</b> (highlighted in their session):</p>")
+        seen: set[str] = set()
+        for chunk in pool.chunks:
+            if chunk.kind != "session" or not evidence & set(chunk.dia_ids):
+                continue
+            for dia_id, text in message_parts(chunk):
+                if dia_id in evidence and dia_id not in seen:
+                    seen.add(dia_id)
+                    out.append(f"<p style='background:{t.gold}'>[{esc(dia_id)}] {esc(text)}</p>")
+        missing = sorted(evidence - seen)
+        if missing:
+            out.append(f"<p><i>not in this question's recall pool: {esc(', '.join(missing))}</i></p>")
+    return "".join(out)
