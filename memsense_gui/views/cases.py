@@ -41,12 +41,14 @@ class CasesPanel(QWidget):
         self.view = make_table(self.model)
         self.view.setModel(self.filter)
         self.view.setSortingEnabled(True)
+        self.view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # file order until a header is clicked
         self.view.setObjectName("cases-table")
         self.pools: dict[str, RecallPool] = {}
         self.source = QLabel("no questions")
         self.source.setWordWrap(True)
         self.choose = QPushButton("Questions…")
         self.category = QComboBox()
+        self.category.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search questions and answers…")
         self.search.setClearButtonEnabled(True)

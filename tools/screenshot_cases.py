@@ -1,0 +1,119 @@
+"""Screenshots at 1280×720 of the case list and of "What would it take", from the real app
+under Xvfb (as `tools/screenshot.py` takes the main window).
+
+    python -m tools.screenshot_cases [--store DIR] [--out-dir resources/screenshots]
+
+Writes `cases.png` (the demo questions as cases, pass or fail under Memsense's defaults, a
+failing case selected with its expected answer and evidence) and `what-would-it-take.png`
+(that case opened in the inspector, its missed gold session pinned in "Why not?" with the
+verified single-knob changes that bring it in). The app home is a temporary folder; without
+--store the demo store is built there first. The bottom docks are closed (View menu), as one
+would at this size, so the case list and "Why not?" get the window's height.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from tools.screenshot import _settle, _wait
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DIR = ROOT / "resources" / "screenshots"
+SIZE = (1280, 720)
+BOTTOM_DOCKS = ("Route ranks", "Candidate pool", "MMR trace", "Compare", "Evaluation")
+
+
+def _under_xvfb(argv: list[str]) -> int:
+    if shutil.which("xvfb-run") is None:
+        raise SystemExit("screenshot: xvfb-run is missing; install it with scripts/setup.sh (Debian package xvfb)")
+    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "MEMSENSE_SCREENSHOT_CHILD": "1", "PYTHONPATH": str(ROOT)}
+    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1920x1200x24 -dpi 96", sys.executable, "-m", "tools.screenshot_cases",
+           *argv]
+    return subprocess.call(cmd, env=env, cwd=ROOT)
+
+
+def _until(app, condition, timeout_s: float = 120.0) -> None:
+    import time
+
+    end = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < end:
+        _settle(app, 100)
+
+
+def take(store: Path | None, out_dir: Path) -> list[Path]:
+    os.environ["MEMSENSE_GUI_HOME"] = tempfile.mkdtemp(prefix="memsense-screenshot-")
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from core.recall.engine import DEMO_DATASET, build_store
+    from memsense_gui.state import paths
+    from memsense_gui.window.evaluation import install_evaluation
+    from memsense_gui.window.main_window import MainWindow
+
+    app = QApplication(sys.argv[:1])
+    app.setApplicationDisplayName("memsense")
+    home = paths.app_home()
+    if store is None:
+        store = paths.demo_store_dir(home)
+        build_store(DEMO_DATASET, store)
+    window = MainWindow(home, paths.settings(home))
+    install_evaluation(window)
+    window.resize(*SIZE)
+    window.show()
+    window.default_layout()
+    window.stores.open_store(store)
+    _wait(app, window.ctx.model_loaded)
+    panel = window.cases_panel
+    window.raise_dock("Cases")
+    for title in BOTTOM_DOCKS:  # closed, as a user would at this size: the panels shown get the height
+        window.docks[title].hide()
+    _settle(app)
+    horizontal = Qt.Orientation.Horizontal
+    window.resizeDocks([window.docks["Cases"], window.docks["Chunk"]], [620, 330], horizontal)
+    _until(app, lambda: panel.model.rowCount() and panel.model.counts()[1] == panel.model.rowCount())
+    failing = next(r for r in range(panel.model.rowCount()) if panel.model.passed(r) is False)
+    panel.select_row(failing)
+    _settle(app)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    shots = [out_dir / "cases.png", out_dir / "what-would-it-take.png"]
+    window.grab().save(str(shots[0]))
+
+    q = panel.model.question(failing)
+    panel.open_selected()
+    _wait(app, window.ctx.ranking_updated)
+    ranking = window.ctx.session.ranking
+    missed = next(c.memory_id for c in ranking.pool.chunks if c.kind == "session"
+                  and c.session_number in q.gold_sessions and c.memory_id not in ranking.result_ids)
+    window.raise_dock("Why not?")
+    window.raise_dock("Tuning")
+    _settle(app)
+    window.resizeDocks([window.docks["Tuning"], window.docks["Why not?"]], [300, 600], horizontal)
+    window.ctx.session.pin(missed)
+    model = window.whynot_panel.whatif_model
+    _until(app, lambda: model.answer is not None and model.answer.memory_id == missed)
+    _settle(app)
+    window.grab().save(str(shots[1]))
+    window.close()
+    return shots
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, help="an existing store (default: build the demo store)")
+    parser.add_argument("--out-dir", type=Path, default=DEFAULT_DIR)
+    args = parser.parse_args(argv)
+    if not os.environ.get("MEMSENSE_SCREENSHOT_CHILD"):
+        return _under_xvfb(argv)
+    for path in take(args.store, args.out_dir.resolve()):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
