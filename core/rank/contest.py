@@ -50,9 +50,8 @@ def redundancy_to_picks(ranking: Ranking, row_pos: int) -> np.ndarray:
     tag_weight · tag Jaccard)."""
     order = list(ranking.selection.order)
     idx = np.array([ranking.rows[p].index for p in [row_pos, *order]], dtype=np.int64)
-    st = ranking.pool.static
-    tags = st.tags[idx]
-    red = mmr.redundancy_to(0, ranking.pool.vectors[idx], st.dims[idx], tags, tags.sum(axis=1),
+    tags = mmr.tag_matrix([ranking.pool.chunks[i].tags for i in idx.tolist()])
+    red = mmr.redundancy_to(0, ranking.pool.vectors[idx], ranking.pool.static.dims[idx], tags, tags.sum(axis=1),
                             ranking.config.tag_weight)
     return red[1:]
 
