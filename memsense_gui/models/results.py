@@ -6,6 +6,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from PySide6.QtGui import QColor, QFont
 
 from core.rank.ranking import Ranking, Row
+from core.recall.snippet import chunk_snippet
 from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import GRADE_TIP, fmt, grade_text, is_gold, movement_text, preview, routes_text, short_id
@@ -15,10 +16,11 @@ from memsense_gui.models.table import TableModel, bold_font
 class ResultsModel(TableModel):
     """The returned results, in result order, with movement since the previous settings."""
 
-    RANK, MOVED, SESSION, CHUNK, GRADE, FINAL, RRF, MEMORY, TURN_SUPPORT, MMR, REDUNDANCY, ROUTES, PREVIEW = range(13)
-    HEADERS = ("#", "Moved", "Session", "Chunk", "Grade", "Final", "RRF", "Memory", "Turn sup.", "MMR",
-               "Redund.", "Routes", "Preview")
+    RANK, PREVIEW, MOVED, SESSION, CHUNK, GRADE, FINAL, RRF, MEMORY, TURN_SUPPORT, MMR, REDUNDANCY, ROUTES = range(13)
+    HEADERS = ("#", "Snippet", "Moved", "Session", "Chunk", "Grade", "Final", "RRF", "Memory", "Turn sup.", "MMR",
+               "Redund.", "Routes")
     HEADER_TIPS = {
+        PREVIEW: "The chunk's sentence that best matches the query, query words in «»",
         MOVED: "Places moved since the previous settings (▲ up, ▼ down, new = not returned before)",
         GRADE: GRADE_TIP,
         FINAL: "final_score = rrf_score + alpha · memory score",
@@ -38,6 +40,7 @@ class ResultsModel(TableModel):
         self._pins: frozenset[str] = frozenset()
         self._grades: dict[str, int] = {}
         self._items: list[tuple[Row, Chunk, Any]] = []
+        self._snippets: list[str] = []
 
     def set_ranking(self, ranking: Ranking | None, previous: Sequence[str] | None = None,
                     gold: Iterable[str] = (), pins: Iterable[str] = ()) -> None:
@@ -52,6 +55,8 @@ class ResultsModel(TableModel):
             for step in ranking.selection.steps:
                 row = ranking.rows[step.row]
                 self._items.append((row, ranking.pool.chunks[row.index], step))
+        query = ranking.pool.query if ranking is not None else ""
+        self._snippets = [chunk_snippet(chunk, query).marked() for _, chunk, _ in self._items]
         self._n = len(self._items)
         self.endResetModel()
 
@@ -93,7 +98,7 @@ class ResultsModel(TableModel):
         if col == self.ROUTES:
             return routes_text(r.routes)
         if col == self.PREVIEW:
-            return preview(chunk)
+            return self._snippets[row]
         return fmt(self.raw(row, col))
 
     def raw(self, row: int, col: int) -> Any:

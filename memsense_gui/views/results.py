@@ -19,7 +19,7 @@ class ResultsPanel(Panel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.model = ResultsModel(self)
-        self.view = make_table(self.model, stretch=ResultsModel.PREVIEW)
+        self.view = make_table(self.model)
         self.view.setObjectName("results-table")
         self.plot = ContributionPlot()
         self.plot.setObjectName("contribution-plot")
@@ -41,7 +41,7 @@ class ResultsPanel(Panel):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
-        fit_columns(self.view, {0: 2, 1: 4, 2: 7, 3: 9, 4: 5, 5: 6, 6: 6, 7: 6, 8: 7, 9: 6, 10: 6, 11: 16})
+        fit_columns(self.view, {0: 2, 1: 40, 2: 4, 3: 7, 4: 9, 5: 5, 6: 6, 7: 6, 8: 6, 9: 7, 10: 6, 11: 6})
         self._watch(self.view)
         self.plot.result_clicked.connect(self.select_position)
         self._user_sized = False

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
+from PySide6.QtWidgets import QAbstractScrollArea, QAbstractSlider, QAbstractSpinBox, QSizePolicy, QWidget
 from superqt import QLabeledDoubleSlider, QLabeledSlider
 
 from core.config import KNOBS, Config
@@ -36,8 +36,34 @@ def _fmt(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+class WheelGuard(QObject):
+    """Wheel over an unfocused slider or spin box scrolls the panel instead of moving the knob:
+    the wheel reaches a control only after a click or Tab gave it focus."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() != QEvent.Type.Wheel or not isinstance(watched, QWidget) or watched.hasFocus():
+            return False
+        area = watched.parent()
+        while area is not None and not isinstance(area, QAbstractScrollArea):
+            area = area.parent()
+        if area is not None:
+            QCoreApplication.sendEvent(area.verticalScrollBar(), event)
+        return True
+
+
+WHEEL_GUARD = WheelGuard()
+
+
+def guard_wheel(widget: QWidget) -> None:
+    """Apply `WheelGuard` to a control and its inner slider and spin box; focus by click or Tab only."""
+    for w in (widget, *widget.findChildren(QAbstractSlider), *widget.findChildren(QAbstractSpinBox)):
+        w.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        w.installEventFilter(WHEEL_GUARD)
+
+
 def make_slider(knob: Knob) -> QWidget:
-    """superqt labeled slider; its label is a spin box for exact entry."""
+    """superqt labeled slider; its label is a spin box for exact entry. The wheel moves it only
+    while it has focus (`WheelGuard`)."""
     lo, hi = knob.bounds
     if knob.decimals == 0:
         slider = QLabeledSlider(Qt.Orientation.Horizontal)
@@ -50,4 +76,5 @@ def make_slider(knob: Knob) -> QWidget:
     slider.setToolTip(tooltip(knob))
     slider.setObjectName(f"knob:{knob.name}")
     slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+    guard_wheel(slider)
     return slider

@@ -61,3 +61,15 @@ def test_headers_and_alignment(ranking):
     align = cell(model, 0, ResultsModel.FINAL, Qt.ItemDataRole.TextAlignmentRole)
     assert align & Qt.AlignmentFlag.AlignRight.value
     assert not math.isnan(cell(model, 0, ResultsModel.FINAL, RAW_ROLE))
+
+
+def test_snippet_column_follows_the_rank(ranking):
+    from core.recall.snippet import chunk_snippet
+    from memsense_gui.models.results import ResultsModel
+
+    model = ResultsModel()
+    model.set_ranking(ranking)
+    assert ResultsModel.PREVIEW == 1 and model.headerData(1, Qt.Orientation.Horizontal) == "Snippet"
+    for pos in range(model.rowCount()):
+        chunk = ranking.pool.chunks[ranking.selected_rows[pos].index]
+        assert cell(model, pos, ResultsModel.PREVIEW) == chunk_snippet(chunk, ranking.pool.query).marked()

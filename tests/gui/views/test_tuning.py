@@ -112,3 +112,30 @@ def test_every_builtin_preset_can_be_applied(qtbot, panel):
         assert "differ" not in panel.modified_label.text()
     panel.set_knob("alpha", 0.5)
     assert "differ" in panel.modified_label.text()
+
+
+def _wheel(widget, steps: int = 3) -> None:
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    pos = QPointF(widget.rect().center())
+    event = QWheelEvent(pos, QPointF(widget.mapToGlobal(pos.toPoint())), QPoint(0, 0), QPoint(0, 120 * steps),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(widget, event)
+
+
+def test_the_wheel_moves_a_slider_only_when_it_has_focus(qtbot, panel):
+    from PySide6.QtWidgets import QAbstractSlider
+
+    panel.show()
+    qtbot.waitExposed(panel)
+    outer = panel.sliders["mmr_lambda"]
+    inner = outer.findChild(QAbstractSlider)
+    before = outer.value()
+    _wheel(inner)
+    assert outer.value() == before  # unfocused: the panel scrolls, the knob stays
+    inner.setFocus()
+    qtbot.waitUntil(inner.hasFocus)
+    _wheel(inner)
+    assert outer.value() != before
