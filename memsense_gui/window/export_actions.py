@@ -1,5 +1,7 @@
-"""Settings and export actions: settings in and out (TOML or JSON), results as JSON, plots
-and the route-rank matrix as PNG or SVG; the settings of the last session come back at start."""
+"""Settings and export actions: settings in and out (TOML or JSON, with a provenance header on
+the way out), results as JSON, whole tables (pool, route-rank matrix, evaluation) as CSV, plots
+and the route-rank matrix as PNG or SVG; every save ends with a status message naming the file.
+The settings of the last session come back at start."""
 from __future__ import annotations
 
 import json
@@ -14,6 +16,8 @@ from core.atomic import write_text_atomic
 from core.config import Config
 from core.errors import MemsenseError
 from core.config.presets import MEMSENSE
+from core.config.provenance import Provenance, save_with_provenance
+from core.evaluation.tables import Table, evaluation_table, matrix_table, pool_table, write_csv
 from memsense_gui.plots.export import export_plot, export_widget_image
 
 
@@ -38,8 +42,38 @@ class ExportActions:
         self.window.tuning.select_preset(MEMSENSE)
         self.window.query_edit.setText(str(self.ctx.settings.value("query/text", "")))
 
+    def provenance(self) -> Provenance:
+        """Where the settings on screen come from: the preset picked, the store, the model."""
+        engine = self.ctx.engine
+        model = getattr(getattr(engine, "embedder", None), "model_path", "")
+        return Provenance(preset=self.window.tuning.preset_combo.currentText(), store=self.ctx.location or "",
+                          model=str(model))
+
     def export_config(self, path: str | Path) -> bool:
-        return self.ctx.attempt(lambda: config_io.save(self.ctx.session.config, path), "Exporting settings")
+        return self._saved(self.ctx.attempt(
+            lambda: save_with_provenance(self.ctx.session.config, path, self.provenance()), "Exporting settings"), path)
+
+    def _saved(self, ok: bool, path: str | Path) -> bool:
+        if ok:
+            self.window.statusBar().showMessage(f"Saved {path}", 10_000)
+        return ok
+
+    def table(self, which: str) -> Table:
+        """`which`: pool | matrix (of the ranking on screen) | evaluation (the last evaluation)."""
+        if which == "evaluation":
+            dock = self.window.docks.get("Evaluation")
+            results = getattr(dock.widget(), "results", []) if dock is not None else []
+            if not results:
+                raise MemsenseError("there is no evaluation yet: run one in the Evaluation view first")
+            return evaluation_table(results)
+        ranking = self.ctx.session.ranking
+        if ranking is None:
+            raise MemsenseError("there are no results yet: run a query first")
+        return pool_table(ranking) if which == "pool" else matrix_table(ranking)
+
+    def export_table(self, which: str, path: str | Path) -> bool:
+        """The whole table as CSV (every row, not the rows on screen)."""
+        return self._saved(self.ctx.attempt(lambda: write_csv(self.table(which), path), "Exporting the table"), path)
 
     def export_memsense_options(self, path: str | Path) -> bool:
         """The settings as a live Memsense takes them: its re-rank options object and top_k, and
@@ -77,7 +111,7 @@ class ExportActions:
             text = json.dumps(self.results_document(), indent=2, ensure_ascii=False, default=_json_default)
             write_text_atomic(Path(path), text + "\n")
 
-        return self.ctx.attempt(write, "Exporting results")
+        return self._saved(self.ctx.attempt(write, "Exporting results"), path)
 
     def export_plot(self, which: str, path: str | Path) -> bool:
         """`which`: contributions | mmr | matrix; PNG or SVG by the file's extension."""
@@ -89,7 +123,7 @@ class ExportActions:
             else:
                 export_plot(w.results.plot if which == "contributions" else w.mmr_panel.plot, path)
 
-        return self.ctx.attempt(write, "Exporting the plot")
+        return self._saved(self.ctx.attempt(write, "Exporting the plot"), path)
 
     def _ask_path(self, title: str, filters: str, default: str) -> str | None:
         path, _ = QFileDialog.getSaveFileName(self.window, title, str(Path.home() / default), filters)
@@ -110,6 +144,11 @@ class ExportActions:
         path = self._ask_path("Export results", "JSON (*.json)", "memsense-results.json")
         if path:
             self.export_results(path)
+
+    def ask_export_table(self, which: str) -> None:
+        path = self._ask_path("Export table", "CSV (*.csv)", f"memsense-{which}.csv")
+        if path:
+            self.export_table(which, path)
 
     def ask_export_plot(self, which: str) -> None:
         path = self._ask_path("Export plot", "PNG image (*.png);;SVG vector (*.svg)", f"memsense-{which}.png")

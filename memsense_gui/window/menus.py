@@ -96,6 +96,10 @@ def _file_menu(w: MainWindow) -> None:
                tip="The grades marked in the app on this store")
     add_action(w, m, "Import &TREC qrels…", j.ask_import_qrels,
                tip="Grades for this store's judged questions (e.g. qrels exported before)")
+    tables = m.addMenu("Export &table as CSV")
+    add_action(w, tables, "Candidate pool…", lambda: e.ask_export_table("pool"))
+    add_action(w, tables, "Route-rank matrix…", lambda: e.ask_export_table("matrix"))
+    add_action(w, tables, "Evaluation…", lambda: e.ask_export_table("evaluation"))
     plots = m.addMenu("Export &plot")
     add_action(w, plots, "Contribution bars…", lambda: e.ask_export_plot("contributions"))
     add_action(w, plots, "MMR terms…", lambda: e.ask_export_plot("mmr"))
