@@ -4,9 +4,10 @@ under Xvfb (as `tools/screenshot.py` takes the main window).
     python -m tools.screenshot_cases [--store DIR] [--out-dir resources/screenshots]
 
 Writes `cases.png` (the demo questions as cases, pass or fail under Memsense's defaults, a
-failing case selected with its expected answer and evidence) and `what-would-it-take.png`
+failing case selected with its expected answer and evidence), `what-would-it-take.png`
 (that case opened in the inspector, its missed gold session pinned in "Why not?" with the
-verified single-knob changes that bring it in). The app home is a temporary folder; without
+verified single-knob changes that bring it in) and `ab-question.png` (the same question in the
+Evaluation view's A/B tab, memsense against bm25_only, the view undocked at 1280×720). The app home is a temporary folder; without
 --store the demo store is built there first. The bottom docks are closed (View menu), as one
 would at this size, so the case list and "Why not?" get the window's height.
 """
@@ -98,6 +99,26 @@ def take(store: Path | None, out_dir: Path) -> list[Path]:
     _until(app, lambda: model.answer is not None and model.answer.memory_id == missed)
     _settle(app)
     window.grab().save(str(shots[1]))
+
+    view = window.docks["Evaluation"].widget()  # the A/B question: Evaluation undocked to 1280×720
+    with_shot = out_dir / "ab-question.png"
+    with_shot.unlink(missing_ok=True)
+    view.start()
+    _wait(app, view.evaluation_finished)
+    view.a_combo.setCurrentText("memsense")
+    view.b_combo.setCurrentText("bm25_only")
+    view.metric_combo.setCurrentText("recall_all@4")
+    view.ties_check.setChecked(True)
+    row = next(r for r in view.diff_model.rows if r["question_id"] == q.question_id)
+    view.show_ab(row)
+    view.tabs.setCurrentWidget(view.ab_view)
+    dock = window.docks["Evaluation"]
+    dock.setFloating(True)
+    dock.resize(*SIZE)
+    dock.show()
+    _settle(app, 800)
+    dock.grab().save(str(with_shot))
+    shots.append(with_shot)
     window.close()
     return shots
 

@@ -4,7 +4,7 @@ The chunk's message lines (the `[group chat conversation: ...]` header left out)
 sentences; a sentence not at the start of its line keeps the line's speaker as a prefix. Each
 sentence scores `Σ idf(t)` over the distinct query terms t it contains, with
 `idf(t) = log(1 + n / df(t))` over the chunk's own n sentences (a term in every sentence counts
-little) and function words left out; the best sentence wins, the earliest on ties, the first
+little), function words and the `Speaker:` prefix left out; the best sentence wins, the earliest on ties, the first
 when nothing matches. Terms are the lexical route's tokens (lowercase word characters). A
 sentence longer than `max_chars` is cut to a window around its first mark, with "…".
 """
@@ -77,7 +77,7 @@ def best_sentence(text: str, query: str, max_chars: int = MAX_CHARS) -> Snippet:
     if not candidates:
         return Snippet("", ())
     terms = query_terms(query)
-    tokens = [set(tokenize(s)) for s in candidates]
+    tokens = [set(tokenize(s[_body_start(s):])) for s in candidates]
     n = len(candidates)
     idf = {t: math.log(1 + n / sum(t in ts for ts in tokens)) for t in terms if any(t in ts for ts in tokens)}
     scores = [sum(idf.get(t, 0.0) for t in ts & terms) for ts in tokens]
@@ -89,8 +89,16 @@ def chunk_snippet(chunk: Chunk, query: str, max_chars: int = MAX_CHARS) -> Snipp
     return best_sentence(chunk_text(chunk), query, max_chars)
 
 
+def _body_start(sentence: str) -> int:
+    """Where the words start after a `Speaker: ` prefix (0 without one): a speaker's name in
+    front of every line says nothing about which line matches."""
+    speaker = _SPEAKER.match(sentence)
+    return speaker.end() if speaker else 0
+
+
 def _marks(sentence: str, terms: set[str]) -> tuple[tuple[int, int], ...]:
-    return tuple((m.start(), m.end()) for m in TOKEN.finditer(sentence) if m.group().lower() in terms)
+    start = _body_start(sentence)
+    return tuple((m.start(), m.end()) for m in TOKEN.finditer(sentence, start) if m.group().lower() in terms)
 
 
 def _cut(sentence: str, marks: tuple[tuple[int, int], ...], max_chars: int) -> Snippet:

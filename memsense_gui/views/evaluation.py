@@ -27,6 +27,7 @@ from memsense_gui.models.evaluation import PresetMetricsModel, QuestionDiffModel
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.plots.category_bars import CategoryBars
 from memsense_gui.state.context import AppContext
+from memsense_gui.views.ab_question import ABQuestionView
 from memsense_gui.views.autotune import AutoTuneView
 from memsense_gui.views.evaluation_source import EvaluationSource
 from memsense_gui.workers.runner import Job, Task, TaskRunner
@@ -115,6 +116,7 @@ class EvaluationView(QWidget):
         self.diff_table = self._table(self.diff_model, "evaluation-questions")
         self.diff_table.clicked.connect(self._activated)
         self.diff_table.activated.connect(self._activated)
+        self.diff_table.activated.connect(lambda _i: self.tabs.setCurrentWidget(self.ab_view))
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
 
@@ -152,6 +154,8 @@ class EvaluationView(QWidget):
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(compare_page, "Compare presets")
+        self.ab_view = ABQuestionView()
+        self.tabs.addTab(self.ab_view, "A/B question")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.tabs)
@@ -302,8 +306,21 @@ class EvaluationView(QWidget):
         if not source.isValid():
             return
         row = self.diff_model.rows[source.row()]
+        self.show_ab(row)
         gold = tuple(session_docid(row["user"], s) for s in row["gold"])
         self.question_activated.emit(row["user"], row["question"], gold)
+
+    def show_ab(self, row: dict) -> None:
+        """The question of a comparison row under A and B side by side (A/B question tab)."""
+        by_name = {r.preset: r for r in self.results}
+        a, b = by_name.get(self.a_combo.currentText()), by_name.get(self.b_combo.currentText())
+        if a is None or b is None:
+            return
+        oa = next(o for o in a.outcomes if o.question_id == row["question_id"])
+        ob = next(o for o in b.outcomes if o.question_id == row["question_id"])
+        chunks = self.source.chunks_of(row["user"], row["question"]) if self.source is not None else {}
+        self.ab_view.show_question(row["question"], self.metric_combo.currentText(), (a.preset, oa), (b.preset, ob),
+                                   chunks)
 
 
 def _builtin_presets() -> Mapping[str, Config]:

@@ -89,6 +89,14 @@ class EvaluationSource(QObject):
             cache[user_id, text] = self.bridge.call(engine.recall, user_id, text, depth, cancel=cancel)
         return {q.question_id: cache[q.user_id, q.text] for q in questions}
 
+    def chunks_of(self, user_id: str, text: str) -> dict:
+        """Memory id -> chunk of a question's recall pool, from any depth recalled so far ({} if none)."""
+        for (location, _depth), cache in self._pools_cache.items():
+            pool = cache.get((user_id, text)) if location == self.ctx.location else None
+            if pool is not None:
+                return {c.memory_id: c for c in pool.chunks}
+        return {}
+
     def cases(self, depth: int, progress: Progress, cancel: threading.Event) -> tuple[list[Question], dict]:
         """Worker thread: the judged questions of the open store and each one's recall pool."""
         questions = self._questions()

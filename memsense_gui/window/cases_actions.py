@@ -45,14 +45,15 @@ class CasesActions:
         ctx = self.ctx
         self.panel.source_requested.connect(self.choose_questions)
         self.panel.case_opened.connect(lambda user, text, gold: self.window.queries.open_question(user, text, gold))
-        ctx.users_loaded.connect(lambda _users: self._maybe_load())
-        self.window.docks["Cases"].visibilityChanged.connect(lambda on: on and self._maybe_load())
+        ctx.users_loaded.connect(lambda _users: self._maybe_load(self.window.inspector.showing("Cases")))
+        self.window.docks["Cases"].visibilityChanged.connect(lambda on: on and self._maybe_load(True))
         ctx.session.config_changed.connect(lambda _cfg: self.score())
         ctx.closing.connect(lambda: self.runner.shutdown(wait=True))
         self.panel.set_source(self.source.label())
 
-    def _maybe_load(self) -> None:
-        if self.ctx.location and self.loaded_for != self.ctx.location and self.window.inspector.showing("Cases"):
+    def _maybe_load(self, shown: bool) -> None:
+        """Load the cases of a newly opened store once the Cases dock is on screen."""
+        if shown and self.ctx.location and self.loaded_for != self.ctx.location:
             self.load()
 
     def load(self) -> None:

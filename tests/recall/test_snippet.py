@@ -10,13 +10,18 @@ TEXT = ("Ana: I ran the Porto 10K in March. The weather was cold. My bees are fi
 
 
 def test_rarest_terms_win_and_are_marked():
-    # "ana" is in 4 of the 5 sentences (speaker prefixes): log(1 + 5/4); "run", "half", "marathon"
-    # are rarer: the sentence holding three rare terms beats the one holding two and "ana"
+    # speaker prefixes do not count: "Ana" matches no sentence's words; "run", "half", "marathon"
+    # are in Rui's question, "half" and "marathon" in Ana's answer: three terms beat two
     s = best_sentence(TEXT, "Which half marathon did Ana run?")
     assert s.text == "Rui: Did you run the half marathon too?"
     assert [s.text[a:b] for a, b in s.marks] == ["run", "half", "marathon"]
     assert s.marked() == "Rui: Did you «run» the «half» «marathon» too?"
     assert best_sentence(TEXT, "Was the Douro half marathon hard?").text.startswith("Ana: Yes, the Douro")
+
+
+def test_a_speaker_name_is_neither_scored_nor_marked():
+    s = best_sentence("Ana: Tomas!\nTomas: Ana ran the race", "How many races has Ana run?")
+    assert s.text == "Tomas: Ana ran the race" and [s.text[a:b] for a, b in s.marks] == ["Ana"]
 
 
 def test_sentence_inside_a_line_keeps_its_speaker_and_function_words_do_not_count():
