@@ -1,5 +1,7 @@
-"""Screenshots at 1280×720 of the case list and of "What would it take", from the real app
-under Xvfb (as `tools/screenshot.py` takes the main window).
+"""Screenshots of the case list, "What would it take" and an A/B question, from the real app
+under Xvfb (as `tools/screenshot.py` takes the main window). The window is asked for 1280×720;
+with its docks it does not shrink below 796 px high, so those two are 1280×796 (making every
+dock fit 720 px is not done yet); the A/B view is the Evaluation dock undocked at 1280×720.
 
     python -m tools.screenshot_cases [--store DIR] [--out-dir resources/screenshots]
 
