@@ -202,11 +202,14 @@ class EmbeddingEndpoint:
                 if self.path.endswith("embeddings"):
                     answer["model"] = model
                 data = json.dumps(answer).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (the slow-endpoint test): that is the point
 
             def log_message(self, *args):
                 pass
