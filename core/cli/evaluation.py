@@ -137,14 +137,11 @@ def _pools(args: argparse.Namespace, questions, configs, knobs: bool = False):
 
 def _warn_missing_gold(questions, engine) -> None:
     """One warning line when gold sessions are not in the store: those questions can only score 0."""
-    from core.evaluation.evaluate import missing_gold
+    from core.evaluation.evaluate import missing_gold_note
 
-    missing = missing_gold(questions, lambda user: {c.session_number for c in engine.chunks(user)})
-    if missing:
-        (qid, (user, sessions)), = list(missing.items())[:1]
-        print(f"memsense: warning: {len(missing)} of {len(questions)} questions have gold sessions the store does not "
-              f"hold (e.g. {qid}: session {', '.join(map(str, sessions))} of {user}); they score 0 on them. Was the "
-              "store built from this dataset?", file=sys.stderr)
+    note = missing_gold_note(questions, lambda user: {c.session_number for c in engine.chunks(user)})
+    if note:
+        print(f"memsense: warning: {note}", file=sys.stderr)
 
 
 def _common(sp: argparse.ArgumentParser, store: bool = True) -> None:

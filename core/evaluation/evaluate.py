@@ -109,6 +109,18 @@ def missing_gold(questions: Iterable[Question],
     return out
 
 
+def missing_gold_note(questions: Sequence[Question], sessions_of: Callable[[str], set[int]]) -> str:
+    """One sentence when gold sessions are missing from the store ("" when none are), said the
+    same way by the CLI (a warning line) and the app (the Evaluation view's status)."""
+    missing = missing_gold(questions, sessions_of)
+    if not missing:
+        return ""
+    qid, (user, sessions) = next(iter(missing.items()))
+    return (f"{len(missing)} of {len(questions)} questions have gold sessions the store does not hold (e.g. {qid}: "
+            f"session {', '.join(map(str, sessions))} of {user}); they score 0 on them. Was the store built from "
+            "this dataset?")
+
+
 def judged_only(questions: Iterable[Question]) -> list[Question]:
     """Questions with at least one relevant session (the rest cannot be scored)."""
     return [q for q in questions if relevant_of(session_qrels(q))]

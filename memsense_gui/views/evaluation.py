@@ -235,6 +235,9 @@ class EvaluationView(QWidget):
     def _finished(self, results: Sequence[PresetEvaluation]) -> None:
         self._stop()
         self.set_results(results)
+        note = getattr(self.source, "missing_note", "")
+        if note:  # gold the store lacks: those questions cannot score, say so beside the figures
+            self.status.setText(f"{self.status.text()} Warning: {note}")
         self.evaluation_finished.emit(list(results))
 
     def _failed(self, exc: BaseException) -> None:

@@ -16,7 +16,8 @@ from PySide6.QtCore import QObject, Signal
 
 from core.config import Config
 from core.errors import MemsenseError
-from core.evaluation.evaluate import PresetEvaluation, check_users, evaluate_presets, judged_only, recall_depth
+from core.evaluation.evaluate import (PresetEvaluation, check_users, evaluate_presets, judged_only,
+                                      missing_gold_note, recall_depth)
 from core.evaluation.judged import load_question_set
 from core.evaluation.tune import TuneResult, seed_presets, split_users, tune
 from core.records import Question
@@ -42,6 +43,7 @@ class EvaluationSource(QObject):
         self.app_judged = saved == APP_JUDGED
         self.path: Path | None = Path(saved) if saved and Path(saved).exists() else _demo_questions()
         self._pools_cache: dict[tuple, dict] = {}
+        self.missing_note = ""  # the last evaluation's word on gold sessions the store lacks
 
     def label(self) -> str:
         name = "judged in the app" if self.app_judged else self.path.name if self.path else "none chosen"
@@ -107,6 +109,9 @@ class EvaluationSource(QObject):
         """Worker thread: load the questions, recall the missing pools on the engine thread, re-rank."""
         questions = self._questions()
         pools = self._pools(questions, recall_depth(presets.values()), progress, cancel)
+        sessions = {q.user_id: {c.session_number for c in pools[q.question_id].neighbor_chunks.values()}
+                    for q in questions}  # a pool carries every chunk of its user
+        self.missing_note = missing_gold_note(questions, sessions.__getitem__)
         return evaluate_presets(pools, questions, presets, k, progress, cancel)
 
     def tune(self, train: Sequence[str], test: Sequence[str], metric: str, trials: int, progress: Progress,

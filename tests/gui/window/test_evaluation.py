@@ -55,3 +55,17 @@ def test_autotune_tab_in_the_window(qtbot, make_window, tmp_path):
     assert len(blocker.args[0].trials) == 6
     assert panel.save_best("from-window")
     assert "from-window" in window.ctx.presets.all()
+
+
+def test_gold_sessions_the_store_lacks_are_named_beside_the_figures(qtbot, make_window, tmp_path):
+    window = make_window()
+    view = install_evaluation(window)
+    q = questions(n=1)[0]
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps({"questions": [{"user": q.user_id, "question": q.text, "answer": "", "category": 1,
+                                               "evidence": [f"D{q.gold_sessions[0]}:1", "D99:1"]}]}))
+    view.source.set_path(path)
+    with qtbot.waitSignal(view.evaluation_finished, timeout=30_000):
+        view.start()
+    assert "Warning: 1 of 1 questions have gold sessions the store does not hold" in view.status.text()
+    assert f"session 99 of {q.user_id}" in view.status.text()
