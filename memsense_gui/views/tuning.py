@@ -84,6 +84,7 @@ class TuningPanel(QWidget):
         self.modified_label.setFixedHeight(self.modified_label.fontMetrics().height() + 2)
         v.addWidget(self.modified_label)
         self.preset_combo.currentTextChanged.connect(self._update_modified)
+        self.preset_combo.activated.connect(lambda i: self.apply_preset(self.preset_combo.itemText(i)))
         return box
 
     def _scheme_box(self) -> QGroupBox:

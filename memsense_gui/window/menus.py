@@ -21,6 +21,8 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Ctrl+P", "Pin the selected chunk (follow its fate)"),
     ("0 / 1 / 2 / 3", "Grade the selected result or pool candidate for this query "
                       "(0 not relevant … 3 perfect; results or pool table focused)"),
+    ("Ctrl+Z", "Undo a knob change or a preset choice (a slider drag is one step)"),
+    ("Ctrl+Shift+Z", "Redo"),
     ("Ctrl+R", "Reset every knob to the selected preset"),
     ("Ctrl+Shift+S", "Save the current settings as a preset"),
     ("Ctrl+Shift+C", "Compare two presets"),
@@ -59,6 +61,15 @@ def build_menus(w: MainWindow) -> Menus:
     _file_menu(w)
     _query_menu(w)
     t = w.menuBar().addMenu("&Tuning")
+    undo = w.undo.stack.createUndoAction(w, "&Undo")
+    undo.setShortcut(QKeySequence.StandardKey.Undo)
+    redo = w.undo.stack.createRedoAction(w, "&Redo")
+    redo.setShortcut(QKeySequence("Ctrl+Shift+Z"))
+    for action in (undo, redo):
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        t.addAction(action)
+        w.addAction(action)
+    t.addSeparator()
     add_action(w, t, "&Reset to preset", lambda: w.tuning.apply_preset(w.tuning.preset_combo.currentText()), "Ctrl+R")
     add_action(w, t, "&Save settings as preset…", w.tuning.ask_save_preset, "Ctrl+Shift+S")
     add_action(w, t, "&Compare presets", lambda: w.raise_dock("Compare"), "Ctrl+Shift+C")

@@ -1,0 +1,71 @@
+"""Undo and redo of knob changes (Ctrl+Z, Ctrl+Shift+Z), preset choices included.
+
+Every edit the tuning panel makes (`config_edited(cfg, knob)`) becomes one step; the ticks of
+one slider drag (the same knob, one after another) merge into a single step, so undo takes the
+knob back to where the drag began. Undo and redo put a config back on the panel silently and
+re-rank the cached pool with it (`QuerySession.set_config`), as any edit does.
+"""
+from __future__ import annotations
+
+from PySide6.QtGui import QUndoCommand, QUndoStack
+from PySide6.QtWidgets import QMainWindow
+
+from core.config import Config
+
+MERGE_ID = 1
+
+
+class KnobChange(QUndoCommand):
+    """One edit: the config before and after; consecutive edits of one knob merge."""
+
+    def __init__(self, actions: "UndoActions", before: Config, after: Config, knob: str):
+        super().__init__(f"change {knob.removeprefix('preset:')}" if not knob.startswith("preset:")
+                         else f"apply preset {knob[len('preset:'):]}")
+        self.actions, self.before, self.after, self.knob = actions, before, after, knob
+        self._first = True
+
+    def id(self) -> int:  # noqa: A003 - Qt override
+        return -1 if self.knob.startswith("preset:") else MERGE_ID
+
+    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt override
+        if not isinstance(other, KnobChange) or other.knob != self.knob:
+            return False
+        self.after = other.after
+        return True
+
+    def redo(self) -> None:
+        if self._first:  # pushed after the edit was applied: nothing to do the first time
+            self._first = False
+            return
+        self.actions.restore(self.after, "redo")
+
+    def undo(self) -> None:
+        self.actions.restore(self.before, "undo")
+
+
+class UndoActions:
+    def __init__(self, window: QMainWindow):
+        self.window = window
+        self.ctx = window.ctx
+        self.stack = QUndoStack(window)
+        self.current: Config = self.ctx.session.config
+        # connected here, before the window hands edits to the session: `edited` sees the config
+        # as it was before the edit is applied
+        window.tuning.config_edited.connect(self.edited)
+
+    def connect(self) -> None:
+        self.ctx.session.config_changed.connect(self._applied)
+
+    def _applied(self, cfg: Config) -> None:
+        self.current = cfg
+
+    def edited(self, cfg: Config, knob: str) -> None:
+        """A user edit on the panel: one undo step (merged with the previous one of the same knob)."""
+        before, self.current = self.current, cfg
+        if before != cfg:
+            self.stack.push(KnobChange(self, before, cfg, knob))
+
+    def restore(self, cfg: Config, why: str) -> None:
+        self.current = cfg
+        self.window.tuning.set_config(cfg)
+        self.ctx.session.set_config(cfg, why)
