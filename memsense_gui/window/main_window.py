@@ -38,6 +38,7 @@ from memsense_gui.window.menus import SHORTCUTS, build_menus
 from memsense_gui.window.query_actions import QueryActions
 from memsense_gui.window.cases_actions import CasesActions
 from memsense_gui.window.store_actions import StoreActions
+from memsense_gui.window.query_history import QueryHistory
 from memsense_gui.window.undo_actions import UndoActions
 from memsense_gui.window.whatif_actions import WhatIfActions
 
@@ -65,6 +66,7 @@ class MainWindow(QMainWindow):
         self.whatif = WhatIfActions(self)
         self.cases = CasesActions(self)
         self.undo = UndoActions(self)
+        self.history = QueryHistory(self)
         self.menus = build_menus(self)
         self._connect()
         self.exports.restore_config()
@@ -148,6 +150,7 @@ class MainWindow(QMainWindow):
         self.whatif.connect()
         self.cases.connect()
         self.undo.connect()
+        self.history.connect()
 
     def raise_dock(self, title: str) -> None:
         dock = self.docks[title]
