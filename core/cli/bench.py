@@ -42,7 +42,7 @@ def machine() -> dict[str, Any]:
 def bench_rerank(sizes=(32, 256, 1024), dim: int = 384) -> list[dict[str, Any]]:
     """Median ms of the full re-rank (fusion, pool, turn support, MMR, explain of the results)
     for a hybrid store (session-first) and a turn-only store (fallback path)."""
-    rows = []
+    rows, load_before = [], os.getloadavg()
     for n in sizes:
         for shape, turns, sessions_first in (("hybrid", 12, True), ("turn-only", 12, False)):
             pool = synthetic_pool(n_sessions=max(n // 8, 2), turns_per_session=turns, dim=dim, seed=n)
@@ -104,7 +104,7 @@ def main_scale(args: Any) -> Any:
     sizes, users = parse_sizes(args.scale), int(getattr(args, "users", None) or 1)
     if users < 1:
         raise MemsenseError("--users must be at least 1")
-    rows = []
+    rows, load_before = [], os.getloadavg()
     for n in sizes:
         rows.append(bench_size(n, users))
         if not getattr(args, "json", False):
@@ -112,8 +112,33 @@ def main_scale(args: Any) -> Any:
     if getattr(args, "out", None):
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps({"machine": machine(), "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                              "load_average_before_after": [load_before, os.getloadavg()],
                                               "scale": rows}, indent=2) + "\n")
     return rows if getattr(args, "json", False) else None
+
+
+def bench_tuning(questions: int = 200, trials: int = 8) -> dict[str, Any]:
+    """Question-trials per second of tuning's inner loop: `rerank` pool by pool against the
+    batched re-rank of every question at once (`core.evaluation.batch`), same pools and configs,
+    checked to select the same sessions."""
+    from core.evaluation.batch import PoolBatch
+
+    pools = [synthetic_pool(n_sessions=24, turns_per_session=14, dim=384, seed=s) for s in range(questions)]
+    rng = np.random.default_rng(0)
+    cfgs = [replace(Config(), rrf_k=float(rng.uniform(1, 60)), mmr_lambda=float(rng.uniform(0.3, 1)),
+                    top_k=int(rng.integers(2, 10))) for _ in range(trials)]
+    batch = PoolBatch(pools)
+    t = time.perf_counter()
+    fast = [batch.selected_sessions(c) for c in cfgs]
+    batched = time.perf_counter() - t
+    t = time.perf_counter()
+    slow = [[[p.chunks[r.index].session_number for r in rerank(p, c).selected_rows] for p in pools] for c in cfgs]
+    loop = time.perf_counter() - t
+    if fast != slow:
+        raise RuntimeError("batched re-rank selected other sessions than rerank")
+    n = questions * trials
+    return {"questions": questions, "trials": trials, "rows_per_pool": pools[0].size, "rerank_per_s": n / loop,
+            "batched_per_s": n / batched, "speedup": loop / batched}
 
 
 def main(args: Any = None) -> dict[str, Any]:
@@ -126,6 +151,9 @@ def main(args: Any = None) -> dict[str, Any]:
     for r in report["rerank"]:
         print(f"  {r['candidates']:>5} candidates, {r['store']:<9} store ({r['mmr_rows']:>4} MMR rows): "
               f"{r['median_ms']:7.3f} ms   naive {r['naive_median_ms']:9.2f} ms   {r['speedup']:6.1f}x")
+    report["tuning"] = t = bench_tuning()
+    print(f"tuning's inner loop ({t['questions']} pools of {t['rows_per_pool']} rows x {t['trials']} configs): "
+          f"batched {t['batched_per_s']:.0f} question-trials/s, rerank pool by pool {t['rerank_per_s']:.0f} ({t['speedup']:.1f}x)")
     if not quick:
         if not dataset.exists():
             print(f"  (no dataset at {dataset}: recall and ingest figures skipped; pass --dataset)")

@@ -183,7 +183,7 @@ class EmbeddedStore:
             masks = np.array([r for (r,) in self.db.execute(
                 "SELECT routes FROM chunks WHERE user_id=? ORDER BY row", (user_id,))], dtype=np.int64)
             self._present[user_id] = (masks[None, :] >> np.arange(len(DENSE_ROUTES))[:, None]) & 1 == 1
-            self._vectors[user_id] = m
+            self._vectors[user_id] = np.asarray(m)  # a plain array over the map: no memmap overhead per use
         return self._vectors[user_id]
 
     def route_matrix(self, user_id: str) -> np.ndarray:
@@ -201,11 +201,15 @@ class EmbeddedStore:
         if self._last[0] != key:  # a deeper fetch of the same query (a tie across the cut) reuses the scan
             self._last = (key, {})
         scanned = self._last[1]
+        routes = list(routes)
+        wanted = [DENSE_ROUTES.index(r) for r in routes if DENSE_ROUTES.index(r) not in scanned]
+        if wanted:
+            every = (m.reshape(-1, m.shape[2]) @ q).reshape(m.shape[:2])  # one BLAS call for every route
+            for j in wanted:
+                scanned[j] = np.where(present[j], every[j], np.float32(-np.inf))
         out = {}
         for route in routes:
             j = DENSE_ROUTES.index(route)
-            if j not in scanned:
-                scanned[j] = np.where(present[j], m[j] @ q, np.float32(-np.inf))
             rows = top_rows(scanned[j], limit)
             out[route] = RouteHits(rows.astype(np.int64), scanned[j][rows].astype(np.float64))
         return out
