@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from core.config import Config
-from core.rank.fusion import CUTS, live_mask, rrf_contributions, weights_of
+from core.rank.fusion import CUTS, live_mask, route_sum, rrf_contributions, weights_of
 from core.rank.pool import RecallPool
 from core.rank.rerank import rerank
 
@@ -51,7 +51,7 @@ class PoolBatch:
         if cfg.scheme != "rrf" or cfg.scheme in CUTS or any(p.depth < cfg.route_limit for p in self.pools):
             return [[p.chunks[r.index].session_number for r in rerank(p, cfg).selected_rows] for p in self.pools]
         live = live_mask(self.ranks, cfg)
-        fused = rrf_contributions(self.ranks, live, weights_of(cfg), cfg.rrf_k).sum(axis=1)
+        fused = route_sum(rrf_contributions(self.ranks, live, weights_of(cfg), cfg.rrf_k))
         cands = self._candidates(fused, live, cfg.candidate_limit)
         rows, final, session_first = self._rows(cfg, fused, cands)
         order = np.lexsort((rows, -final, self.question_of[rows]))

@@ -10,14 +10,15 @@ from __future__ import annotations
 from importlib import import_module
 
 from core.config import SCHEMES
-from core.rank.fusion.base import LEXICAL, VEC_FULL, Cut, Fusion, live_mask, minmax, rrf_contributions, weights_of
+from core.rank.fusion.base import (LEXICAL, VEC_FULL, Cut, Fusion, live_mask, minmax, route_sum, rrf_contributions,
+                                   weights_of)
 
 _MODULES = {name: import_module(f"{__name__}.{name}") for name in SCHEMES}
 FUSIONS: dict[str, Fusion] = {name: m.fuse for name, m in _MODULES.items()}
 CUTS: dict[str, Cut] = {name: m.cut for name, m in _MODULES.items() if hasattr(m, "cut")}
 
 __all__ = ["CUTS", "FUSIONS", "LEXICAL", "VEC_FULL", "Cut", "Fusion", "cut_rows", "live_mask", "minmax",
-           "rrf_contributions", "weights_of"]
+           "route_sum", "rrf_contributions", "weights_of"]
 
 
 def cut_rows(fused, ranks, live, cfg, chunks) -> dict[int, str]:

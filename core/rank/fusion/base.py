@@ -42,6 +42,17 @@ def rrf_contributions(ranks: np.ndarray, live: np.ndarray, weights: np.ndarray, 
     return np.where(live, weights[None, :] / (k + safe), 0.0)
 
 
+def route_sum(contributions: np.ndarray) -> np.ndarray:
+    """Each row's contributions added route by route, left to right (SPEC §3's sum, in ROUTES
+    order): the same float result whatever the array's memory layout, and the same as adding
+    them one at a time (`core.rank.naive`). numpy's `sum(axis=1)` adds in a layout-dependent
+    order, which moved final scores across a 6th-decimal rounding edge."""
+    out = np.zeros(contributions.shape[0])
+    for j in range(contributions.shape[1]):
+        out += contributions[:, j]
+    return out
+
+
 def minmax(values: np.ndarray, present: np.ndarray) -> np.ndarray:
     """Min-max normalise the present values to [0, 1] (all equal -> 1); absent -> 0."""
     if not present.any():

@@ -6,7 +6,7 @@ from typing import Sequence
 import numpy as np
 
 from core.config import Config
-from core.rank.fusion.base import rrf_contributions, weights_of
+from core.rank.fusion.base import route_sum, rrf_contributions, weights_of
 from core.records import Chunk
 
 
@@ -14,4 +14,4 @@ def fuse(ranks: np.ndarray, scores: np.ndarray, live: np.ndarray, cfg: Config,
         chunks: Sequence[Chunk] = ()) -> tuple[np.ndarray, np.ndarray]:
     """Reciprocal Rank Fusion: `rrf(c) = Σ_r w_r / (k + rank_r(c))`; Memsense k = 15, w = 1."""
     contrib = rrf_contributions(ranks, live, weights_of(cfg), cfg.rrf_k)
-    return contrib.sum(axis=1), contrib
+    return route_sum(contrib), contrib
