@@ -71,7 +71,8 @@ class EvaluationView(QWidget):
         context's engine thread, the auto-tuner beside it, stopped when the window closes."""
         source = EvaluationSource(ctx)
         autotune = AutoTuneView(tune=source.tune, users=lambda: list(ctx.users), save_preset=ctx.presets.save)
-        view = cls(presets=ctx.presets.all, source=source, autotune=autotune)
+        view = cls(presets=lambda: with_current(ctx.presets.all(), ctx.session.config), source=source,
+                   autotune=autotune)
         ctx.users_loaded.connect(view._users_loaded)
         ctx.closing.connect(view.shutdown)
         return view
@@ -324,6 +325,15 @@ class EvaluationView(QWidget):
         chunks = self.source.chunks_of(row["user"], row["question"]) if self.source is not None else {}
         self.ab_view.show_question(row["question"], self.metric_combo.currentText(), (a.preset, oa), (b.preset, ob),
                                    chunks)
+
+
+CURRENT = "current settings"
+"""The row of the settings on screen (saved or not) in the evaluation table."""
+
+
+def with_current(presets: Mapping[str, Config], current: Config) -> dict[str, Config]:
+    """Every preset, then the settings on screen as `CURRENT`, so unsaved tuning is compared too."""
+    return {**presets, CURRENT: current}
 
 
 def _builtin_presets() -> Mapping[str, Config]:

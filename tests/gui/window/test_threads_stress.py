@@ -76,7 +76,7 @@ def test_evaluation_autotune_queries_and_ingest_at_once_in_the_real_window(qtbot
                     view.start()  # newest wins: the first evaluation stops while waiting on the engine
                     assert first.cancelled
             results = finished.args[0]
-            assert len(results) == len(window.ctx.presets.all())
+            assert len(results) == len(window.ctx.presets.all()) + 1  # and the settings on screen
             assert all(res.questions == n for res in results)
         path = tmp_path / "tune.json"
         n = _question_file(path, users, TUNE_PER_USER, "tune")
