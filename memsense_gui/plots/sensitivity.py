@@ -27,7 +27,7 @@ class SensitivityPlot(pg.PlotWidget):
         self.setBackground(theme.current().base)
 
     def set_points(self, knob: str, points: Sequence[tuple[float, float, float | None]], best: float,
-                   metric: str) -> None:
+                   metric: str, importance: float | None = None) -> None:
         xs = [p[0] for p in points]
         self.train_curve.setData(xs, [p[1] for p in points])
         tests = [(p[0], p[2]) for p in points if p[2] is not None]
@@ -36,3 +36,5 @@ class SensitivityPlot(pg.PlotWidget):
         self.setLabel("bottom", knob)
         self.setLabel("left", metric)
         self.setLogMode(x=knob == "rrf_k", y=False)
+        self.setTitle(None if importance is None else f"{knob}: importance {importance:.2f} (Optuna fANOVA)",
+                      size="9pt")

@@ -2,8 +2,13 @@
 watch the trial history, see each knob's sensitivity, save the best settings as a preset.
 
 `AutoTuneView` is given a `tune` callable
-`(train_users, test_users, metric, trials, progress, cancel) -> TuneResult` and runs it off
-the GUI thread (progress, Cancel); `save_preset(name, cfg)` stores the winner.
+`(train_users, test_users, metric, trials, progress, cancel) -> TuneResult` and, optionally, a
+`cross_validate` callable `(users, metric, trials, folds, progress, cancel) -> CrossValidation`
+(k-fold cross-validation by user, SPEC §12); it runs them off the GUI thread (progress,
+Cancel); `save_preset(name, cfg)` stores the winner. With 2 or more folds the ticked users of
+both lists are dealt into folds, and the panel shows each fold's train and held-out figures,
+the cross-validated held-out metric and the bootstrap interval of its gain. Saving a config
+whose held-out gain is not above zero asks first.
 """
 from __future__ import annotations
 
@@ -13,11 +18,12 @@ from typing import Any, Callable, Sequence
 from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QListWidget, QListWidgetItem,
-    QProgressBar, QPushButton, QSpinBox, QSplitter, QTableView, QVBoxLayout, QWidget,
+    QMessageBox, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QTableView, QVBoxLayout, QWidget,
 )
 
 from core.config import Config
 from core.errors import MemsenseError
+from core.evaluation.cv import CrossValidation
 from core.evaluation.metrics import metric_names
 from core.evaluation.tune import KNOBS, TuneResult
 from memsense_gui.models.table import RAW_ROLE
@@ -28,21 +34,28 @@ from memsense_gui.workers.slot import TaskSlot
 
 TuneFn = Callable[[Sequence[str], Sequence[str], str, int, Callable[[int, int, str], None], threading.Event],
                   TuneResult]
+CrossValidateFn = Callable[[Sequence[str], str, int, int, Callable[[int, int, str], None], threading.Event],
+                           CrossValidation]
+SPLIT = 1
+"""The folds spin box's lowest value: no cross-validation, the ticked train/test split."""
+DEFAULT_FOLDS = 5
 
 
 class AutoTuneView(QWidget):
     """Search the knobs on training users, check held-out users (see module docstring)."""
 
-    tuning_finished = Signal(object)  # TuneResult
+    tuning_finished = Signal(object)  # TuneResult, or CrossValidation with 2 or more folds
     tuning_failed = Signal(object)
     preset_saved = Signal(str)
 
     def __init__(self, parent: QWidget | None = None, *, tune: TuneFn | None = None,
                  users: Callable[[], Sequence[str]] = lambda: (),
-                 save_preset: Callable[[str, Config], None] | None = None):
+                 save_preset: Callable[[str, Config], None] | None = None,
+                 cross_validate: CrossValidateFn | None = None):
         super().__init__(parent)
-        self.tune_fn, self.users_fn, self.save_fn = tune, users, save_preset
+        self.tune_fn, self.users_fn, self.save_fn, self.cv_fn = tune, users, save_preset, cross_validate
         self.result: TuneResult | None = None
+        self.cv: CrossValidation | None = None
         self.runner = TaskRunner("memsense-autotune", self)
         self.slot = TaskSlot(self.runner, succeeded=self._finished, failed=self._failed,
                              cancelled=self._cancelled, progressed=self._progressed)
@@ -63,6 +76,19 @@ class AutoTuneView(QWidget):
         self.trials_spin.setRange(1, 5000)
         self.trials_spin.setValue(200)
         self.trials_spin.setSuffix(" trials")
+        self.folds_spin = QSpinBox()
+        self.folds_spin.setRange(SPLIT, 20)
+        self.folds_spin.setSpecialValueText("train/test split")
+        self.folds_spin.setSuffix(" folds")
+        self.folds_spin.setToolTip("k-fold cross-validation by user: each fold's users are held out while the "
+                                   "others tune; the ticked users of both lists are dealt into the folds")
+        self.folds_spin.setVisible(self.cv_fn is not None)
+        self.folds_text = QPlainTextEdit()
+        self.folds_text.setReadOnly(True)
+        self.folds_text.setMaximumHeight(120)
+        self.folds_text.setVisible(False)
+        self.importance_label = QLabel()
+        self.importance_label.setWordWrap(True)
         self.run_button = QPushButton("Tune")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
@@ -94,7 +120,7 @@ class AutoTuneView(QWidget):
             box.addWidget(w)
             users.addLayout(box)
         controls = QHBoxLayout()
-        for w in (self.metric_combo, self.trials_spin, self.run_button, self.cancel_button, self.save_button):
+        for w in (self.metric_combo, self.trials_spin, self.folds_spin, self.run_button, self.cancel_button, self.save_button):
             controls.addWidget(w)
         controls.addWidget(self.progress, 1)
         right = QWidget()
@@ -105,6 +131,7 @@ class AutoTuneView(QWidget):
         row.addWidget(self.knob_combo, 1)
         rv.addLayout(row)
         rv.addWidget(self.plot, 1)
+        rv.addWidget(self.importance_label)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.table)
         split.addWidget(right)
@@ -112,6 +139,7 @@ class AutoTuneView(QWidget):
         layout.addLayout(users)
         layout.addLayout(controls)
         layout.addWidget(self.status)
+        layout.addWidget(self.folds_text)
         layout.addWidget(split, 1)
 
         self.run_button.clicked.connect(self.start)
@@ -131,6 +159,8 @@ class AutoTuneView(QWidget):
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                 item.setCheckState(Qt.CheckState.Checked if u in ticked else Qt.CheckState.Unchecked)
                 box.addItem(item)
+        folds = min(DEFAULT_FOLDS, len(users)) if self.cv_fn is not None and len(users) >= 3 else SPLIT
+        self.folds_spin.setValue(folds)
 
     def ticked(self, box: QListWidget) -> list[str]:
         return [box.item(i).text() for i in range(box.count()) if box.item(i).checkState() == Qt.CheckState.Checked]
@@ -141,9 +171,17 @@ class AutoTuneView(QWidget):
             self.status.setText("Nothing to tune: open a store first.")
             return None
         train, test = self.ticked(self.train_list), self.ticked(self.test_list)
+        folds = self.folds_spin.value() if self.cv_fn is not None else SPLIT
         self.progress.setVisible(True)
         self.progress.setRange(0, 0)
         self.cancel_button.setEnabled(True)
+        self.save_button.setEnabled(False)
+        if folds > SPLIT:
+            users = list(dict.fromkeys([*train, *test]))
+            self.status.setText(f"Cross-validating {self.metric_combo.currentText()}: {folds} folds over "
+                                f"{', '.join(users) or 'no users'}…")
+            return self.slot.start("tune", _run_cv, self.cv_fn, users, self.metric_combo.currentText(),
+                                   self.trials_spin.value(), folds)
         self.status.setText(f"Tuning {self.metric_combo.currentText()} on {', '.join(train) or 'no users'}…")
         return self.slot.start("tune", _run_tune, self.tune_fn, train, test, self.metric_combo.currentText(),
                                self.trials_spin.value())
@@ -157,9 +195,12 @@ class AutoTuneView(QWidget):
         self.progress.setValue(done)
         self.progress.setFormat(f"{what}  %v/%m")
 
-    def _finished(self, result: TuneResult) -> None:
+    def _finished(self, result: TuneResult | CrossValidation) -> None:
         self._stop()
-        self.set_result(result)
+        if isinstance(result, CrossValidation):
+            self.set_cv(result)
+        else:
+            self.set_result(result)
         self.tuning_finished.emit(result)
 
     def _failed(self, exc: BaseException) -> None:
@@ -176,16 +217,57 @@ class AutoTuneView(QWidget):
         self.cancel_button.setEnabled(False)
 
     def set_result(self, result: TuneResult) -> None:
-        self.result = result
-        self.model.set_trials(result.trials, result.best.number)
+        self.result, self.cv = result, None
+        self.folds_text.setVisible(False)
+        self._show_trials(result)
         b, s = result.best, result.start
         test = "" if b.test is None else f", held-out {s.test:.3f} → {b.test:.3f}"
         self.status.setText(f"{result.metric}: train {s.train:.3f} → {b.train:.3f}{test} "
                             f"(best = trial {b.number} of {len(result.trials)}"
                             f"{', cancelled' if result.cancelled else ''}). A gap between train and held-out "
-                            "shows over-fitting.")
+                            f"shows over-fitting.{self._save_warning()}")
+
+    def set_cv(self, cv: CrossValidation) -> None:
+        """Show a cross-validation: per-fold figures, the cross-validated metric and the gain's interval;
+        the trial history and sensitivity are those of the search run on every user."""
+        self.cv = cv
+        self.result = cv.final
+        self._show_trials(cv.final)
+        sd, lo, hi = cv.held_spread
+        lines = [f"fold {f.number}: held out {', '.join(f.held_users)} ({f.held_questions} questions) — "
+                 f"train {f.start_train:.3f} → {f.train:.3f}, held-out {f.start_held:.3f} → {f.held:.3f} "
+                 f"(gain {f.gain:+.3f})" for f in cv.folds]
+        lines.append(f"held-out over the folds: mean {cv.cv_metric:.3f} over {cv.questions} questions, "
+                     f"sd {sd:.3f}, min {lo:.3f}, max {hi:.3f}")
+        self.folds_text.setPlainText("\n".join(lines))
+        self.folds_text.setVisible(True)
+        self.status.setText(f"{len(cv.folds)}-fold cross-validation by user, {cv.search} search: "
+                            f"{cv.verdict()}.{self._save_warning()}")
+
+    def _show_trials(self, result: TuneResult) -> None:
+        self.model.set_trials(result.trials, result.best.number)
         self.save_button.setEnabled(self.save_fn is not None)
+        ranked = sorted(result.importances.items(), key=lambda kv: -kv[1])
+        self.importance_label.setText(
+            "parameter importance (Optuna fANOVA over the trials): " + ", ".join(f"{k} {v:.2f}" for k, v in ranked)
+            if ranked else "")
         self._show_sensitivity()
+
+    def held_out_gain(self) -> float | None:
+        """The best config's held-out gain over the start: cross-validated with folds, else on the test
+        users (None when no user was held out)."""
+        if self.cv is not None:
+            return None if self.cv.cancelled else self.cv.gain
+        if self.result is None or self.result.best.test is None or self.result.start.test is None:
+            return None
+        return self.result.best.test - self.result.start.test
+
+    def _save_warning(self) -> str:
+        gain = self.held_out_gain()
+        if gain is not None and gain > 0:
+            return ""
+        why = "no user was held out" if gain is None else f"the held-out gain is {gain:+.3f}, not above zero"
+        return f" Saving asks first: {why}, so the start may be the better choice."
 
     def _show_sensitivity(self, *_: Any) -> None:
         if self.result is None:
@@ -193,13 +275,28 @@ class AutoTuneView(QWidget):
         knob = self.knob_combo.currentText()
         points = self.result.sensitivity.get(knob, ())
         best = next(k.get(self.result.best.config) for k in KNOBS if k.name == knob)
-        self.plot.set_points(knob, points, best, self.result.metric)
+        self.plot.set_points(knob, points, best, self.result.metric, self.result.importances.get(knob))
 
     @Slot()
     def ask_save(self) -> None:
+        if not self.confirm_save():
+            return
         name, ok = QInputDialog.getText(self, "Save tuned preset", "Preset name:", text="tuned")
         if ok and name.strip():
             self.save_best(name.strip())
+
+    def confirm_save(self) -> bool:
+        """True when the held-out gain is above zero, or the user agrees to save anyway."""
+        gain = self.held_out_gain()
+        if gain is not None and gain > 0:
+            return True
+        why = ("no user was held out, so nothing shows the tuned settings do better on users they did not see"
+               if gain is None else f"on held-out users the tuned settings gain {gain:+.3f} "
+               f"({self.result.metric if self.result else ''}), not above zero: tuning did not generalise")
+        answer = QMessageBox.question(self, "Save tuned preset?", f"{why.capitalize()}.\n\nSave them anyway?",
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                      QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def save_best(self, name: str) -> bool:
         if self.result is None or self.save_fn is None:
@@ -221,3 +318,8 @@ class AutoTuneView(QWidget):
 
 def _run_tune(tune: TuneFn, train: list[str], test: list[str], metric: str, trials: int, task: Job) -> TuneResult:
     return tune(train, test, metric, trials, task.report, task.cancel_event)
+
+
+def _run_cv(cross_validate: CrossValidateFn, users: list[str], metric: str, trials: int, folds: int,
+            task: Job) -> CrossValidation:
+    return cross_validate(users, metric, trials, folds, task.report, task.cancel_event)

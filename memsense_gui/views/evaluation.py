@@ -70,7 +70,8 @@ class EvaluationView(QWidget):
         """The view on the open store: questions from a file or judged in the app, recall on the
         context's engine thread, the auto-tuner beside it, stopped when the window closes."""
         source = EvaluationSource(ctx)
-        autotune = AutoTuneView(tune=source.tune, users=lambda: list(ctx.users), save_preset=ctx.presets.save)
+        autotune = AutoTuneView(tune=source.tune, users=lambda: list(ctx.users), save_preset=ctx.presets.save,
+                                cross_validate=source.cross_validate)
         view = cls(presets=lambda: with_current(ctx.presets.all(), ctx.session.config), source=source,
                    autotune=autotune)
         ctx.users_loaded.connect(view._users_loaded)

@@ -19,6 +19,8 @@ from core.errors import MemsenseError
 from core.evaluation.evaluate import (PresetEvaluation, check_users, evaluate_presets, judged_only,
                                       missing_gold_note, recall_depth)
 from core.evaluation.judged import load_question_set
+from core.evaluation.cv import CrossValidation, cross_validate
+from core.evaluation.study import tune_tpe
 from core.evaluation.tune import TuneResult, seed_presets, split_users, tune
 from core.records import Question
 from memsense_gui.state.context import AppContext
@@ -124,6 +126,16 @@ class EvaluationSource(QObject):
         pools = self._pools(questions, recall_depth([start]), progress, cancel)
         return tune(pools, train_q, test_q, metric, trials=trials, start=start, seeds=seed_presets(start),
                     progress=progress, cancel=cancel)
+
+    def cross_validate(self, users: Sequence[str], metric: str, trials: int, folds: int, progress: Progress,
+                       cancel: threading.Event) -> CrossValidation:
+        """Worker thread: k-fold cross-validation by user (`core.evaluation.cv`) of a seeded Optuna TPE
+        search from Memsense's default, seeded with the built-in RRF presets; `trials` per fold."""
+        questions = self._questions(users)
+        start = Config()
+        pools = self._pools(questions, recall_depth([start]), progress, cancel)
+        return cross_validate(pools, questions, tune_tpe, "tpe", metric=metric, folds=folds, trials=trials,
+                              start=start, seeds=seed_presets(start), progress=progress, cancel=cancel)
 
 
 def _demo_questions() -> Path | None:

@@ -1,12 +1,18 @@
 """The auto-tuning panel over a synthetic tuning run: history, sensitivity plot, save as preset."""
 from __future__ import annotations
 
+import zlib
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QInputDialog, QMessageBox
 
 from core.config.presets import PresetStore
+from core.evaluation.cv import CrossValidation, cross_validate
+from core.evaluation.evaluate import recall_pools
+from core.evaluation.study import tune_tpe
+from core.rank.synthetic import synthetic_pool
 from memsense_gui.views.autotune import AutoTuneView
-from tests.gui.fixtures import TUNE_USERS as USERS, synthetic_tune
+from tests.gui.fixtures import TUNE_USERS as USERS, synthetic_tune, tune_questions
 
 
 def test_tuning_run_fills_history_and_sensitivity_and_saves(qtbot, tmp_path):
@@ -26,4 +32,77 @@ def test_tuning_run_fills_history_and_sensitivity_and_saves(qtbot, tmp_path):
     assert list(xs) == [p[0] for p in result.sensitivity["mmr_lambda"]]
     assert view.save_best("tuned-synth")
     assert store.get("tuned-synth") == result.best.config
+    view.shutdown()
+
+
+def synthetic_cv(users, metric, trials, folds, progress, cancel):
+    qs = [q for q in tune_questions() if q.user_id in users]
+    pools = recall_pools(lambda u, q, d: synthetic_pool(n_sessions=10, seed=zlib.crc32(q.encode()), user_id=u,
+                                                        query=q), qs, 64)
+    return cross_validate(pools, qs, tune_tpe, "tpe", metric=metric, folds=folds, trials=trials, sensitivity_points=3,
+                          progress=progress, cancel=cancel)
+
+
+def answer_dialogs(monkeypatch, answer):
+    """Answer the confirmation with `answer` and the name prompt with "cv"; return the questions asked."""
+    asked = []
+
+    def question(parent, title, text, *args):
+        asked.append(text)
+        return answer
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("cv", True))
+    return asked
+
+
+def test_cross_validation_shows_each_fold_and_asks_before_saving_a_config_that_did_not_generalise(
+        qtbot, tmp_path, monkeypatch):
+    store = PresetStore(tmp_path / "presets.json")
+    view = AutoTuneView(tune=synthetic_tune, users=lambda: USERS, save_preset=store.save, cross_validate=synthetic_cv)
+    qtbot.addWidget(view)
+    view.show()
+    assert view.folds_spin.value() == 3  # 3 users: one fold per user
+    view.trials_spin.setValue(1)  # one trial per fold is the start itself: the held-out gain is exactly zero
+    with qtbot.waitSignal(view.tuning_finished, timeout=30_000) as blocker:
+        qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+    cv = blocker.args[0]
+    assert isinstance(cv, CrossValidation) and len(cv.folds) == 3 and cv.gain == 0 and not cv.generalises
+    lines = view.folds_text.toPlainText().splitlines()
+    assert len(lines) == 4 and view.folds_text.isVisible()
+    for line, fold in zip(lines, cv.folds):
+        assert f"held-out {fold.start_held:.3f} → {fold.held:.3f}" in line and f"train {fold.start_train:.3f}" in line
+    assert f"mean {cv.cv_metric:.3f}" in lines[-1]
+    lo, hi = cv.gain_ci
+    assert f"95 % CI {lo:+.3f} to {hi:+.3f}" in view.status.text()
+    assert "not above zero" in view.status.text() and "Saving asks first" in view.status.text()
+    asked = answer_dialogs(monkeypatch, QMessageBox.StandardButton.No)
+    qtbot.mouseClick(view.save_button, Qt.MouseButton.LeftButton)
+    assert len(asked) == 1 and "+0.000" in asked[0] and "cv" not in store.all()
+    asked = answer_dialogs(monkeypatch, QMessageBox.StandardButton.Yes)
+    qtbot.mouseClick(view.save_button, Qt.MouseButton.LeftButton)
+    assert len(asked) == 1 and store.get("cv") == cv.final.best.config
+    view.shutdown()
+
+
+def test_cross_validated_search_feeds_importances_to_the_sensitivity_view(qtbot, tmp_path, monkeypatch):
+    store = PresetStore(tmp_path / "presets.json")
+    view = AutoTuneView(tune=synthetic_tune, users=lambda: USERS, save_preset=store.save, cross_validate=synthetic_cv)
+    qtbot.addWidget(view)
+    view.show()
+    view.folds_spin.setValue(2)
+    view.trials_spin.setValue(12)
+    with qtbot.waitSignal(view.tuning_finished, timeout=60_000) as blocker:
+        view.start()
+    cv = blocker.args[0]
+    assert len(cv.folds) == 2 and len(cv.final.trials) == 12 and view.model.rowCount() == 12
+    assert cv.final.importances  # 12 TPE trials over the synthetic pools differ
+    knob, weight = max(cv.final.importances.items(), key=lambda kv: kv[1])
+    assert f"{knob} {weight:.2f}" in view.importance_label.text()
+    view.knob_combo.setCurrentText(knob)
+    assert f"importance {weight:.2f}" in view.plot.plotItem.titleLabel.text
+    asked = answer_dialogs(monkeypatch, QMessageBox.StandardButton.No)
+    qtbot.mouseClick(view.save_button, Qt.MouseButton.LeftButton)
+    assert bool(asked) == (cv.gain <= 0)  # asks exactly when the cross-validated gain is not above zero
+    assert ("cv" in store.all()) == (cv.gain > 0)
     view.shutdown()

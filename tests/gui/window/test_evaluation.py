@@ -4,10 +4,11 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QInputDialog, QMessageBox
 
 from core.config.presets import BUILTIN
 from memsense_gui.window.evaluation import install_evaluation
-from tests.gui.fixtures import eval_questions as questions
+from tests.gui.fixtures import FakeEngine, eval_questions as questions
 
 PRESETS = {name: BUILTIN[name] for name in ("memsense", "bm25_only", "dense_only")}
 
@@ -70,3 +71,31 @@ def test_gold_sessions_the_store_lacks_are_named_beside_the_figures(qtbot, make_
         view.start()
     assert "Warning: 1 of 1 questions have gold sessions the store does not hold" in view.status.text()
     assert f"session 99 of {q.user_id}" in view.status.text()
+
+
+def test_autotune_tab_cross_validates_by_user_in_the_window(qtbot, make_window, tmp_path, monkeypatch):
+    monkeypatch.setattr(FakeEngine, "USERS", ("synth-a", "synth-b", "synth-c"))
+    window = make_window()
+    view = install_evaluation(window)
+    items = [{"user": u, "question": f"question {i} for {u}", "answer": "", "category": 1, "evidence": [f"D{i + 1}:1"]}
+             for u in window.ctx.users for i in range(4)]
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps({"questions": items}))
+    view.source.set_path(path)
+    panel = view.autotune
+    view.tabs.setCurrentWidget(panel)
+    qtbot.waitUntil(panel.folds_spin.isVisible, timeout=5_000)
+    assert panel.folds_spin.value() == 3  # 3 users: min(5, 3) folds
+    panel.trials_spin.setValue(4)
+    with qtbot.waitSignal(panel.tuning_finished, timeout=60_000) as blocker:
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    cv = blocker.args[0]
+    assert sorted(u for f in cv.folds for u in f.held_users) == sorted(window.ctx.users)  # each user held out once
+    assert cv.questions == len(items) and len(cv.final.trials) == 4
+    assert panel.folds_text.toPlainText().count("fold ") == 3 and cv.verdict() in panel.status.text()
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a: asked.append(a[2]) or QMessageBox.StandardButton.Yes)
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("cv-window", True))
+    qtbot.mouseClick(panel.save_button, Qt.MouseButton.LeftButton)
+    assert bool(asked) == (cv.gain <= 0)
+    assert window.ctx.presets.all()["cv-window"] == cv.final.best.config
