@@ -7,6 +7,7 @@ import pyqtgraph as pg
 
 from core.evaluation.evaluate import PresetEvaluation, category_name
 from memsense_gui import theme
+from memsense_gui.plots.style import legend_color, style_plot
 
 
 PRESET_COLORS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
@@ -34,11 +35,8 @@ class CategoryBars(pg.PlotWidget):
     def apply_theme(self) -> None:
         t = theme.current()
         self.setBackground(t.base)
-        for name in ("left", "bottom"):
-            axis = self.getAxis(name)
-            axis.setPen(pg.mkPen(t.muted))
-            axis.setTextPen(pg.mkPen(t.text))
-        self.legend.setLabelTextColor(t.text)
+        style_plot(self.getPlotItem())
+        legend_color(self.legend, t.text)
 
     def _bar(self, i: int) -> pg.BarGraphItem:
         while len(self.bars) <= i:

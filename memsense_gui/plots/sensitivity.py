@@ -7,6 +7,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from memsense_gui import theme
+from memsense_gui.plots.style import legend_color, style_plot
 
 
 class SensitivityPlot(pg.PlotWidget):
@@ -17,14 +18,22 @@ class SensitivityPlot(pg.PlotWidget):
         super().__init__(parent)
         self.setMenuEnabled(False)
         self.showGrid(x=True, y=True, alpha=0.25)
-        self.addLegend(offset=(-10, 10), labelTextSize="9pt")
+        self.legend = self.addLegend(offset=(-10, 10), labelTextSize="9pt")
         self.train_curve = self.plot([], [], pen=pg.mkPen("#4e79a7", width=2), symbol="o", symbolSize=6,
                                      symbolBrush="#4e79a7", name="train")
         self.test_curve = self.plot([], [], pen=pg.mkPen("#e15759", width=2, style=Qt.PenStyle.DashLine),
                                     symbol="s", symbolSize=6, symbolBrush="#e15759", name="test")
         self.best_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#7f7f7f", style=Qt.PenStyle.DotLine))
         self.addItem(self.best_line)
-        self.setBackground(theme.current().base)
+        self.apply_theme()
+        if theme.notifier is not None:
+            theme.notifier.changed.connect(self.apply_theme)
+
+    def apply_theme(self, _theme: theme.Theme | None = None) -> None:
+        t = theme.current()
+        self.setBackground(t.base)
+        style_plot(self.getPlotItem())
+        legend_color(self.legend, t.text)
 
     def set_points(self, knob: str, points: Sequence[tuple[float, float, float | None]], best: float,
                    metric: str, importance: float | None = None) -> None:
