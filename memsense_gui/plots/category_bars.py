@@ -32,7 +32,7 @@ class CategoryBars(pg.PlotWidget):
         self.groups: list[str] = []
         self.apply_theme()
 
-    def apply_theme(self) -> None:
+    def apply_theme(self, _theme: theme.Theme | None = None) -> None:
         t = theme.current()
         self.setBackground(t.base)
         style_plot(self.getPlotItem())

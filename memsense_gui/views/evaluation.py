@@ -169,7 +169,7 @@ class EvaluationView(QWidget):
             combo.currentIndexChanged.connect(self._refresh_views)
         self.ties_check.toggled.connect(self._refresh_views)
         if theme.notifier is not None:
-            theme.notifier.changed.connect(lambda _t: self.bars.apply_theme())
+            theme.notifier.changed.connect(self.bars.apply_theme)  # bound: dropped with the widget
 
     def _table(self, model, name: str) -> QTableView:
         proxy = QSortFilterProxyModel(self)
