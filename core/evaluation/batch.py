@@ -139,7 +139,8 @@ class PoolBatch:
             rows = np.flatnonzero(wanted)
             session_first[np.unique(self.question_of[rows])] = True
             s = self.session_of[rows]
-            support = np.where(supported[s], np.minimum(cfg.turn_support_cap, cfg.turn_support_factor * best[s]), 0.0)
+            best_turn = np.where(supported[s], best[s], 0.0)  # not -inf: factor 0 · -inf would be NaN
+            support = np.where(supported[s], np.minimum(cfg.turn_support_cap, cfg.turn_support_factor * best_turn), 0.0)
             rrf = np.where(in_pool[rows], fused[rows], 0.0) + support
         fallback = cands[~session_first[self.question_of[cands]]]
         rows = np.concatenate([rows, fallback])
