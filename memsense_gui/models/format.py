@@ -17,6 +17,9 @@ ROUTE_SHORT: dict[str, str] = {
     "lexical": "lex", "facet_personal_info": "info", "facet_preferences": "pref", "facet_events": "event",
     "turn_support": "+turn",
 }
+# The pin mark is a glyph DejaVu Sans (the font the project installs) has, never an emoji,
+# which shows as an empty box on a machine without an emoji font.
+PIN_MARK = "\u2691"  # ⚑ black flag
 _HEADER = re.compile(r"^\[group chat conversation:[^\]]*\]\s*")
 
 

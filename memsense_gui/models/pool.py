@@ -10,7 +10,7 @@ from core.rank.ranking import Ranking
 from core.records import ROUTES, Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import (
-    GRADE_TIP, fate_color, fate_label, fmt, grade_text, is_gold, pool_rows, preview, routes_text, short_id,
+    GRADE_TIP, PIN_MARK, fate_color, fate_label, fmt, grade_text, is_gold, pool_rows, preview, routes_text, short_id,
 )
 from memsense_gui.models.table import TableModel
 
@@ -49,7 +49,7 @@ class PoolRowsModel(TableModel):
 
     def _label(self, row: int) -> str:
         c = self.chunk(row)
-        mark = ("★ " if is_gold(c, self._gold) else "") + ("📌 " if c.memory_id in self._pins else "")
+        mark = ("★ " if is_gold(c, self._gold) else "") + (PIN_MARK + " " if c.memory_id in self._pins else "")
         return mark + short_id(c.memory_id, c.user_id)
 
 

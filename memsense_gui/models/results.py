@@ -9,7 +9,9 @@ from core.rank.ranking import Ranking, Row
 from core.recall.snippet import chunk_snippet
 from core.records import Chunk
 from memsense_gui import theme
-from memsense_gui.models.format import GRADE_TIP, fmt, grade_text, is_gold, movement_text, preview, routes_text, short_id
+from memsense_gui.models.format import (
+    GRADE_TIP, PIN_MARK, fmt, grade_text, is_gold, movement_text, preview, routes_text, short_id,
+)
 from memsense_gui.models.table import TableModel, bold_font
 
 
@@ -88,7 +90,7 @@ class ResultsModel(TableModel):
         if col == self.SESSION:
             return ("★ " if is_gold(chunk, self._gold) else "") + short_id(chunk.session_id, user)
         if col == self.CHUNK:
-            return ("📌 " if chunk.memory_id in self._pins else "") + short_id(chunk.memory_id, user)
+            return (PIN_MARK + " " if chunk.memory_id in self._pins else "") + short_id(chunk.memory_id, user)
         if col == self.GRADE:
             return grade_text(self._grades.get(chunk.memory_id))
         if col == self.MMR:
