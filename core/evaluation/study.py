@@ -25,8 +25,7 @@ import optuna
 
 from core.config import Config, to_dict
 from core.errors import MemsenseError
-from core.evaluation.metrics import metric_key, parse_metric
-from core.evaluation.tune import KNOBS, Knob, Progress, Scorer, Trial, TuneResult, _key, sensitivity
+from core.evaluation.tune import KNOBS, Knob, Progress, Trial, TuneResult, _key, scorers, sensitivity
 from core.rank.pool import RecallPool
 from core.records import Question
 
@@ -92,11 +91,7 @@ def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: S
              storage: str | None = None, study_name: str | None = None, progress: Progress | None = None,
              cancel: threading.Event | None = None) -> TuneResult:
     """Maximise the train `metric` over `knobs` with seeded TPE in `trials` completed trials."""
-    base, k = parse_metric(metric)
-    name = metric_key(base, k)
-    tiebreak = metric_key("mrr" if base == "ndcg" else "ndcg", k)
-    score_train = Scorer(pools, train, name, tiebreak, k)
-    score_test = Scorer(pools, test, name, tiebreak, k)
+    name, score_train, score_test = scorers(pools, train, test, metric)
     start = start or Config()
     study = open_study(storage, study_name, seed, _identity(name, start, [q.user_id for q in train], knobs))
     done = _complete(study)

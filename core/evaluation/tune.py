@@ -210,17 +210,23 @@ def split_users(questions: Sequence[Question], train: Sequence[str], test: Seque
     return [q for q in questions if q.user_id in train], [q for q in questions if q.user_id in test]
 
 
+def scorers(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Sequence[Question],
+            metric: str) -> tuple[str, Scorer, Scorer]:
+    """The metric's key and the train and held-out scorers every search uses (tie-break:
+    nDCG@k, or MRR when tuning nDCG)."""
+    base, k = parse_metric(metric)
+    name = metric_key(base, k)
+    tiebreak = metric_key("mrr" if base == "ndcg" else "ndcg", k)
+    return name, Scorer(pools, train, name, tiebreak, k), Scorer(pools, test, name, tiebreak, k)
+
+
 def tune(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Sequence[Question], metric: str = "recall_all@4",
          trials: int = 100, seed: int = 0, start: Config | None = None, seeds: Sequence[Config] = (),
          knobs: Sequence[Knob] = KNOBS,
          sensitivity_points: int = 7, progress: Progress | None = None,
          cancel: threading.Event | None = None) -> TuneResult:
     """Search `knobs` for the best train `metric` in `trials` trials (see the module docstring)."""
-    base, k = parse_metric(metric)
-    name = metric_key(base, k)
-    tiebreak = metric_key("mrr" if base == "ndcg" else "ndcg", k)
-    score_train = Scorer(pools, train, name, tiebreak, k)
-    score_test = Scorer(pools, test, name, tiebreak, k)
+    name, score_train, score_test = scorers(pools, train, test, metric)
     start = start or Config()
     history: list[Trial] = []
     budget = max(1, trials)
