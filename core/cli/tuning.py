@@ -12,11 +12,12 @@ from typing import Any
 
 from core.cli.evaluation import (DEFAULT_METRIC, _check_tune_outputs, _common, _dataset, _fmt, _named, _pools,
                                  _preset_store, _progress, _questions, _users)
+from core.cli.tuned_export import folds_provenance, split_provenance
+from core.config.provenance import save_with_provenance
 from core.errors import MemsenseError
 
 
 def cmd_tune(args: argparse.Namespace) -> Any:
-    from core import config as config_io
     from core.evaluation.evaluate import evaluate_config
     from core.evaluation.metrics import metric_key, parse_metric
     from core.evaluation.tune import seed_presets, split_users
@@ -45,7 +46,7 @@ def cmd_tune(args: argparse.Namespace) -> Any:
     if args.save_preset:
         _preset_store(args).save(args.save_preset, result.best.config)
     if args.export:
-        config_io.save(result.best.config, args.export)
+        save_with_provenance(result.best.config, args.export, split_provenance(args, start_name, result))
     if args.json:
         return {**result.to_json(), "start_preset": start_name, "baselines": base_scores,
                 "saved_preset": args.save_preset, "exported": args.export}
@@ -67,7 +68,6 @@ def _search(args: argparse.Namespace):
 
 
 def _tune_folds(args: argparse.Namespace, metric: str) -> Any:
-    from core import config as config_io
     from core.evaluation.cv import cross_validate
     from core.evaluation.tune import seed_presets
 
@@ -86,7 +86,7 @@ def _tune_folds(args: argparse.Namespace, metric: str) -> Any:
         _preset_store(args).save(args.save_preset, cv.best)
         saved = args.save_preset
     if cv.best is not None and args.export:
-        config_io.save(cv.best, args.export)
+        save_with_provenance(cv.best, args.export, folds_provenance(args, start_name, cv))
     if args.json:
         return {**cv.to_json(), "start_preset": start_name, "saved_preset": saved,
                 "exported": args.export if cv.best is not None else None}

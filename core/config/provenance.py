@@ -31,6 +31,24 @@ def changed_knobs(cfg: Config, base: Config | None = None) -> list[tuple[str, An
 
 
 @dataclass(frozen=True)
+class FoldFigure:
+    """One cross-validation fold: the users it held out, its winner's train and held-out metric."""
+
+    number: int
+    held_users: tuple[str, ...]
+    train: float
+    held_out: float
+
+    def record(self) -> dict[str, Any]:
+        return {"fold": self.number, "held_out_users": list(self.held_users), "train": self.train,
+                "held_out": self.held_out}
+
+    def line(self) -> str:
+        return (f"  fold {self.number} (held out {', '.join(self.held_users)}): train {self.train:.3f}, "
+                f"held-out {self.held_out:.3f}")
+
+
+@dataclass(frozen=True)
 class Provenance:
     """What to say about an exported config; empty fields are left out."""
 
@@ -41,6 +59,7 @@ class Provenance:
     train: float | None = None
     held_out: float | None = None
     held_out_how: str = ""  # e.g. "5-fold cross-validation by user", "held-out users conv-42, conv-43"
+    folds: tuple[FoldFigure, ...] = ()  # with cross-validation: every fold's figures
     date: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
     def record(self, cfg: Config) -> dict[str, Any]:
@@ -50,6 +69,8 @@ class Provenance:
             out["metric"] = {k: v for k, v in (("name", self.metric), ("train", self.train),
                                                 ("held_out", self.held_out), ("held_out_how", self.held_out_how))
                              if v not in (None, "")}
+            if self.folds:
+                out["metric"]["folds"] = [f.record() for f in self.folds]
         out["changed_from_memsense_defaults"] = {k: {"value": v, "default": d} for k, v, d in changed_knobs(cfg)}
         return out
 
@@ -63,8 +84,9 @@ class Provenance:
                        f"held-out {self.held_out:.3f}" if self.held_out is not None else ""]
             how = f" ({self.held_out_how})" if self.held_out_how else ""
             out.append(f"metric: {self.metric}: " + ", ".join(f for f in figures if f) + how)
+            out += [f.line() for f in self.folds]
         changed = changed_knobs(cfg)
-        out.append("changed from Memsense's defaults: " + ("none" if not changed else ""))
+        out.append("changed from Memsense's defaults:" + (" none" if not changed else ""))
         out += [f"  {k} = {v!r} (default {d!r})" for k, v, d in changed]
         return out
 
