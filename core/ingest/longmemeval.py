@@ -7,7 +7,9 @@ judged against them: gold sessions = the positions of `answer_session_ids` among
 `haystack_session_ids`, gold turns = the ids of the turns marked `has_answer`. The category is
 the `question_type`, numbered from `FIRST_CATEGORY` in `QUESTION_TYPES` order so it fits the
 question model's category number. Abstention questions (ids ending in `_abs`) have no answer
-in the haystack: they load with no gold session, so evaluations leave them out.
+in the haystack: they load with no gold session or turn (whatever `answer_session_ids` lists,
+as LongMemEval's own retrieval evaluation skips them), so evaluations leave them out. An
+answer session id missing from the haystack is an error, not a silently lost gold session.
 """
 from __future__ import annotations
 
@@ -37,6 +39,12 @@ _DATE = re.compile(r"(\d{4})/(\d{1,2})/(\d{1,2})(?:\s*\([A-Za-z]+\))?(?:\s+(\d{1
 def is_longmemeval(data: Any) -> bool:
     """A JSON list whose items carry a haystack of sessions."""
     return isinstance(data, list) and any(isinstance(q, dict) and "haystack_sessions" in q for q in data)
+
+
+def is_abstention(question_id: str) -> bool:
+    """An abstention question (`_abs` id): the haystack holds no answer, though the published files
+    still list the sessions it is about under `answer_session_ids`."""
+    return question_id.endswith("_abs")
 
 
 def iso_date(text: str) -> str:
@@ -71,6 +79,13 @@ def check_item(item: Any, n: int, path: Path) -> dict:
             or not len(ids) == len(dates) == len(sessions):
         raise _fail(path, where, "haystack_session_ids, haystack_dates and haystack_sessions must be lists of "
                                  "the same length")
+    answers = item["answer_session_ids"]
+    if not isinstance(answers, list):
+        raise _fail(path, where, "answer_session_ids must be a list of haystack session ids")
+    unknown = [str(a) for a in answers if a not in ids]
+    if unknown:
+        raise _fail(path, where, f"answer_session_ids names {', '.join(unknown)}, not among its "
+                                 "haystack_session_ids")
     for s, turns in enumerate(sessions, start=1):
         if not isinstance(turns, list):
             raise _fail(path, f"{where}, session {s}", "a session must be a list of turns")
@@ -83,11 +98,13 @@ def check_item(item: Any, n: int, path: Path) -> dict:
 
 def question_of(item: dict) -> Question:
     """The judged question of one checked LongMemEval item."""
-    number = {sid: n for n, sid in enumerate(item["haystack_session_ids"], start=1)}
-    gold = tuple(sorted({number[s] for s in item["answer_session_ids"] if s in number}))
-    turns = tuple(f"D{n}:{k}" for n, session in enumerate(item["haystack_sessions"], start=1)
-                  for k, turn in enumerate(session, start=1) if turn.get("has_answer"))
     qid = str(item["question_id"])
+    number = {sid: n for n, sid in enumerate(item["haystack_session_ids"], start=1)}
+    gold, turns = (), ()
+    if not is_abstention(qid):  # its answer sessions only mention the topic: nothing to retrieve
+        gold = tuple(sorted({number[s] for s in item["answer_session_ids"]}))
+        turns = tuple(f"D{n}:{k}" for n, session in enumerate(item["haystack_sessions"], start=1)
+                      for k, turn in enumerate(session, start=1) if turn.get("has_answer"))
     answer = item["answer"]
     return Question(qid, qid, str(item["question"]), "" if answer is None else str(answer),
                     FIRST_CATEGORY + QUESTION_TYPES.index(item["question_type"]), gold, turns)
