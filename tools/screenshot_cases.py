@@ -102,7 +102,7 @@ def take(store: Path | None, out_dir: Path) -> list[Path]:
     _settle(app)
     window.grab().save(str(shots[1]))
 
-    view = window.docks["Evaluation"].widget()  # the A/B question: Evaluation undocked to 1280×720
+    view = window.docks["Evaluation"].view  # the A/B question: Evaluation undocked to 1280×720
     with_shot = out_dir / "ab-question.png"
     with_shot.unlink(missing_ok=True)
     view.start()

@@ -24,6 +24,15 @@ SEGMENTS: tuple[str, ...] = ROUTES + ("scheme bonus", "turn support", "alpha · 
 
 
 BAR_HEIGHT = 0.62
+BAR_PIXELS = 18
+"""The least height of one bar with its label, in pixels: below it, labels would overlap, so
+the plot keeps this height per bar and its pane scrolls instead."""
+AXIS_PIXELS = 70
+"""The plot's height apart from the bars and the legend: the axis with its title, margins."""
+LEGEND_ROW_PIXELS = 22
+LEGEND_ENTRY_PIXELS = 110
+"""Width of one legend entry (swatch and label): the legend takes as many columns as fit."""
+MIN_WIDTH = 300
 
 
 def segment_color(name: str) -> str:
@@ -74,6 +83,18 @@ def nice_ceiling(value: float) -> float:
     return 10.0 ** (exp + 1)
 
 
+def legend_columns(width: int) -> int:
+    """Legend columns that fit `width` pixels (2 to 6)."""
+    return max(2, min(6, width // LEGEND_ENTRY_PIXELS))
+
+
+def minimum_height(n_bars: int, width: int) -> int:
+    """Pixels the plot needs at `width` so that `n_bars` bars, their labels and the legend
+    never overlap."""
+    legend_rows = math.ceil(len(SEGMENTS) / legend_columns(width))
+    return AXIS_PIXELS + legend_rows * LEGEND_ROW_PIXELS + max(n_bars, 1) * BAR_PIXELS
+
+
 class ContributionPlot(pg.GraphicsLayoutWidget):
     """Stacked horizontal bars, one per result, rank 1 on top."""
 
@@ -100,6 +121,7 @@ class ContributionPlot(pg.GraphicsLayoutWidget):
         self._ticks: list = []
         self._view: tuple[float, int] = (0.0, 0)
         self.data = Stacks(np.zeros((0, len(SEGMENTS))), (), np.zeros(0), np.zeros((0, len(ROUTES))))
+        self.setMinimumWidth(MIN_WIDTH)
         self.scene().sigMouseMoved.connect(self._hover)
         self.scene().sigMouseClicked.connect(self._clicked)
         self.apply_theme()
@@ -116,6 +138,7 @@ class ContributionPlot(pg.GraphicsLayoutWidget):
         self.data = stacks(ranking, gold) if ranking is not None else Stacks(
             np.zeros((0, len(SEGMENTS))), (), np.zeros(0), np.zeros((0, len(ROUTES))))
         n = len(self.data.labels)
+        self.setMinimumHeight(minimum_height(n, self.width()))
         y = np.arange(n, dtype=float)
         left = np.zeros(n)
         for j, bar in enumerate(self.bars):
@@ -132,6 +155,16 @@ class ContributionPlot(pg.GraphicsLayoutWidget):
             self._view = view
             self.plot.setXRange(0, view[0], padding=0)
             self.plot.setYRange(-0.6, view[1] - 0.4, padding=0)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        """A narrow plot wraps its legend onto more rows rather than cutting it off."""
+        super().resizeEvent(event)
+        if not hasattr(self, "data"):  # pyqtgraph resizes the widget before __init__ is done
+            return
+        cols = legend_columns(self.width())
+        if cols != self.legend.columnCount:
+            self.legend.setColumnCount(cols)
+        self.setMinimumHeight(minimum_height(len(self.data.labels), self.width()))
 
     def _update_labels(self, totals: np.ndarray) -> None:
         t = theme.current()

@@ -5,11 +5,12 @@ import html
 from typing import Iterable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from core.rank.ranking import Ranking
 from memsense_gui.models.results import ResultsModel
 from memsense_gui.plots.contributions import ContributionPlot
+from memsense_gui.views.snippets import show_snippets
 from memsense_gui.views.tables import Panel, fit_columns, make_table, select_id, selected_id
 
 
@@ -34,7 +35,14 @@ class ResultsPanel(Panel):
         tv.addWidget(self.caption)
         tv.addWidget(self.view)
         split.addWidget(top)
-        split.addWidget(self.plot)
+        self.plot_scroll = QScrollArea()  # the bars keep their least height; a short pane scrolls
+        self.plot_scroll.setObjectName("contribution-scroll")
+        self.plot_scroll.setWidgetResizable(True)
+        self.plot_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.plot_scroll.setWidget(self.plot)
+        split.addWidget(self.plot_scroll)
+        split.setCollapsible(0, False)
+        split.setCollapsible(1, False)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 2)
         self.splitter = split
@@ -42,6 +50,7 @@ class ResultsPanel(Panel):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
         fit_columns(self.view, {0: 2, 1: 40, 2: 4, 3: 7, 4: 9, 5: 5, 6: 6, 7: 6, 8: 6, 9: 7, 10: 6, 11: 6})
+        show_snippets(self.view, ResultsModel.PREVIEW)
         self._watch(self.view)
         self.plot.result_clicked.connect(self.select_position)
         self._user_sized = False

@@ -62,7 +62,7 @@ class ExportActions:
         """`which`: pool | matrix (of the ranking on screen) | evaluation (the last evaluation)."""
         if which == "evaluation":
             dock = self.window.docks.get("Evaluation")
-            results = getattr(dock.widget(), "results", []) if dock is not None else []
+            results = getattr(dock.view, "results", []) if dock is not None else []
             if not results:
                 raise MemsenseError("there is no evaluation yet: run one in the Evaluation view first")
             return evaluation_table(results)

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtWidgets import (
-    QApplication, QComboBox, QDockWidget, QLabel, QLineEdit, QMainWindow, QPushButton, QSizePolicy, QToolBar, QWidget,
+    QApplication, QComboBox, QLabel, QLineEdit, QMainWindow, QPushButton, QSizePolicy, QToolBar, QWidget,
 )
 
 from memsense_gui import theme
@@ -21,6 +21,7 @@ from memsense_gui.views.cases import CasesPanel
 from memsense_gui.views.chunk import ChunkPanel
 from memsense_gui.views.compare import ComparePanel
 from memsense_gui.views.dialogs import ShortcutsDialog, show_error
+from memsense_gui.views.dock import ViewDock
 from memsense_gui.views.explain import ExplainPanel
 from memsense_gui.views.mmr import MMRPanel
 from memsense_gui.views.pool import PoolPanel
@@ -99,8 +100,9 @@ class MainWindow(QMainWindow):
         self.chunk_panel, self.explain_panel, self.turns_panel = ChunkPanel(), ExplainPanel(), TurnSupportPanel()
         self.whynot_panel, self.pool_panel, self.matrix_panel = WhyNotPanel(), PoolPanel(), MatrixPanel()
         self.mmr_panel, self.compare_panel = MMRPanel(), ComparePanel()
-        self.docks: dict[str, QDockWidget] = {}
+        self.docks: dict[str, ViewDock] = {}
         self.cases_panel = CasesPanel()
+        self.setCorner(Qt.Corner.BottomLeftCorner, LEFT)  # the sliders get the window's full height
         self._dock("Tuning", self.tuning, LEFT)
         self._dock("Cases", self.cases_panel, LEFT)
         for title, w in (("Chunk", self.chunk_panel), ("Explain", self.explain_panel),
@@ -118,10 +120,9 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.model_label)
         self.statusBar().addPermanentWidget(self.store_label)
 
-    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
-        dock = QDockWidget(title, self)
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> ViewDock:
+        dock = ViewDock(title, widget, self)
         dock.setObjectName(f"dock-{title.lower().replace(' ', '-').rstrip('?')}")
-        dock.setWidget(widget)
         first = next((d for d in self.docks.values() if self.dockWidgetArea(d) == area), None)
         self.addDockWidget(area, dock)
         if first is not None:
@@ -157,7 +158,7 @@ class MainWindow(QMainWindow):
         dock.show()
         dock.raise_()
 
-    def add_view(self, title: str, widget: QWidget, area: Qt.DockWidgetArea = BOTTOM) -> QDockWidget:
+    def add_view(self, title: str, widget: QWidget, area: Qt.DockWidgetArea = BOTTOM) -> ViewDock:
         """Add a view (e.g. the Evaluation view) as a dock, tabbed with the others in `area`."""
         dock = self._dock(title, widget, area)
         self.menus.view.insertAction(self.menus.view.actions()[len(self.docks) - 1], dock.toggleViewAction())

@@ -208,7 +208,8 @@ def test_open_question_marks_gold_sessions(qtbot, make_window):
     assert w.user_combo.currentText() == "synth-b" and w.query_edit.text() == "which pets"
     assert w.results.model.index(1, ResultsModel.SESSION).data().startswith("★")
     assert not w.results.model.index(0, ResultsModel.SESSION).data().startswith("★")
-    starred = [w.matrix_panel.model.index(r, 0).data() for r in range(w.matrix_panel.model.rowCount())]
+    starred = [w.matrix_panel.model.index(r, w.matrix_panel.model.CHUNK).data()
+               for r in range(w.matrix_panel.model.rowCount())]
     assert any(s.startswith("★") for s in starred)
     with qtbot.waitSignal(w.ctx.error_reported):
         w.queries.open_question("nobody", "q", set())
@@ -217,7 +218,7 @@ def test_open_question_marks_gold_sessions(qtbot, make_window):
 def test_add_view_docks_a_widget(qtbot, make_window):
     w = make_window(open_store=False)
     dock = w.add_view("Evaluation", QLabel("evaluation here"))
-    assert w.docks["Evaluation"] is dock and dock.widget().text() == "evaluation here"
+    assert w.docks["Evaluation"] is dock and dock.view.text() == "evaluation here"
     assert dock.toggleViewAction() in w.menus.view.actions()
 
 

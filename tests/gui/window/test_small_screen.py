@@ -1,0 +1,84 @@
+"""The window on a small screen (1280×720) and a common one (1920×1080): the size asked for is
+honoured, the main parts are on screen side by side without overlapping, and enough sliders
+and result rows show without scrolling to tune by eye."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtWidgets import QWidget
+
+from memsense_gui.window.evaluation import install_evaluation
+
+FRAME = 40
+"""Room left for a window manager's title bar and border on a 1280×720 screen."""
+SLIDERS_AT = {(1280, 720): 8, (1920, 1080): 16}
+"""Sliders fully visible without scrolling. At 1280×720: 8 = the four MMR knobs, the two fusion
+knobs and both turn-support knobs, every knob but the eight route weights (their own group,
+below, one scroll away); at 1920×1080 all 16."""
+RESULT_ROWS = 4
+"""Result rows fully visible: every result at Memsense's default top_k (4)."""
+
+
+def _rect_in(widget: QWidget, window: QWidget) -> QRect:
+    return QRect(widget.mapTo(window, QPoint(0, 0)), widget.size())
+
+
+def _visible_in(widget: QWidget, viewport: QWidget) -> bool:
+    top_left = widget.mapTo(viewport, QPoint(0, 0))
+    return viewport.rect().contains(QRect(top_left, widget.size()))
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_the_window_fits_the_screen_without_overlaps(qtbot, ranked_window, size):
+    w = ranked_window
+    install_evaluation(w)
+    w.resize(*size)
+    w.default_layout()
+    qtbot.waitUntil(lambda: (w.width(), w.height()) == size, timeout=5_000)
+    qtbot.wait(50)
+    # with a title bar and border the whole window still fits a 1280×720 screen
+    assert w.minimumSizeHint().height() <= 720 - FRAME and w.minimumSizeHint().width() <= 1280
+
+    parts = {"menu": w.menuBar(), "toolbar": w.query_edit.parentWidget(), "results": w.results,
+             "tuning": w.docks["Tuning"], "chunk": w.docks["Chunk"], "route ranks": w.docks["Route ranks"],
+             "status": w.statusBar()}
+    rects = {name: _rect_in(part, w) for name, part in parts.items()}
+    for name, rect in rects.items():
+        assert part_visible(parts[name]), name
+        assert rect.width() > 0 and rect.height() > 0, name
+        assert w.rect().contains(rect), f"{name} {rect} outside the window {w.rect()}"
+    for (a, ra), (b, rb) in itertools.combinations(rects.items(), 2):
+        assert not ra.intersects(rb), f"{a} {ra} overlaps {b} {rb}"
+    for inner in ("results table", "bars"):
+        widget = w.results.view if inner == "results table" else w.results.plot_scroll
+        assert rects["results"].contains(_rect_in(widget, w)) and widget.height() > 0, inner
+
+    viewport = w.tuning.findChild(QWidget, "knob-viewport")
+    shown = [name for name, s in w.tuning.sliders.items() if _visible_in(s, viewport) and s.isVisible()]
+    assert len(shown) >= SLIDERS_AT[size], shown
+
+    view = w.results.view
+    rows = [r for r in range(view.model().rowCount()) if view.viewport().rect().contains(view.visualRect(
+        view.model().index(r, 0)))]
+    assert view.model().rowCount() == RESULT_ROWS and len(rows) == RESULT_ROWS
+
+
+def part_visible(widget: QWidget) -> bool:
+    return widget.isVisible() and not widget.visibleRegion().isEmpty()
+
+
+def test_the_bars_keep_their_height_and_scroll_when_the_pane_is_short(qtbot, ranked_window):
+    from dataclasses import replace
+
+    from memsense_gui.plots.contributions import BAR_PIXELS
+
+    w = ranked_window
+    w.resize(1280, 720)
+    w.ctx.session.set_config(replace(w.ctx.session.config, top_k=10))  # every session of the fake pool
+    qtbot.waitUntil(lambda: w.results.model.rowCount() == 10, timeout=5_000)
+    qtbot.wait(50)
+    plot, scroll = w.results.plot, w.results.plot_scroll
+    assert plot.height() >= w.results.model.rowCount() * BAR_PIXELS  # never squeezed: each bar keeps its pixels
+    assert scroll.viewport().height() < plot.height() and scroll.verticalScrollBar().maximum() > 0
