@@ -89,6 +89,7 @@ def pool_rows(ranking: Ranking) -> list[int]:
     return [int(i) for i in ranking.candidates] + extra
 
 
+SNIPPET_TIP = "The chunk's sentence that best matches the query, query words in bold"
 GRADE_TIP = "Relevance marked for this query: 0 not relevant … 3 perfect (select a row, press 0-3)"
 
 

@@ -7,25 +7,39 @@ from PySide6.QtGui import QColor
 
 from core.rank.explain import Fate
 from core.rank.ranking import Ranking
+from core.recall.snippet import chunk_snippet
 from core.records import ROUTES, Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import (
-    GRADE_TIP, PIN_MARK, fate_color, fate_label, fmt, grade_text, is_gold, pool_rows, preview, routes_text, short_id,
+    GRADE_TIP, PIN_MARK, SNIPPET_TIP, fate_color, fate_label, fmt, grade_text, is_gold, pool_rows, preview, routes_text, short_id,
 )
 from memsense_gui.models.table import TableModel
 
 
+RANK_TIP = "Place in the candidate pool by fused score; 'fetched' = a session brought in by its turns"
+
+
 class PoolRowsModel(TableModel):
+    """Rows of the candidate pool in pool order, with each row's place and snippet (the
+    snippets are worked out when first shown, once per pool: they depend on the query only)."""
+
     def __init__(self, parent=None):
         super().__init__(parent)
         self.ranking: Ranking | None = None
         self._rows: list[int] = []
         self._gold: frozenset[str] = frozenset()
         self._pins: frozenset[str] = frozenset()
+        self._cands = 0
+        self._snippets: dict[str, str] = {}
+        self._snippet_pool = None
 
     def set_ranking(self, ranking: Ranking | None, gold: Iterable[str] = (), pins: Iterable[str] = ()) -> None:
         self.beginResetModel()
         self.ranking = ranking
+        if ranking is None or ranking.pool is not self._snippet_pool:
+            self._snippets = {}
+            self._snippet_pool = ranking.pool if ranking is not None else None
+        self._cands = len(ranking.candidates) if ranking is not None else 0
         self._rows = pool_rows(ranking) if ranking is not None else []
         self._gold = frozenset(gold)
         self._pins = frozenset(pins)
@@ -47,6 +61,17 @@ class PoolRowsModel(TableModel):
             self._fates[row] = self.ranking.fate(self.memory_id(row))
         return self._fates[row]
 
+    def pool_rank(self, row: int) -> int | None:
+        """1-based place in the candidate pool (None: a session fetched for its turns)."""
+        return row + 1 if row < self._cands else None
+
+    def snippet(self, row: int) -> str:
+        """The best-matching sentence, query words in «»."""
+        mid = self.memory_id(row)
+        if mid not in self._snippets:
+            self._snippets[mid] = chunk_snippet(self.chunk(row), self.ranking.pool.query).marked()
+        return self._snippets[mid]
+
     def _label(self, row: int) -> str:
         c = self.chunk(row)
         mark = ("★ " if is_gold(c, self._gold) else "") + (PIN_MARK + " " if c.memory_id in self._pins else "")
@@ -56,10 +81,11 @@ class PoolRowsModel(TableModel):
 class PoolModel(PoolRowsModel):
     """The whole candidate pool (not only top k) with each candidate's fate."""
 
-    POOL_RANK, CHUNK, GRADE, KIND, FUSED, FINAL, ROUTES, FATE, REASON = range(9)
-    HEADERS = ("Pool #", "Chunk", "Grade", "Kind", "RRF", "Final", "Routes", "Fate", "Why")
+    POOL_RANK, SNIPPET, CHUNK, GRADE, KIND, FUSED, FINAL, ROUTES, FATE, REASON = range(10)
+    HEADERS = ("Pool #", "Snippet", "Chunk", "Grade", "Kind", "RRF", "Final", "Routes", "Fate", "Why")
     HEADER_TIPS = {
-        POOL_RANK: "Place in the candidate pool by fused score; 'fetched' = a session brought in by its turns",
+        POOL_RANK: RANK_TIP,
+        SNIPPET: SNIPPET_TIP,
         GRADE: GRADE_TIP,
         FUSED: "Fused (RRF) score of the chunk itself, before turn support",
         FINAL: "final_score of re-ranked rows (with turn support and alpha · memory)",
@@ -79,11 +105,12 @@ class PoolModel(PoolRowsModel):
     def set_ranking(self, ranking: Ranking | None, gold: Iterable[str] = (), pins: Iterable[str] = ()) -> None:
         super().set_ranking(ranking, gold, pins)
         self._final = {r.index: r.final_score for r in ranking.rows} if ranking is not None else {}
-        self._cands = len(ranking.candidates) if ranking is not None else 0
 
     def display(self, row: int, col: int) -> str | None:
         if col == self.POOL_RANK:
             return str(row + 1) if row < self._cands else "fetched"
+        if col == self.SNIPPET:
+            return self.snippet(row)
         if col == self.CHUNK:
             return self._label(row)
         if col == self.GRADE:
@@ -106,7 +133,7 @@ class PoolModel(PoolRowsModel):
     def raw(self, row: int, col: int) -> Any:
         i = self._rows[row]
         if col == self.POOL_RANK:
-            return row + 1 if row < self._cands else None
+            return self.pool_rank(row)
         if col == self.FUSED:
             return float(self.ranking.fused[i])
         if col == self.FINAL:
@@ -124,7 +151,7 @@ class PoolModel(PoolRowsModel):
             return GRADE_TIP
         if col in (self.FATE, self.REASON):
             return self.fate(row).reason
-        if col == self.CHUNK:
+        if col in (self.CHUNK, self.SNIPPET):
             return f"{self.memory_id(row)}\n{preview(self.chunk(row), 400)}"
         return None
 

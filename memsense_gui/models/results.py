@@ -10,7 +10,7 @@ from core.recall.snippet import chunk_snippet
 from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import (
-    GRADE_TIP, PIN_MARK, fmt, grade_text, is_gold, movement_text, preview, routes_text, short_id,
+    GRADE_TIP, PIN_MARK, SNIPPET_TIP, fmt, grade_text, is_gold, movement_text, preview, routes_text, short_id,
 )
 from memsense_gui.models.table import TableModel, bold_font
 
@@ -22,7 +22,7 @@ class ResultsModel(TableModel):
     HEADERS = ("#", "Snippet", "Moved", "Session", "Chunk", "Grade", "Final", "RRF", "Memory", "Turn sup.", "MMR",
                "Redund.", "Routes")
     HEADER_TIPS = {
-        PREVIEW: "The chunk's sentence that best matches the query, query words in «»",
+        PREVIEW: SNIPPET_TIP,
         MOVED: "Places moved since the previous settings (▲ up, ▼ down, new = not returned before)",
         GRADE: GRADE_TIP,
         FINAL: "final_score = rrf_score + alpha · memory score",

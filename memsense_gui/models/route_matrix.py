@@ -10,8 +10,8 @@ from PySide6.QtGui import QColor, QFont
 from core.rank.ranking import Ranking
 from core.records import ROUTES
 from memsense_gui import theme
-from memsense_gui.models.format import ROUTE_SHORT, is_gold, text_on
-from memsense_gui.models.pool import PoolRowsModel
+from memsense_gui.models.format import ROUTE_SHORT, SNIPPET_TIP, is_gold, preview, text_on
+from memsense_gui.models.pool import RANK_TIP, PoolRowsModel
 from memsense_gui.models.table import DISPLAY, bold_font
 
 
@@ -22,15 +22,15 @@ class RouteMatrixModel(PoolRowsModel):
     route_limit or weight 0). `RAW_ROLE` is the rank (0 = absent).
     """
 
-    CHUNK = 0
-    HEADERS = ("Chunk",) + tuple(ROUTE_SHORT[r] for r in ROUTES)
-    HEADER_TIPS = {j + 1: r for j, r in enumerate(ROUTES)}
-    NUMERIC = frozenset(range(1, len(ROUTES) + 1))
+    POOL_RANK, SNIPPET, CHUNK, FIRST_ROUTE = range(4)
+    HEADERS = ("Pool #", "Snippet", "Chunk") + tuple(ROUTE_SHORT[r] for r in ROUTES)
+    HEADER_TIPS = {POOL_RANK: RANK_TIP, SNIPPET: SNIPPET_TIP, **dict(zip(range(FIRST_ROUTE, FIRST_ROUTE + len(ROUTES)), ROUTES))}
+    NUMERIC = frozenset({POOL_RANK, *range(FIRST_ROUTE, FIRST_ROUTE + len(ROUTES))})
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
         if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole
-                and section >= 1 and self.ranking is not None):
-            route = ROUTES[section - 1]
+                and section >= self.FIRST_ROUTE and self.ranking is not None):
+            route = ROUTES[section - self.FIRST_ROUTE]
             return f"{route}: weight {self.ranking.config.weight(route):g}, counted down to rank {self.ranking.config.route_limit}"
         return super().headerData(section, orientation, role)
 
@@ -48,7 +48,7 @@ class RouteMatrixModel(PoolRowsModel):
         return self.focused is not None and self.memory_id(row) == self.focused
 
     def font(self, row: int, col: int) -> QFont | None:
-        return bold_font() if col == self.CHUNK and self.is_focused(row) else None
+        return bold_font() if col < self.FIRST_ROUTE and self.is_focused(row) else None
 
     def set_ranking(self, ranking: Ranking | None, gold: Iterable[str] = (), pins: Iterable[str] = ()) -> None:
         super().set_ranking(ranking, gold, pins)
@@ -63,32 +63,41 @@ class RouteMatrixModel(PoolRowsModel):
         super().refresh()
 
     def _rank(self, row: int, col: int) -> int:
-        return self._ranks[row][col - 1]
+        return self._ranks[row][col - self.FIRST_ROUTE]
 
     def display(self, row: int, col: int) -> str | None:
+        if col == self.POOL_RANK:
+            rank = self.pool_rank(row)
+            return "fetched" if rank is None else str(rank)
+        if col == self.SNIPPET:
+            return self.snippet(row)
         if col == self.CHUNK:
             return self._label(row)
-        rank = self._ranks[row][col - 1]
+        rank = self._rank(row, col)
         return str(rank) if rank else ""
 
     def raw(self, row: int, col: int) -> Any:
+        if col == self.POOL_RANK:
+            return self.pool_rank(row)
+        if col == self.SNIPPET:
+            return self.snippet(row)
         return self.memory_id(row) if col == self.CHUNK else self._rank(row, col)
 
     def counted(self, row: int, col: int) -> bool:
-        return self._live[row][col - 1]
+        return self._live[row][col - self.FIRST_ROUTE]
 
     def strength(self, row: int, col: int) -> float:
         """1 for rank 1, falling with log rank to 0 at route_limit; 0 when absent."""
-        rank = self._ranks[row][col - 1]
+        rank = self._rank(row, col)
         if not rank:
             return 0.0
         return max(0.0, 1.0 - math.log(rank) / self._limit_log)
 
     def _cell_colors(self, row: int, col: int) -> tuple[QColor, QColor] | None:
         """(background, text) of a found cell, from a cache of 65 strength steps."""
-        if not self._ranks[row][col - 1]:
+        if not self._rank(row, col):
             return None
-        counted = self._live[row][col - 1]
+        counted = self.counted(row, col)
         key = (counted, round(self.strength(row, col) * 64) if counted else 0)
         colors = self._colors.get(key)
         if colors is None:
@@ -102,7 +111,7 @@ class RouteMatrixModel(PoolRowsModel):
         return colors
 
     def background(self, row: int, col: int) -> QColor | None:
-        if col == self.CHUNK:
+        if col < self.FIRST_ROUTE:
             if self.is_focused(row):
                 return theme.current().qcolor("highlight")
             return theme.current().qcolor("gold") if is_gold(self.chunk(row), self._gold) else None
@@ -110,20 +119,21 @@ class RouteMatrixModel(PoolRowsModel):
         return colors[0] if colors else None
 
     def foreground(self, row: int, col: int) -> QColor | None:
-        if col == self.CHUNK:
+        if col < self.FIRST_ROUTE:
             return QColor("#ffffff") if self.is_focused(row) else None
         colors = self._cell_colors(row, col)
         return colors[1] if colors else None
 
     def tooltip(self, row: int, col: int) -> str | None:
-        if col == self.CHUNK:
-            return self.memory_id(row)
-        route = ROUTES[col - 1]
+        if col < self.FIRST_ROUTE:
+            return f"{self.memory_id(row)}\n{preview(self.chunk(row), 400)}" if col == self.SNIPPET else self.memory_id(row)
+        j = col - self.FIRST_ROUTE
+        route = ROUTES[j]
         i = self._rows[row]
         rank = self._rank(row, col)
         if not rank:
             return f"{route}: not found"
-        raw = float(self.ranking.pool.scores[i, col - 1])
-        contrib = float(self.ranking.contributions[i, col - 1])
+        raw = float(self.ranking.pool.scores[i, j])
+        contrib = float(self.ranking.contributions[i, j])
         state = "counted" if self.counted(row, col) else "not counted (beyond route_limit or weight 0)"
         return f"{route}: rank {rank}, raw score {raw:.4f}, RRF contribution {contrib:.4f}, {state}"

@@ -7,6 +7,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout
 
 from core.rank.ranking import Ranking
 from memsense_gui.models.pool import PoolModel
+from memsense_gui.views.snippets import show_snippets
 from memsense_gui.views.tables import Panel, fit_columns, make_table, select_id, selected_id
 
 
@@ -22,7 +23,8 @@ class PoolPanel(Panel):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.caption)
         layout.addWidget(self.view)
-        fit_columns(self.view, {0: 6, 1: 12, 2: 5, 3: 7, 4: 7, 5: 7, 6: 18, 7: 18})
+        fit_columns(self.view, {0: 6, 1: 40, 2: 12, 3: 5, 4: 7, 5: 7, 6: 7, 7: 18, 8: 18})
+        show_snippets(self.view, PoolModel.SNIPPET)
         self._watch(self.view)
 
     def set_ranking(self, ranking: Ranking | None, gold: frozenset[str], pins: Iterable[str]) -> None:

@@ -10,6 +10,7 @@ from core.records import ROUTES
 from memsense_gui import theme
 from memsense_gui.models.route_matrix import RouteMatrixModel
 from memsense_gui.models.table import ID_ROLE
+from memsense_gui.views.snippets import show_snippets
 from memsense_gui.views.tables import Panel, fit_columns, make_table
 
 
@@ -25,9 +26,11 @@ class MatrixPanel(Panel):
         # no selection highlight (it would hide the cell colours): the model marks the focused row
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.view.horizontalHeader().setStretchLastSection(False)
-        for j in range(1, len(ROUTES) + 1):
+        first = RouteMatrixModel.FIRST_ROUTE
+        for j in range(first, first + len(ROUTES)):
             self.view.horizontalHeader().setSectionResizeMode(j, QHeaderView.ResizeMode.Stretch)
-        fit_columns(self.view, {0: 13})
+        fit_columns(self.view, {RouteMatrixModel.POOL_RANK: 6, RouteMatrixModel.SNIPPET: 34, RouteMatrixModel.CHUNK: 12})
+        show_snippets(self.view, RouteMatrixModel.SNIPPET)
         self.legend = QLabel()
         self.legend.setWordWrap(True)
         layout = QVBoxLayout(self)

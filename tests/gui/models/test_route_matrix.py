@@ -16,14 +16,15 @@ def test_route_matrix_shows_ranks_empty_when_missed(qtmodeltester, ranking):
     model = RouteMatrixModel()
     model.set_ranking(ranking)
     qtmodeltester.check(model)
-    assert model.columnCount() == 1 + len(ROUTES)
+    first = RouteMatrixModel.FIRST_ROUTE
+    assert model.columnCount() == first + len(ROUTES)
     rows = pool_rows(ranking)
     for r in range(model.rowCount()):
         for j in range(len(ROUTES)):
             rank = int(ranking.pool.ranks[rows[r], j])
-            assert cell(model, r, j + 1, RAW_ROLE) == rank
-            assert cell(model, r, j + 1) == (str(rank) if rank else "")
-            background = cell(model, r, j + 1, Qt.ItemDataRole.BackgroundRole)
+            assert cell(model, r, j + first, RAW_ROLE) == rank
+            assert cell(model, r, j + first) == (str(rank) if rank else "")
+            background = cell(model, r, j + first, Qt.ItemDataRole.BackgroundRole)
             assert (background is None) == (rank == 0)
 
 
@@ -32,7 +33,7 @@ def test_route_matrix_strength_falls_with_rank(ranking):
     model.set_ranking(ranking)
     strengths = {}
     for r in range(model.rowCount()):
-        for c in range(1, model.columnCount()):
+        for c in range(RouteMatrixModel.FIRST_ROUTE, model.columnCount()):
             rank = cell(model, r, c, RAW_ROLE)
             if rank:
                 strengths.setdefault(rank, model.strength(r, c))
