@@ -37,6 +37,7 @@ class QuerySession(QObject):
         self.ranking: Ranking | None = None
         self.baseline: Ranking | None = None
         self.gold: frozenset[str] = frozenset()
+        self.evidence: frozenset[str] = frozenset()
         self.pins: tuple[str, ...] = ()
         self._pending: tuple[Config, str | None] | None = None
         self._gesture: tuple[str | None, float] = (None, 0.0)
@@ -47,10 +48,12 @@ class QuerySession(QObject):
         self._timer.timeout.connect(self.flush)
 
     # ---- pool -----------------------------------------------------------------------------
-    def set_pool(self, pool: RecallPool | None, gold: Iterable[str] = ()) -> None:
-        """A new recall: no movement to show yet."""
+    def set_pool(self, pool: RecallPool | None, gold: Iterable[str] = (), evidence: Iterable[str] = ()) -> None:
+        """A new recall: no movement to show yet. `gold`: session ids judged relevant;
+        `evidence`: the judged question's evidence turn ids (e.g. "D2:5")."""
         self.pool = pool
         self.gold = frozenset(gold)
+        self.evidence = frozenset(evidence)
         self.baseline = None
         self.ranking = None
         self.pool_changed.emit(pool)

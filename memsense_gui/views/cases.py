@@ -27,9 +27,10 @@ from memsense_gui.views.tables import fit_columns, make_table
 
 
 class CasesPanel(QWidget):
-    """The case list; `case_opened(user, question text, gold session numbers)` on double-click."""
+    """The case list; `case_opened(user, question text, gold session ids, evidence turn ids)`
+    on double-click."""
 
-    case_opened = Signal(str, str, object)
+    case_opened = Signal(str, str, object, object)
     source_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None):
@@ -130,7 +131,8 @@ class CasesPanel(QWidget):
         row = self.selected_row()
         if row is not None:
             q = self.model.question(row)
-            self.case_opened.emit(q.user_id, q.text, tuple(session_docid(q.user_id, s) for s in q.gold_sessions))
+            self.case_opened.emit(q.user_id, q.text, tuple(session_docid(q.user_id, s) for s in q.gold_sessions),
+                                  tuple(q.gold_turns))
 
     def _show_details(self) -> None:
         row = self.selected_row()

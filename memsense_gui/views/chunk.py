@@ -1,10 +1,12 @@
-"""The chunk itself: content, tags, facets, neighbors, next user text."""
+"""The chunk itself: content, tags, facets, neighbors, next user text; when the query is a
+judged question, its evidence turns are highlighted in the text."""
 from __future__ import annotations
 
 import html
 
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
+from core.recall.snippet import message_parts
 from core.records import Chunk
 from memsense_gui import theme
 
@@ -20,22 +22,49 @@ class ChunkPanel(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.browser)
         self.memory_id: str | None = None
+        self.evidence_shown: tuple[str, ...] = ()
 
     def show_chunk(self, chunk: Chunk | None, neighbors: tuple[str | None, str | None] = (None, None),
-                   fate: str = "") -> None:
+                   fate: str = "", evidence: frozenset[str] = frozenset()) -> None:
+        """`evidence`: the judged question's evidence turn ids; those in this chunk are highlighted."""
         self.memory_id = chunk.memory_id if chunk else None
-        self.browser.setHtml(chunk_html(chunk, neighbors, fate) if chunk else "<i>Select a result or a candidate.</i>")
+        self.evidence_shown = tuple(d for d in chunk.dia_ids if d in evidence) if chunk else ()
+        self.browser.setHtml(chunk_html(chunk, neighbors, fate, evidence) if chunk
+                             else "<i>Select a result or a candidate.</i>")
 
 
-def chunk_html(c: Chunk, neighbors: tuple[str | None, str | None], fate: str = "") -> str:
+def _text_html(text: str) -> str:
+    return html.escape(text).replace("\n", "<br>")
+
+
+def user_html(c: Chunk, evidence: frozenset[str]) -> str:
+    """The chunk's user side; each evidence message on the theme's gold background, with its id.
+    A chunk whose messages cannot be told apart is highlighted whole when it holds evidence."""
+    if not evidence & set(c.dia_ids):
+        return _text_html(c.user_text)
+    gold = theme.current().gold
+    parts = message_parts(c)
+    if len(parts) == 1 and parts[0][0] is None:
+        ids = ", ".join(d for d in c.dia_ids if d in evidence)
+        return f"<div style='background:{gold}'><b>[evidence {html.escape(ids)}]</b> {_text_html(c.user_text)}</div>"
+    out = []
+    for dia_id, text in parts:
+        if dia_id in evidence:
+            out.append(f"<p style='background:{gold}'><b>[evidence {html.escape(dia_id)}]</b> {_text_html(text)}</p>")
+        else:
+            out.append(f"<p>{_text_html(text)}</p>")
+    return "".join(out)
+
+
+def chunk_html(c: Chunk, neighbors: tuple[str | None, str | None], fate: str = "",
+               evidence: frozenset[str] = frozenset()) -> str:
     t = theme.current()
     esc = html.escape
 
-    def block(title: str, text: str) -> str:
+    def block(title: str, text: str, body: str | None = None) -> str:
         if not text:
             return ""
-        body = esc(text).replace("\n", "<br>")
-        return f"<h4 style='margin-bottom:2px'>{esc(title)}</h4><div>{body}</div>"
+        return f"<h4 style='margin-bottom:2px'>{esc(title)}</h4><div>{body or _text_html(text)}</div>"
 
     meta = [
         ("kind", f"{c.kind} chunk #{c.order}"), ("session", c.session_id), ("time", c.time or "—"),
@@ -46,10 +75,14 @@ def chunk_html(c: Chunk, neighbors: tuple[str | None, str | None], fate: str = "
     ]
     if fate:
         meta.insert(0, ("fate", fate))
+    if evidence:
+        held = [d for d in c.dia_ids if d in evidence]
+        meta.insert(0, ("evidence", f"{', '.join(held)} highlighted below" if held else
+                        f"none of the question's {len(evidence)} evidence turns is in this chunk"))
     rows = "".join(f"<tr><td style='color:{t.muted};padding-right:8px'>{esc(k)}</td><td>{esc(v)}</td></tr>"
                    for k, v in meta)
     facets = "".join(block(name, getattr(c, attr)) for name, attr in
                      (("personal info", "personal_info"), ("preferences", "preferences"), ("events", "events")))
     return (f"<h3 style='margin:0'>{esc(c.memory_id)}</h3><table>{rows}</table>{facets}"
-            f"{block('user', c.user_text)}{block('assistant', c.assistant_text)}"
+            f"{block('user', c.user_text, user_html(c, evidence))}{block('assistant', c.assistant_text)}"
             f"{block('next user text', c.next_user_text)}")

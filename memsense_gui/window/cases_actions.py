@@ -44,7 +44,7 @@ class CasesActions:
     def connect(self) -> None:
         ctx = self.ctx
         self.panel.source_requested.connect(self.choose_questions)
-        self.panel.case_opened.connect(lambda user, text, gold: self.window.queries.open_question(user, text, gold))
+        self.panel.case_opened.connect(self.window.queries.open_question)
         ctx.users_loaded.connect(lambda _users: self._maybe_load(self.window.inspector.showing("Cases")))
         self.window.docks["Cases"].visibilityChanged.connect(lambda on: on and self._maybe_load(True))
         ctx.session.config_changed.connect(lambda _cfg: self.score())
@@ -86,6 +86,12 @@ class CasesActions:
             self.panel.set_cases([], {})
         else:
             self.ctx.report_error(exc, "Cases")
+
+    def evidence_for(self, user_id: str, text: str) -> tuple[str, ...]:
+        """The evidence turns of the loaded case asking `text` of `user_id` (none: not a case)."""
+        key = " ".join(text.split()).casefold()
+        return next((q.gold_turns for q in self.questions
+                     if q.user_id == user_id and " ".join(q.text.split()).casefold() == key), ())
 
     def score(self) -> None:
         if self.questions:

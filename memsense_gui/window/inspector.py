@@ -151,10 +151,11 @@ class Inspector:
             neighbors = ranking.pool.neighbors.get(memory_id, (None, None))
             f = ranking.fate(memory_id)
             fate = f"{f.status}: {f.reason}"
-        key = (memory_id, fate, theme.current().dark)
+        evidence = self.ctx.session.evidence
+        key = (memory_id, fate, theme.current().dark, evidence)
         if key != self._chunk_key:  # re-render only when something shown changed
             self._chunk_key = key
-            self.window.chunk_panel.show_chunk(chunk, neighbors, fate)
+            self.window.chunk_panel.show_chunk(chunk, neighbors, fate, evidence)
 
     def _show_explain(self, ranking: Ranking | None, memory_id: str) -> None:
         record = explain_record(ranking, memory_id) if ranking is not None else None

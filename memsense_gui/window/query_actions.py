@@ -67,8 +67,10 @@ class QueryActions:
         self.window.query_edit.setFocus()
         self.window.query_edit.selectAll()
 
-    def run_query(self, gold: Iterable[str] = ()) -> Task | None:
-        """Recall on the engine thread; the newest request wins (older results are dropped)."""
+    def run_query(self, gold: Iterable[str] = (), *, evidence: Iterable[str] | None = None) -> Task | None:
+        """Recall on the engine thread; the newest request wins (older results are dropped).
+        `evidence`: the judged question's evidence turns; None looks the query up among the
+        loaded cases (a typed judged question gets its evidence too)."""
         query = self.window.query_edit.text().strip()
         if self.ctx.engine is None:
             self._status("Open a store first (File > Open store…)", 5000)
@@ -76,7 +78,9 @@ class QueryActions:
         if not query or not self.user_id:
             self._status("Type a query first", 3000)
             return None
-        request = jobs.RecallRequest(self.user_id, query, frozenset(gold))
+        if evidence is None:
+            evidence = self.window.cases.evidence_for(self.user_id, query)
+        request = jobs.RecallRequest(self.user_id, query, frozenset(gold), frozenset(evidence))
         waiting = "" if self.ctx.model_ready else " (waiting for the model to load)"
         self._status(f"Searching “{query}”{waiting}…")
         self.ctx.settings.setValue("query/text", query)
@@ -86,7 +90,7 @@ class QueryActions:
     def _recalled(self, result: jobs.RecallResult) -> None:
         pool = result.pool
         self.window.inspector.focused_id = None
-        self.ctx.session.set_pool(pool, result.request.gold)
+        self.ctx.session.set_pool(pool, result.request.gold, result.request.evidence)
         timing = ", ".join(f"{k} {v:.0f} ms" for k, v in pool.timings_ms.items())
         self._status(f"Recalled {pool.size} chunks" + (f" ({timing})" if timing else ""), 6000)
         self.ctx.recall_finished.emit(pool)
@@ -96,8 +100,10 @@ class QueryActions:
         self.window.statusBar().clearMessage()
         self.ctx.report_error(exc, "Searching")
 
-    def open_question(self, user_id: str, query: str, gold_session_ids: Iterable[str] = ()) -> Task | None:
-        """Run `query` for `user_id` and mark the gold sessions (ids or numbers) everywhere."""
+    def open_question(self, user_id: str, query: str, gold_session_ids: Iterable[str] = (),
+                      evidence: Iterable[str] | None = None) -> Task | None:
+        """Run `query` for `user_id` and mark the gold sessions (ids or numbers) everywhere and
+        the evidence turns (None: those of the loaded case with this text) in the Chunk panel."""
         if user_id not in self.ctx.users:
             self.ctx.report_error(MemsenseError(f"user {user_id!r} is not in this store; open the store that holds it"))
             return None
@@ -108,7 +114,7 @@ class QueryActions:
             combo.blockSignals(False)
             self.user_picked(user_id, rerun=False)
         self.window.query_edit.setText(query)
-        return self.run_query(gold=frozenset(str(g) for g in gold_session_ids))
+        return self.run_query(gold=frozenset(str(g) for g in gold_session_ids), evidence=evidence)
 
     # ---- why not ------------------------------------------------------------------------------------
     def focus_why_not(self) -> None:

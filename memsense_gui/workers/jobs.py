@@ -57,6 +57,7 @@ class RecallRequest:
     user_id: str
     query: str
     gold: frozenset[str] = frozenset()
+    evidence: frozenset[str] = frozenset()  # evidence turn (dialogue) ids of a judged question
 
 
 @dataclass(frozen=True)
