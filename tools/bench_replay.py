@@ -2,17 +2,27 @@
 on the same rows, measured alternately in one run.
 
     python tools/bench_replay.py --rerank-js MEMSENSE_SRC/src/server/retrieval/rerank.js
+    MEMSENSE_SRC=/path/to/memsense python tools/bench_replay.py      # the same, found from the source tree
 
 Cases are random Memsense pools: 384-dimensional embeddings as pgvector text (`"[..]"`, what a
 logged pool holds), a few tags, `rrf_score` in [0, 0.3]. 32 rows are re-ranked to top_k 8 (one
-search); 512 rows to top_k 32 (a deep pool re-ranked deep, where rerank.js's MMR loop costs
-most). Both sides get the same JSON, parse it and return the picks; times are medians per case.
+search); 512 rows to top_k 32 (a deep pool re-ranked deep, where rerank.js's MMR loop costs most).
+
+What is timed is the same work on both sides: the cases file is decoded once, outside the clock
+(node: JSON.parse; Python: json.loads), so each side starts from rows whose embeddings are still
+strings, then per case: read every row (parse each embedding string, score, tags), final score,
+sort, MMR, the picks. Ours also checks every row (one clear error on bad input) and builds the
+explain records; rerank.js does neither. Each side runs every case once to warm up, then `reps`
+times; its figure is the median over cases of the mean per call, and each side is measured twice,
+alternately (ours, node, ours, node), keeping the better of its two. The picks of both sides are
+compared case by case, so the two did the same re-rank.
 Without `--rerank-js` (or without node) only our figures are printed.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -34,14 +44,15 @@ const { hybridRerank } = await import(process.argv[2]);
 const cases = JSON.parse(readFileSync(process.argv[3], 'utf8'));
 const reps = Number(process.argv[4]);
 const times = [];
+const picks = [];
 for (const c of cases) {
-  hybridRerank(c.rows, c.top_k, c.options);
+  picks.push(hybridRerank(c.rows, c.top_k, c.options).map((r) => r.memory_id));
   const t = process.hrtime.bigint();
   for (let i = 0; i < reps; i++) hybridRerank(c.rows, c.top_k, c.options);
   times.push(Number(process.hrtime.bigint() - t) / 1e6 / reps);
 }
 times.sort((a, b) => a - b);
-console.log(times[Math.floor(times.length / 2)]);
+console.log(JSON.stringify({ median_ms: times[Math.floor(times.length / 2)], picks }));
 """
 
 
@@ -57,42 +68,65 @@ def cases(rows: int, top_k: int, n: int = 12, dim: int = 384, seed: int = 0) -> 
     return out
 
 
-def ours_ms(batch: list[dict], reps: int) -> float:
-    times = []
+def ours(batch: list[dict], reps: int) -> tuple[float, list[list[str]]]:
+    """Median over cases of the mean time per call (ms), and each case's picks."""
+    times, picks = [], []
     for case in batch:
-        replay_case(case)
+        picks.append([r["memory_id"] for r in replay_case(case)["results"]])
         t = time.perf_counter()
         for _ in range(reps):
             replay_case(case)
         times.append((time.perf_counter() - t) * 1e3 / reps)
-    return statistics.median(times)
+    return statistics.median(times), picks
 
 
-def js_ms(rerank_js: Path, batch: list[dict], reps: int, tmp: Path) -> float:
-    (tmp / "rerank.mjs").write_text(rerank_js.read_text())  # an ES module whatever the source tree says
-    (tmp / "drive.mjs").write_text(DRIVER)
-    data = tmp / "cases.json"
-    data.write_text(json.dumps(batch))
-    out = subprocess.run(["node", str(tmp / "drive.mjs"), str(tmp / "rerank.mjs"), str(data), str(reps)],
+def theirs(driver: Path, module: Path, data: Path, reps: int) -> tuple[float, list[list[str]]]:
+    out = subprocess.run(["node", str(driver), str(module), str(data), str(reps)],
                          capture_output=True, text=True, check=True)
-    return float(out.stdout.strip())
+    result = json.loads(out.stdout)
+    return float(result["median_ms"]), result["picks"]
+
+
+def rerank_js(arg: Path | None) -> Path | None:
+    if arg is None and os.environ.get("MEMSENSE_SRC"):
+        arg = Path(os.environ["MEMSENSE_SRC"]) / "src" / "server" / "retrieval" / "rerank.js"
+    if arg is None or not shutil.which("node"):
+        return None
+    if not arg.is_file():
+        sys.exit(f"bench_replay: error: {arg} is not a file; give Memsense's src/server/retrieval/rerank.js")
+    return arg
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rerank-js", type=Path, help="Memsense's src/server/retrieval/rerank.js")
+    ap.add_argument("--rerank-js", type=Path, help="Memsense's src/server/retrieval/rerank.js "
+                                                   "(default: $MEMSENSE_SRC/src/server/retrieval/rerank.js)")
     args = ap.parse_args()
-    js = args.rerank_js if args.rerank_js and shutil.which("node") else None
+    js = rerank_js(args.rerank_js)
+    load = os.getloadavg()
+    print("timed on both sides, per case: parse every row's embedding string, final score, sort, MMR picks "
+          "(cases decoded from JSON outside the clock); ours also checks every row and builds explain records")
     with tempfile.TemporaryDirectory() as tmp:
+        module, driver = Path(tmp) / "rerank.mjs", Path(tmp) / "drive.mjs"
+        if js:
+            module.write_text(js.read_text())  # an ES module whatever the source tree says
+            driver.write_text(DRIVER)
         for rows, top_k, reps in ((32, 8, 40), (512, 32, 3)):
             batch = cases(rows, top_k)
-            ours = ours_ms(batch, reps)
-            line = f"{rows:>4} rows, top_k {top_k:>2}: memsense rerank {ours:8.2f} ms per case"
+            mine, our_picks = ours(batch, reps)
+            line = f"{rows:>4} rows, top_k {top_k:>2}: memsense rerank {mine:8.2f} ms per case"
             if js:
-                theirs = js_ms(js, batch, reps, Path(tmp))
-                ours = min(ours, ours_ms(batch, reps))  # measured again after node, the better of two
-                line += f"   rerank.js {theirs:8.2f} ms   ({theirs / ours:.1f}x)"
+                data = Path(tmp) / f"cases-{rows}.json"
+                data.write_text(json.dumps(batch))
+                node, js_picks = theirs(driver, module, data, reps)
+                mine = min(mine, ours(batch, reps)[0])  # alternately: ours, node, ours, node
+                node = min(node, theirs(driver, module, data, reps)[0])
+                same = sum(a == b for a, b in zip(our_picks, js_picks))
+                line = (f"{rows:>4} rows, top_k {top_k:>2}: memsense rerank {mine:8.2f} ms per case   "
+                        f"rerank.js {node:8.2f} ms   ({node / mine:.1f}x faster)   same picks in {same}/{len(batch)} cases")
             print(line, flush=True)
+    print(f"load average before / after: {' '.join(f'{x:.2f}' for x in load)} / "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -52,9 +52,8 @@ def tag_matrix(tags: list[tuple[str, ...]] | list[list[str]]) -> np.ndarray:
     """Multi-hot (n, vocabulary) matrix of the rows' tag sets."""
     vocab = {t: j for j, t in enumerate(sorted({t for ts in tags for t in ts}))}
     out = np.zeros((len(tags), max(len(vocab), 1)), dtype=np.float64)
-    for i, ts in enumerate(tags):
-        for t in set(ts):
-            out[i, vocab[t]] = 1.0
+    rows = [i for i, ts in enumerate(tags) for _ in ts]
+    out[rows, [vocab[t] for ts in tags for t in ts]] = 1.0  # a tag twice in a row is still 1
     return out
 
 

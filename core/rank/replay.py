@@ -1,16 +1,23 @@
 """Replay Memsense-format candidate rows (a pool logged by the service) through the final
 score and MMR stages (SPEC §7): `{name, top_k, options{alpha, lambda, duplicateThreshold}, rows}`.
+
+A case is read in bulk: every field of every row is checked by a few C-level passes (type sets,
+one array per column) and the embedding strings of a case are read by one JSON parse (simdjson:
+correctly rounded, as `float()`). Whenever a bulk check fails, the row-by-row reader runs
+instead: it gives the same values and names the first bad row and the problem.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
 import warnings
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
+import simdjson
 
 from core.rank import mmr
 from core.config import Config
@@ -18,6 +25,14 @@ from core.errors import MemsenseError
 from core.rank.score import clamp01, final_score
 
 OPTION_FIELDS = {"alpha": "alpha", "lambda": "mmr_lambda", "duplicateThreshold": "duplicate_threshold"}
+NUMBERS = (float, int)  # exact types: bool is refused everywhere a number is asked for
+
+
+def _finite(x: float | int) -> bool:
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an integer too large for a float
+        return False
 
 
 def _embedding(value: Any, where: str) -> list[float] | None:
@@ -30,52 +45,111 @@ def _embedding(value: Any, where: str) -> list[float] | None:
             raise MemsenseError(f"{where}: embedding string is not a JSON list of numbers") from None
     if not isinstance(value, list) or not all(_is_number(x) for x in value):
         raise MemsenseError(f"{where}: embedding must be a list of numbers, a \"[..]\" string or null")
-    bad = next((i for i, x in enumerate(value) if not math.isfinite(x)), None)
+    bad = next((i for i, x in enumerate(value) if not _finite(x)), None)
     if bad is not None:
-        raise MemsenseError(f"{where}: embedding[{bad}] is {value[bad]!r}; every element must be a finite number")
+        raise MemsenseError(f"{where}: embedding[{bad}] is {value[bad]!r:.40}; every element must be a finite number")
     return [float(x) for x in value]
 
 
 NUMBER_TEXT = re.compile(r"[-+0-9.eE,\s]*")
-"""What the fast path reads: digits, signs, points, exponents, commas, spaces. Anything else
-(NaN, Infinity, quotes, brackets) goes to the exact per-row path and its message."""
+"""What the second reader takes: digits, signs, points, exponents, commas, spaces (so also `.5`,
+`1.`, `+1`, which JSON refuses). Anything else (NaN, Infinity, quotes, brackets) goes to the
+exact per-row path and its message."""
 
 
-def case_vectors(values: list[Any], wheres: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Every row's embedding as unit rows (zero-padded to the widest) and their dimensions.
+def case_vectors(values: list[Any], where: Callable[[int], str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's embedding as unit rows (zero-padded to the widest) and their dimensions."""
+    out, dims = embedding_rows(values, where)
+    norms = np.sqrt(np.einsum("ij,ij->i", out, out))
+    if norms.all():
+        out /= norms[:, None]
+    else:
+        dims[norms == 0] = 0
+        out[norms > 0] /= norms[norms > 0, None]
+    return out, dims
 
-    Memsense logs embeddings as `"[..]"` strings (pgvector's text) or lists: all strings of a case
-    are read by one C parse, lists by one type scan each. Whatever the fast path cannot read
-    exactly is read row by row by `_embedding`, which names the row and the problem.
+
+def embedding_rows(values: list[Any], where: Callable[[int], str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's embedding as it was given, zero-padded to the widest (n, max(d, 1)), and each
+    row's dimension (0 for null); raises MemsenseError naming the first bad row (`where(i)`).
+
+    Memsense logs embeddings as `"[..]"` strings (pgvector's text) or lists. The usual case, every
+    row a string of one dimension, is one JSON parse into one matrix. Otherwise strings are read
+    together, lists by one type scan each, and whatever these readers cannot vouch for is read
+    row by row by `_embedding`, which names the row and the problem.
     """
+    out = _text_block(values)
+    if out is None:
+        return _padded(values, where)
+    dims = np.full(len(values), out.shape[1], dtype=np.int32)
+    return (out if out.shape[1] else np.zeros((len(values), 1))), dims
+
+
+def _text_block(values: list[Any]) -> np.ndarray | None:
+    """The (n, d) matrix when every value is a `"[..]"` string of d finite numbers; else None."""
+    if not values or set(map(type, values)) != {str}:
+        return None
+    read = _json_texts(values)
+    if read is None or len(set(read[1])) != 1:
+        return None
+    flat = read[0]
+    return flat.reshape(len(values), -1) if np.isfinite(flat).all() else None
+
+
+def _json_texts(texts: list[str]) -> tuple[np.ndarray, list[int]] | None:
+    """Every number of the `"[..]"` strings in one array, and how many each string holds, by one
+    JSON parse (simdjson: correctly rounded, into a buffer of doubles, no Python float per
+    number); None when that parse cannot vouch for every string, so a slower reader decides.
+
+    Each string must start with `[` and end with `]` and hold no other `[`: so the parse of them
+    all, joined by commas into one array, is valid only if each string is one flat list, and then
+    it has one element per string. The buffer refuses any element that is not a number (true,
+    null, "1"). (A `-0` is read as 0: the sign of a zero changes no cosine.)
+    """
+    if not all(t[:1] == "[" and t[-1:] == "]" and t.find("[", 1) < 0 for t in texts):
+        return None
+    try:
+        doc = simdjson.Parser().parse(("[" + ",".join(texts) + "]").encode())
+        counts = [len(row) for row in doc]
+        flat = np.frombuffer(doc.as_buffer(of_type="d"), dtype=np.float64)
+    except (ValueError, TypeError, RuntimeError, UnicodeEncodeError):  # NaN, "1 2", true, 1e999, 2**64, a lone surrogate
+        return None
+    return (flat, counts) if len(counts) == len(texts) and len(flat) == sum(counts) else None
+
+
+def _padded(values: list[Any], where: Callable[[int], str]) -> tuple[np.ndarray, np.ndarray]:
     vectors: list[np.ndarray | None] = [None] * len(values)
     texts = []
     for i, v in enumerate(values):
         if isinstance(v, str):
             texts.append(i)
         elif isinstance(v, list) and set(map(type, v)) <= {int, float}:
-            vectors[i] = np.array(v, dtype=np.float64)
+            try:
+                vectors[i] = np.array(v, dtype=np.float64)
+            except OverflowError:  # an integer too large for a float: named below
+                vectors[i] = np.array(_embedding(v, where(i)))
         elif v is not None:
-            vectors[i] = np.array(_embedding(v, wheres[i]))  # raises with the reason
+            vectors[i] = np.array(_embedding(v, where(i)))  # raises with the reason
     if texts:
-        for i, vec in zip(texts, _parse_texts([values[i] for i in texts])):
-            vectors[i] = vec if vec is not None else np.array(_embedding(values[i], wheres[i]))
+        strings = [values[i] for i in texts]
+        read = _json_texts(strings)
+        rows = np.split(read[0], np.cumsum(read[1])[:-1]) if read is not None else _parse_texts(strings)
+        for i, vec in zip(texts, rows):
+            vectors[i] = vec if vec is not None else np.array(_embedding(values[i], where(i)))
     for i, vec in enumerate(vectors):
         if vec is not None and not np.isfinite(vec).all():
-            _embedding(values[i], wheres[i])  # raises: names the element that is not finite
+            _embedding(values[i], where(i))  # raises: names the element that is not finite
     dims = np.array([0 if v is None else len(v) for v in vectors], dtype=np.int32)
     out = np.zeros((len(values), max(int(dims.max(initial=0)), 1)))
     for i, vec in enumerate(vectors):
         if vec is not None and len(vec):
             out[i, : len(vec)] = vec
-    norms = np.sqrt(np.einsum("ij,ij->i", out, out))
-    dims[norms == 0] = 0
-    out[norms > 0] /= norms[norms > 0, None]
     return out, dims
 
 
 def _parse_texts(texts: list[str]) -> list[np.ndarray | None]:
-    """`"[..]"` strings parsed in one pass; None for each string this fast path cannot vouch for."""
+    """`"[..]"` strings outside JSON's grammar (`.5`, `1.`, spaces) parsed in one pass; None for
+    each string this reader cannot vouch for."""
     inner = [t.strip() for t in texts]
     if not all(t[:1] == "[" and t[-1:] == "]" for t in inner):
         return [None] * len(texts)
@@ -86,7 +160,10 @@ def _parse_texts(texts: list[str]) -> list[np.ndarray | None]:
         return [None] * len(texts)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # a short read is caught by the count below
-        flat = np.fromstring(joined, dtype=np.float64, sep=",") if joined else np.zeros(0)
+        try:
+            flat = np.fromstring(joined, dtype=np.float64, sep=",") if joined else np.zeros(0)
+        except ValueError:  # "1 2", "1,,2", "--1": numpy 2 refuses unread text; the row reader names it
+            return [None] * len(texts)
     if len(flat) != sum(counts):
         return [None] * len(texts)
     return np.split(flat, np.cumsum(counts)[:-1])
@@ -111,19 +188,117 @@ def _row(row: Any, where: str) -> tuple[str, float, Any, tuple[str, ...], tuple[
     if not isinstance(row, dict) or "memory_id" not in row or "rrf_score" not in row:
         raise MemsenseError(f"{where}: needs memory_id and rrf_score")
     mid = row["memory_id"]
-    if not (isinstance(mid, str) and mid.strip()) and not (_is_number(mid) and float(mid).is_integer()):
+    if not (isinstance(mid, str) and mid.strip()) and not (_is_number(mid) and (isinstance(mid, int) or mid.is_integer())):
         raise MemsenseError(f"{where}: memory_id must be non-empty text, got {mid!r:.60}")
     rrf = row["rrf_score"]
-    if not _is_number(rrf) or not math.isfinite(rrf):
+    if not _is_number(rrf) or not _finite(rrf):
         raise MemsenseError(f"{where}: rrf_score must be a finite number, got {rrf!r:.60}")
     score = row.get("score")
-    if _is_number(score) and not math.isfinite(score):
-        raise MemsenseError(f"{where}: score must be a finite number or null, got {score!r}")
+    if _is_number(score) and not _finite(score):
+        raise MemsenseError(f"{where}: score must be a finite number or null, got {score!r:.60}")
     return str(mid), float(rrf), score, _names(row.get("tags"), "tags", where), _names(row.get("routes"), "routes", where)
+
+
+Columns = tuple[list[str], list[float], list[Any], list[tuple[str, ...]], list[tuple[str, ...]]]
+"""A case's rows as columns: memory_id (as text), rrf_score, score, tags, routes."""
+
+
+def case_rows(raw: list[Any], name: Any) -> Columns:
+    """Every row checked: in bulk when all is well, else row by row to name the first problem."""
+    return _bulk_rows(raw) or _rows_one_by_one(raw, name)
+
+
+def _rows_one_by_one(raw: list[Any], name: Any) -> Columns:
+    seen: set[str] = set()
+    out: Columns = ([], [], [], [], [])
+    for n, row in enumerate(raw):
+        where = f"case {name!r} row {n}"
+        fields = _row(row, where)
+        if fields[0] in seen:
+            raise MemsenseError(f"{where}: memory_id {fields[0]!r} appears twice in the case; a pool holds each memory once")
+        seen.add(fields[0])
+        for column, value in zip(out, fields):
+            column.append(value)
+    return out
+
+
+def _bulk_rows(raw: list[Any]) -> Columns | None:
+    """The columns when every check passes, by type sets and arrays; None to go row by row."""
+    if not raw or set(map(type, raw)) != {dict}:
+        return None
+    mids = [r.get("memory_id") for r in raw]
+    kinds = set(map(type, mids))
+    if kinds == {str}:
+        ids = mids
+    elif kinds <= {str, int}:
+        ids = [m if type(m) is str else str(m) for m in mids]
+    else:
+        return None
+    if not all(m.strip() for m in mids if type(m) is str) or len(set(ids)) != len(ids):
+        return None
+    rrf = [r.get("rrf_score") for r in raw]
+    scores = [r.get("score") for r in raw]
+    numeric = [s for s in scores if type(s) in NUMBERS]
+    if not set(map(type, rrf)) <= set(NUMBERS) or not _all_finite(rrf) or not _all_finite(numeric):
+        return None
+    if any(isinstance(s, NUMBERS) and type(s) not in (float, int, bool) for s in scores):
+        return None  # a subclass of int or float (numpy's float64): the row reader decides
+    tags, routes = _name_columns([r.get("tags") for r in raw]), _name_columns([r.get("routes") for r in raw])
+    if tags is None or routes is None:
+        return None
+    return ids, np.array(rrf, dtype=np.float64).tolist(), scores, tags, routes
+
+
+def _all_finite(numbers: list[float | int]) -> bool:
+    try:
+        return bool(np.isfinite(np.array(numbers, dtype=np.float64)).all())
+    except OverflowError:
+        return False
+
+
+def _name_columns(values: list[Any]) -> list[tuple[str, ...]] | None:
+    if not set(map(type, values)) <= {list, type(None)}:
+        return None
+    if not set(map(type, itertools.chain.from_iterable(v for v in values if v))) <= {str}:
+        return None
+    return [() if v is None else tuple(v) for v in values]
+
+
+def final_scores(rrf: list[float], scores: list[Any], alpha: float) -> list[float]:
+    """`final_score` of every row; one array pass when the memory scores are numbers or null."""
+    if not set(map(type, scores)) <= {float, int, type(None)}:
+        return [final_score(r, s, alpha) for r, s in zip(rrf, scores)]
+    memory = np.clip(np.array([0.5 if s is None else s for s in scores], dtype=np.float64), 0.0, 1.0) + 0.0  # no -0.0
+    return [round(x, 6) for x in (np.array(rrf, dtype=np.float64) + alpha * memory).tolist()]
+
+
+DEFAULTS = Config()
+_CONFIGS: dict[tuple, tuple[Config | None, Config]] = {}
+"""Configs of cases already seen, by (base, top_k, options) with each value's type: a replay of
+thousands of cases of a few settings validates each setting once."""
 
 
 def case_config(case: dict[str, Any], base: Config | None = None) -> Config:
     options = case.get("options") or {}
+    top_k = case["top_k"] if "top_k" in case else (base or DEFAULTS).top_k
+    key = None
+    if isinstance(options, dict):
+        key = (id(base), type(top_k), top_k, *((k, type(v), v) for k, v in sorted(options.items(), key=str)))
+        try:
+            hit = _CONFIGS.get(key)
+        except TypeError:  # an unhashable value: checked below, never cached
+            hit, key = None, None
+        if hit is not None and hit[0] is base:
+            return hit[1]
+    cfg = _make_config(case, options, top_k, base)
+    if key is not None:
+        if len(_CONFIGS) > 256:
+            _CONFIGS.clear()
+        _CONFIGS[key] = (base, cfg)
+    return cfg
+
+
+def _make_config(case: dict[str, Any], options: Any, top_k: Any, base: Config | None) -> Config:
     if not isinstance(options, dict):
         raise MemsenseError(f"case {case.get('name')!r}: options must be an object")
     unknown = sorted(set(options) - set(OPTION_FIELDS))
@@ -131,8 +306,7 @@ def case_config(case: dict[str, Any], base: Config | None = None) -> Config:
         raise MemsenseError(f"case {case.get('name')!r}: unknown option(s) {', '.join(unknown)}; "
                             f"known: {', '.join(OPTION_FIELDS)}")
     changes = {OPTION_FIELDS[k]: v for k, v in options.items()}
-    top_k = case.get("top_k", (base or Config()).top_k)
-    return replace(base or Config(), top_k=top_k, **changes)
+    return replace(base or DEFAULTS, top_k=top_k, **changes)
 
 
 def replay_case(case: dict[str, Any], base: Config | None = None) -> dict[str, Any]:
@@ -146,36 +320,31 @@ def replay_case(case: dict[str, Any], base: Config | None = None) -> dict[str, A
         cfg = case_config(case, base)
     except MemsenseError as exc:
         raise MemsenseError(f"case {name!r}: {exc}") from None
-    rows, seen = [], set()
-    for n, raw in enumerate(case["rows"]):
-        where = f"case {name!r} row {n}"
-        mid, rrf, score, tags, routes = _row(raw, where)
-        if mid in seen:
-            raise MemsenseError(f"{where}: memory_id {mid!r} appears twice in the case; a pool holds each memory once")
-        seen.add(mid)
-        rows.append((final_score(rrf, score, cfg.alpha), mid, raw, where, tags, routes))
-    rows.sort(key=lambda r: (-r[0], r[1]))
-    unit, dims = case_vectors([r[2].get("embedding") for r in rows], [r[3] for r in rows])
-    tags = mmr.tag_matrix([r[4] for r in rows])
-    sel = mmr.select(np.array([r[0] for r in rows]), unit, dims, tags, top_k=cfg.top_k,
-                     mmr_lambda=cfg.mmr_lambda, duplicate_threshold=cfg.duplicate_threshold,
+    raw = case["rows"]
+    ids, rrf, scores, tags, routes = case_rows(raw, name)
+    final = final_scores(rrf, scores, cfg.alpha)
+    order = sorted(range(len(raw)), key=lambda i: (-final[i], ids[i]))
+    unit, dims = case_vectors([raw[i].get("embedding") for i in order], lambda k: f"case {name!r} row {order[k]}")
+    sel = mmr.select(np.array([final[i] for i in order]), unit, dims, mmr.tag_matrix([tags[i] for i in order]),
+                     top_k=cfg.top_k, mmr_lambda=cfg.mmr_lambda, duplicate_threshold=cfg.duplicate_threshold,
                      tag_weight=cfg.tag_weight, fallback_fill=cfg.fallback_fill)
     results = []
     for pos, step in enumerate(sel.steps):
-        fs, mid, row, _, _, routes = rows[step.row]
+        i = order[step.row]
+        row, row_routes = raw[i], list(routes[i])
         results.append({
-            "memory_id": mid,
-            "final_score": fs,
+            "memory_id": ids[i],
+            "final_score": final[i],
             "rrf_score": row["rrf_score"],
-            "routes": list(routes),
+            "routes": row_routes,
             "explain": {
                 "rrf_score": row["rrf_score"],
                 "memory_score": clamp01(row.get("score")),
                 "alpha": cfg.alpha,
-                "routes": list(routes),
+                "routes": list(row_routes),
                 "diversity": {"lambda": cfg.mmr_lambda, "duplicate_threshold": cfg.duplicate_threshold,
                               "selected_rank": sel.selected_rank[pos]},
-                "mmr": mmr.step_explain(step, lambda r: None if r is None else rows[r][1]),
+                "mmr": mmr.step_explain(step, lambda r: None if r is None else ids[order[r]]),
             },
         })
     return {"name": name, "results": results}

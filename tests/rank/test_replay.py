@@ -1,0 +1,161 @@
+"""Replay's bulk readers against its row-by-row readers: the same values, the same first error.
+
+The bulk paths (one JSON parse of a case's embedding strings, type sets over columns, one array
+pass for final scores) exist for speed only, so each is checked here against the plain per-row
+reading it replaces, on generated rows in every accepted form.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.config import Config
+from core.errors import MemsenseError
+from core.rank.replay import _embedding, _rows_one_by_one, case_rows, embedding_rows, final_scores, replay_case
+from core.rank.score import final_score
+
+finite = st.floats(-1e300, 1e300)  # a value a 9-digit format cannot round past the largest float
+FORMATS = [repr, lambda x: f"{x:.17g}", lambda x: f"{x:.6g}", lambda x: f"{x:.9e}", lambda x: f"{x:.3f}"]
+
+
+def text(values, fmt, spaced: bool) -> str:
+    sep = ", " if spaced else ","
+    inner = sep.join(fmt(v) for v in values)
+    return f" [ {inner} ] " if spaced else f"[{inner}]"
+
+
+def reference(values, where=lambda i: f"row {i}") -> tuple[np.ndarray, np.ndarray]:
+    """Each row through `_embedding` alone, zero-padded: what the bulk readers must equal."""
+    rows = [_embedding(v, where(i)) for i, v in enumerate(values)]
+    dims = np.array([0 if r is None else len(r) for r in rows], dtype=np.int32)
+    out = np.zeros((len(rows), max(int(dims.max(initial=0)), 1)))
+    for i, r in enumerate(rows):
+        if r:
+            out[i, : len(r)] = r
+    return out, dims
+
+
+@st.composite
+def embedding_values(draw):
+    """A case's embeddings: usually strings of one dimension (the bulk path), else any mix."""
+    n = draw(st.integers(1, 12))
+    dim = draw(st.integers(0, 6))
+    uniform = draw(st.booleans())
+    out = []
+    for _ in range(n):
+        d = dim if uniform else draw(st.integers(0, 6))
+        values = draw(st.lists(finite, min_size=d, max_size=d))
+        kind = "text" if uniform else draw(st.sampled_from(["text", "list", "ints", "null"]))
+        if kind == "text":
+            out.append(text(values, draw(st.sampled_from(FORMATS)), draw(st.booleans())))
+        elif kind == "list":
+            out.append(values)
+        elif kind == "ints":
+            out.append([int(v) % 1000 for v in values])
+        else:
+            out.append(None)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=embedding_values())
+def test_embedding_rows_equal_the_row_reader(values):
+    got, dims = embedding_rows(values, str)
+    want, want_dims = reference(values)
+    assert np.array_equal(got, want) and np.array_equal(dims, want_dims)
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=st.lists(finite, min_size=1, max_size=40), fmt=st.sampled_from(FORMATS))
+def test_strings_read_exactly_as_float_does(values, fmt):
+    """Correct rounding: every string reads as Python's float() of it, bit for bit."""
+    strings = [fmt(v) for v in values]
+    got, _ = embedding_rows(["[" + ",".join(strings) + "]"] * 3, str)
+    assert got.tolist() == [[float(s) for s in strings]] * 3
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("[1 2]", "embedding string is not a JSON list of numbers"),
+    ("[1,,2]", "embedding string is not a JSON list of numbers"),
+    ("[--1, 2]", "embedding string is not a JSON list of numbers"),
+    ("[1e, 2]", "embedding string is not a JSON list of numbers"),
+    ("[[1, 2]]", "embedding must be a list of numbers"),
+    ("[1, 2] [3]", "embedding string is not a JSON list of numbers"),
+    ("[true, 1]", "embedding must be a list of numbers"),
+    ('["1", 2]', "embedding must be a list of numbers"),
+    ("[1, NaN]", "embedding[1] is nan"),
+    ("[1e999, 0]", "embedding[0] is inf"),
+    ([1, 10 ** 400], "embedding[1] is 1000000000"),
+])
+def test_a_bad_string_among_good_ones_is_named(bad, message):
+    """One bad embedding in a case of good strings: the row is named, never a crash (numpy 2 raised
+    ValueError on '1 2' before)."""
+    values = ["[0.5, 0.25]"] * 30
+    values[17] = bad
+    with pytest.raises(MemsenseError, match=re.escape(f"row 17: {message}")):
+        embedding_rows(values, lambda i: f"row {i}")
+
+
+ids = st.one_of(st.text(min_size=1, max_size=4).filter(str.strip), st.integers(-5, 10 ** 20))
+scores = st.one_of(st.none(), finite, st.integers(-3, 3), st.booleans(), st.text(max_size=3))
+names = st.one_of(st.none(), st.lists(st.text(max_size=3), max_size=3))
+
+
+@st.composite
+def rows(draw):
+    mids = draw(st.lists(ids, min_size=1, max_size=10, unique_by=str))
+    out = []
+    for mid in mids:
+        row = {"memory_id": mid, "rrf_score": draw(st.one_of(finite, st.integers(-10, 10)))}
+        for field, strategy in (("score", scores), ("tags", names), ("routes", names)):
+            if draw(st.booleans()):
+                row[field] = draw(strategy)
+        out.append(row)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(raw=rows())
+def test_bulk_rows_equal_the_row_reader(raw):
+    assert case_rows(raw, "c") == _rows_one_by_one(raw, "c")
+
+
+@settings(max_examples=100, deadline=None)
+@given(raw=rows(), spoil=st.sampled_from([
+    ("memory_id", ""), ("memory_id", None), ("memory_id", 1.5), ("rrf_score", float("nan")), ("rrf_score", True),
+    ("rrf_score", 10 ** 400), ("score", float("inf")), ("score", -(10 ** 400)), ("tags", "a"), ("routes", [1]),
+    ("memory_id", "dup")]), at=st.integers(0, 9))
+def test_bulk_rows_fail_as_the_row_reader(raw, spoil, at):
+    field, value = spoil
+    raw[at % len(raw)][field] = value
+    if value == "dup":
+        raw.append(dict(raw[at % len(raw)]))
+    with pytest.raises(MemsenseError) as want:
+        _rows_one_by_one(raw, "c")
+    with pytest.raises(MemsenseError, match=re.escape(str(want.value))):
+        case_rows(raw, "c")
+
+
+@settings(max_examples=150, deadline=None)
+@given(pairs=st.lists(st.tuples(finite.filter(lambda x: abs(x) < 1e12), scores), min_size=1, max_size=20),
+       alpha=st.floats(0, 5))
+def test_final_scores_equal_final_score(pairs, alpha):
+    rrf = [float(r) for r, _ in pairs]
+    memory = [s for _, s in pairs]
+    want = [final_score(r, s, alpha) for r, s in pairs]
+    assert json.dumps(final_scores(rrf, memory, alpha)) == json.dumps(want)  # -0.0 and 0.0 told apart
+
+
+def test_a_cached_setting_still_checks_each_case():
+    rows_ = [{"memory_id": "a", "rrf_score": 0.1}]
+    assert replay_case({"rows": rows_, "options": {"alpha": 1}})["results"][0]["final_score"] == 0.6
+    with pytest.raises(MemsenseError, match="alpha"):
+        replay_case({"rows": rows_, "options": {"alpha": True}})  # equal to 1 as a key, refused as a value
+    base = Config(alpha=0.5)
+    assert replay_case({"rows": rows_}, base)["results"][0]["final_score"] == 0.35
+    assert replay_case({"rows": rows_})["results"][0]["final_score"] == 0.15
