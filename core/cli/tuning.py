@@ -25,6 +25,8 @@ def cmd_tune(args: argparse.Namespace) -> Any:
     base, k = parse_metric(args.metric)
     metric = metric_key(base, k)
     _check_tune_outputs(args)
+    if args.jobs < 1:
+        raise MemsenseError(f"--jobs must be at least 1 (worker processes), got {args.jobs}")
     if args.folds is not None:
         return _tune_folds(args, metric)
     train_users, test_users = _users(args.train), _users(args.test)
@@ -59,11 +61,11 @@ def _search(args: argparse.Namespace):
     from core.evaluation.tune import ALL_KNOBS, tune
 
     if args.search == "local":
-        return tune, {"knobs": ALL_KNOBS}
+        return tune, {"knobs": ALL_KNOBS, "jobs": args.jobs}
     from core.evaluation.study import tune_tpe
 
     storage = f"sqlite:///{Path(args.study_db).expanduser().resolve()}" if args.study_db else None
-    return tune_tpe, {"knobs": ALL_KNOBS, "storage": storage,
+    return tune_tpe, {"knobs": ALL_KNOBS, "jobs": args.jobs, "storage": storage,
                       "study_name": args.study or (f"{Path(args.dataset).stem}-{args.metric}" if storage else None)}
 
 
@@ -139,6 +141,8 @@ def _print_tune(result, start_name: str, base_scores: dict, args: argparse.Names
 
 def add_command(sub: argparse._SubParsersAction) -> None:
     """Add `tune` to the `memsense` subcommands."""
+    from core.evaluation.parallel import default_jobs
+
     sp = sub.add_parser("tune", help="search the knobs on training users, report held-out users")
     _dataset(sp)
     sp.add_argument("--metric", default=DEFAULT_METRIC, help=f"metric to maximise (default {DEFAULT_METRIC})")
@@ -150,6 +154,8 @@ def add_command(sub: argparse._SubParsersAction) -> None:
                     help="Optuna seeded TPE (default) or the local search (random + coordinate refinement)")
     sp.add_argument("--study-db", help="keep the Optuna study in this SQLite file, so a run can resume")
     sp.add_argument("--study", help="study name in --study-db (default: dataset and metric)")
+    sp.add_argument("--jobs", type=int, default=default_jobs(),
+                    help=f"worker processes that score each trial (default: the cores, here {default_jobs()})")
     sp.add_argument("--trials", type=int, default=200, help="number of trials (per fold with --folds; default 200)")
     sp.add_argument("--seed", type=int, default=0)
     sp.add_argument("--start", default="memsense", help="preset or config file to start from (default memsense)")

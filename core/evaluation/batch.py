@@ -1,152 +1,390 @@
 """Re-rank many cached pools under one config at once: the inner loop of tuning.
 
-`selected_sessions(cfg)` gives, per question, the session numbers `rerank(pool, cfg)` would
-select, without building rankings: route liveness, RRF, the candidate cut, turn support and
-the final score run once over every pool's rows stacked together (elementwise, so each value
-is the one `rerank` computes), and only MMR, which is sequential, runs pool by pool through the
-same `mmr.select`. Schemes other than RRF, and configs with a cut, go through `rerank` itself.
+`selections(cfg)` gives, per question, the session numbers `rerank(pool, cfg)` would select,
+in pick order, without building rankings. Questions of similar pool size are padded into
+blocks (one row per question, one column per pool row), and every step of `rerank` runs on
+a whole block at once, elementwise, so each value is the one `rerank` computes:
+
+- RRF: each route's share `w / (k + rank)` is read from a table over the ranks (the same
+  division), and the shares are added route by route as `route_sum` adds them;
+- the candidate cut: the `candidate_limit`-th best fused score of each question found by a
+  partition, ties taken in row order (the stable sort's order);
+- turn support, the final score and its rounding to 6 decimals (`round6`, Python's `round`);
+- MMR, one pick of every question per step. Cosines and tag Jaccards do not depend on the
+  config: for each user they are computed once for every pair of its chunks (the same
+  `mmr.row_dots` sums, see `core.rank.mmr`) and a pick reads its row of the table.
+
+Schemes other than RRF, and pools recalled less deep than a config's `route_limit`, go
+through `rerank` itself.
 """
 from __future__ import annotations
 
+import copy
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from core.config import Config
-from core.rank.fusion import CUTS, live_mask, route_sum, rrf_contributions, weights_of
+from core.rank import mmr
+from core.rank.fusion import CUTS, weights_of
 from core.rank.pool import RecallPool
 from core.rank.rerank import rerank
+from core.records import ROUTES
+
+GRAM_LIMIT = 2048
+"""Users with at most this many distinct chunks in the pools get tables of every pair's cosine
+and tag Jaccard (16·m² bytes); a larger user's redundancies are computed pick by pick."""
+
+
+def round6(values: np.ndarray) -> np.ndarray:
+    """Python's `round(x, 6)` for every value: `rint(x·10⁶) / 10⁶`, and Python's own `round`
+    where `x·10⁶` lies too near a half for the product's rounding error to be ruled out."""
+    values = np.asarray(values, dtype=np.float64)
+    scaled = values * 1e6
+    out = np.rint(scaled) / 1e6
+    with np.errstate(invalid="ignore"):  # inf and nan go to Python's round below
+        near = ~(np.abs(scaled) < 2.0 ** 52) | (np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6)
+    for i in np.flatnonzero(near).tolist():
+        out.flat[i] = round(float(values.flat[i]), 6)
+    return out
+
+
+class _User:
+    """One user's distinct chunks over the pools (by memory id): vectors, dims, tags, and
+    the tables of every pair's cosine and Jaccard when there are at most `GRAM_LIMIT`."""
+
+    def __init__(self, width: int) -> None:
+        self.index: dict[str, int] = {}
+        self._vectors = np.zeros((16, width))
+        self.size = 0
+        self.dims: list[int] = []
+        self.tags: list[frozenset] = []
+
+    def add(self, pool: RecallPool) -> np.ndarray:
+        """The local index of every row of `pool` (new chunks added; a known id whose vector
+        or tags differ here gets an entry of its own)."""
+        loc = np.empty(pool.size, dtype=np.int64)
+        known = np.zeros(pool.size, dtype=bool)
+        for i, c in enumerate(pool.chunks):
+            j = self.index.get(c.memory_id)
+            known[i] = j is not None and frozenset(c.tags) == self.tags[j]
+            loc[i] = j if known[i] else self._append(pool, i, c.memory_id)
+        rows = np.flatnonzero(known)
+        differ = rows[~(self._vectors[loc[rows]] == pool.vectors[rows]).all(axis=1)]
+        for i in differ.tolist():
+            loc[i] = self._append(pool, i, None)
+        return loc
+
+    def _append(self, pool: RecallPool, i: int, memory_id: str | None) -> int:
+        j = self.size
+        if j == len(self._vectors):
+            self._vectors = np.concatenate([self._vectors, np.zeros_like(self._vectors)])
+        if memory_id is not None:
+            self.index[memory_id] = j
+        self._vectors[j] = pool.vectors[i]
+        self.size += 1
+        self.dims.append(int(pool.static.dims[i]))
+        self.tags.append(frozenset(pool.chunks[i].tags))
+        return j
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        tags = mmr.tag_matrix([tuple(sorted(t)) for t in self.tags])
+        return self._vectors[: self.size], np.array(self.dims, dtype=np.int64), tags
+
+    def tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """(cosine, Jaccard) of every pair, as `mmr.redundancy_to` computes each: (m, m) each."""
+        unit, dims, tags = self.arrays()
+        m = len(unit)
+        cos = np.empty((m, m))
+        for a in range(m):
+            cos[a] = mmr.row_dots(unit, unit[a])
+        cos = np.clip(cos, 0.0, 1.0)
+        cos = np.where((dims[None, :] == dims[:, None]) & (dims[None, :] > 0), cos, 0.0)
+        inter = tags @ tags.T  # counts of shared tags: whole numbers, exact in any order
+        counts = tags.sum(axis=1)
+        union = counts[:, None] + counts[None, :] - inter
+        jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+        return cos, jac
+
+
+@dataclass
+class _Block:
+    """Questions of similar pool size, padded to the widest: row b is question `qs[b]`."""
+
+    qs: np.ndarray  # (B,) positions in the batch
+    ranks: np.ndarray  # (8, B, W) intp, 0 = absent or padding
+    valid: np.ndarray  # (B, W)
+    is_turn: np.ndarray  # (B, W)
+    session: np.ndarray  # (B, W) session code within the pool
+    sessions: int  # codes are < sessions
+    memory: np.ndarray  # (B, W) clamped memory score
+    number: np.ndarray  # (B, W) session number
+    loc: np.ndarray  # (B, W) the chunk's index among its user's chunks
+    user: np.ndarray  # (B,) the question's user
+    srows: np.ndarray  # (B, R) columns of the session (non-turn) rows, ascending
+    svalid: np.ndarray  # (B, R)
+    depth: np.ndarray  # (B,) how deep each pool's routes were kept
+    top_rank: int
+    by_session: np.ndarray  # flat cells of valid rows, grouped by (question, session)
+    starts: np.ndarray  # where each (question, session) group starts in `by_session`
+    segment: np.ndarray  # each group's flat cell in a (B, sessions) array
 
 
 class PoolBatch:
-    """Every pool's rows stacked; per-row arrays that no knob changes are built once."""
+    """Every pool's rows laid out in blocks; everything no knob changes is built once."""
 
-    def __init__(self, pools: Sequence[RecallPool]):
+    def __init__(self, pools: Sequence[RecallPool], gram_limit: int = GRAM_LIMIT):
         self.pools = list(pools)
-        sizes = np.array([p.size for p in self.pools], dtype=np.int64)
-        self.offsets = np.concatenate(([0], np.cumsum(sizes)))
-        self.question_of = np.repeat(np.arange(len(self.pools)), sizes)
-        empty = np.zeros((0, 8), dtype=np.int32)
-        self.ranks = np.concatenate([p.ranks for p in self.pools] or [empty])
-        statics = [p.static for p in self.pools]
-        self.is_turn = np.concatenate([s.is_turn for s in statics] or [np.zeros(0, bool)])
-        self.memory = np.concatenate([s.memory_score for s in statics] or [np.zeros(0)])
-        session_base = np.concatenate(([0], np.cumsum([int(s.session_of.max(initial=-1)) + 1 for s in statics])))
-        self.session_of = np.concatenate([s.session_of + session_base[i] for i, s in enumerate(statics)]
-                                         or [np.zeros(0, np.int64)])
-        self.sessions = int(session_base[-1])
-        self.dims = np.concatenate([s.dims for s in statics] or [np.zeros(0, np.int64)])
-        vocab = {t: j for j, t in enumerate(sorted({t for p in self.pools for c in p.chunks for t in c.tags}))}
-        self.tags = np.zeros((len(self.ranks), max(len(vocab), 1)), dtype=bool)
-        n = 0
+        self._questions = len(self.pools)
+        users: dict[tuple[str, int], _User] = {}
+        locs, owner = [], []
         for p in self.pools:
-            for c in p.chunks:
-                self.tags[n, [vocab[t] for t in set(c.tags)]] = True
-                n += 1
-        self.session_number = np.concatenate([np.array([c.session_number for c in p.chunks], dtype=np.int64)
-                                              for p in self.pools] or [np.zeros(0, np.int64)])
+            key = (p.user_id, p.vectors.shape[1])
+            user = users.setdefault(key, _User(p.vectors.shape[1]))
+            locs.append(user.add(p))
+            owner.append(list(users).index(key))
+        self._users = list(users.values())
+        self._arrays = [u.arrays() for u in self._users]
+        sizes = [u.size for u in self._users]
+        small = [m <= gram_limit for m in sizes]
+        tables = [u.tables() if ok else (np.zeros((0, 0)), np.zeros((0, 0))) for u, ok in zip(self._users, small)]
+        self._base = np.concatenate(([0], np.cumsum([m * m if ok else 0 for m, ok in zip(sizes, small)])))[:-1]
+        self._cos = np.concatenate([c.ravel() for c, _ in tables] or [np.zeros(0)])
+        self._jac = np.concatenate([j.ravel() for _, j in tables] or [np.zeros(0)])
+        self._size = np.array(sizes, dtype=np.int64)
+        self._tabled = np.array(small, dtype=bool)
+        self.blocks = [self._block(qs, locs, owner) for qs in _size_classes([p.size for p in self.pools])]
+
+    def _block(self, qs: list[int], locs: list[np.ndarray], owner: list[int]) -> _Block:
+        ps = [self.pools[q] for q in qs]
+        b, w = len(ps), max([p.size for p in ps] + [1])
+        ranks = np.zeros((len(ROUTES), b, w), dtype=np.intp)
+        valid = np.zeros((b, w), dtype=bool)
+        is_turn, session = np.zeros((b, w), dtype=bool), np.zeros((b, w), dtype=np.int64)
+        memory, number, loc = np.zeros((b, w)), np.zeros((b, w), dtype=np.int64), np.zeros((b, w), dtype=np.int64)
+        for i, (q, p) in enumerate(zip(qs, ps)):
+            n, st = p.size, p.static
+            ranks[:, i, :n] = p.ranks.T
+            valid[i, :n] = True
+            is_turn[i, :n], session[i, :n], memory[i, :n] = st.is_turn, st.session_of, st.memory_score
+            number[i, :n] = [c.session_number for c in p.chunks]
+            loc[i, :n] = locs[q]
+        srows, svalid = _compact(valid & ~is_turn)
+        sessions = int(session.max(initial=0)) + 1
+        group = (np.arange(b)[:, None] * sessions + session)[valid]  # (question, session) of each valid cell
+        cells = np.flatnonzero(valid)
+        order = np.argsort(group, kind="stable")
+        starts = np.flatnonzero(np.diff(group[order], prepend=-1))
+        return _Block(np.array(qs, dtype=np.int64), ranks, valid, is_turn, session, sessions,
+                      memory, number, loc, np.array([owner[q] for q in qs], dtype=np.int64), srows, svalid,
+                      np.array([p.depth for p in ps], dtype=np.int64), int(ranks.max(initial=0)),
+                      cells[order], starts, group[order][starts])
+
+    # ------------------------------------------------------------------ the selections
 
     def selected_sessions(self, cfg: Config) -> list[list[int]]:
         """Per pool, the session numbers of `rerank(pool, cfg).selected_rows`, in pick order."""
-        if cfg.scheme != "rrf" or cfg.scheme in CUTS or any(p.depth < cfg.route_limit for p in self.pools):
-            return [[p.chunks[r.index].session_number for r in rerank(p, cfg).selected_rows] for p in self.pools]
-        live = live_mask(self.ranks, cfg)
-        fused = route_sum(rrf_contributions(self.ranks, live, weights_of(cfg), cfg.rrf_k))
-        cands = self._candidates(fused, live, cfg.candidate_limit)
-        rows, final, session_first = self._rows(cfg, fused, cands)
-        order = np.lexsort((rows, -final, self.question_of[rows]))
-        rows, final = rows[order], final[order]
-        bounds = np.searchsorted(self.question_of[rows], np.arange(len(self.pools) + 1))
-        orders = self._mmr(rows, final, bounds, cfg)
-        return [self.session_number[rows[bounds[q]:bounds[q + 1]][order]].tolist() for q, order in enumerate(orders)]
+        picked, count = self.selections(cfg)
+        return [row[:n] for row, n in zip(picked.tolist(), count.tolist())]
 
-    def _mmr(self, rows: np.ndarray, final: np.ndarray, bounds: np.ndarray, cfg: Config) -> list[list[int]]:
-        """`mmr.select`'s pick order for every pool, one pick of every pool per step.
+    def batched(self, cfg: Config) -> bool:
+        """Every question of `cfg` goes through the batched re-rank (not `rerank`)."""
+        return (cfg.scheme == "rrf" and cfg.scheme not in CUTS
+                and all(bool((b.depth >= cfg.route_limit).all()) for b in self.blocks))
 
-        Each pool's rows are padded to the longest. The cosine to a pick is the same
-        matrix-vector product `mmr.redundancy_to` takes, pool by pool; the rest (clip, dimension
-        test, tag Jaccard, the duplicate test and the argmax) is elementwise, so every value
-        and every choice is the one `mmr.select` makes."""
-        n_q = np.diff(bounds)
-        q_count, width = len(self.pools), max(int(n_q.max(initial=0)), 1)
-        col = np.arange(width)
-        valid = col[None, :] < n_q[:, None]
-        slot = np.zeros((q_count, width), dtype=np.int64)
-        slot[valid] = rows
-        fin = np.zeros((q_count, width))
-        fin[valid] = final
-        dims = np.where(valid, self.dims[slot], 0)
-        tags = self.tags[slot].astype(np.float64) * valid[..., None]
-        counts = tags.sum(axis=2)
-        units = [p.vectors[rows[bounds[q]:bounds[q + 1]] - self.offsets[q]] for q, p in enumerate(self.pools)]
+    def without_pools(self) -> "PoolBatch":
+        """A copy with the arrays alone, for a worker process: it takes only configs that
+        `batched` accepts (the others need the pools, for `rerank`)."""
+        lean = copy.copy(self)
+        lean.pools = None
+        lean._users = []
+        lean._arrays = [None if tabled else arrays for tabled, arrays in zip(self._tabled.tolist(), self._arrays)]
+        return lean
+
+    @property
+    def size(self) -> int:
+        return self._questions
+
+    def selections(self, cfg: Config) -> tuple[np.ndarray, np.ndarray]:
+        """(session numbers (Q, top_k), padded with -1; how many each question selected)."""
+        out = np.full((self._questions, max(cfg.top_k, 1)), -1, dtype=np.int64)
+        count = np.zeros(self._questions, dtype=np.int64)
+        if self.pools is None and not self.batched(cfg):
+            raise ValueError("this batch has no pools: it re-ranks only RRF configs its pools are deep enough for")
+        if cfg.scheme != "rrf" or cfg.scheme in CUTS:
+            for q, p in enumerate(self.pools):
+                self._by_rerank(q, p, cfg, out, count)
+            return out, count
+        for blk in self.blocks:
+            shallow = blk.depth < cfg.route_limit
+            for i in np.flatnonzero(shallow).tolist():  # `rerank` says whether the pool can serve
+                self._by_rerank(int(blk.qs[i]), self.pools[blk.qs[i]], cfg, out, count)
+            if shallow.all():
+                continue
+            cols, n = self._select(blk, cfg)
+            rows = np.flatnonzero(~shallow)
+            sel = np.take_along_axis(blk.number, cols, axis=1)
+            out[blk.qs[rows], : cols.shape[1]] = np.where(np.arange(cols.shape[1]) < n[:, None], sel, -1)[rows]
+            count[blk.qs[rows]] = n[rows]
+        return out, count
+
+    @staticmethod
+    def _by_rerank(q: int, pool: RecallPool, cfg: Config, out: np.ndarray, count: np.ndarray) -> None:
+        sessions = [pool.chunks[r.index].session_number for r in rerank(pool, cfg).selected_rows]
+        out[q, : len(sessions)] = sessions
+        count[q] = len(sessions)
+
+    def _select(self, blk: _Block, cfg: Config) -> tuple[np.ndarray, np.ndarray]:
+        """Pool columns each question selects, in pick order (B, K), and their count (B,)."""
+        fused, found = _fuse(blk, cfg)
+        in_pool = _candidates(fused, found, cfg.candidate_limit)
+        cols, final, valid = self._mmr_rows(blk, cfg, fused, in_pool)
+        order = np.argsort(np.where(valid, -final, np.inf), axis=1, kind="stable")  # final desc, ties by row
+        cols, final, valid = (np.take_along_axis(a, order, axis=1) for a in (cols, final, valid))
+        picks, n = self._mmr(blk, cfg, cols, final, valid)
+        return np.take_along_axis(cols, picks, axis=1), n
+
+    def _mmr_rows(self, blk: _Block, cfg: Config, fused: np.ndarray, in_pool: np.ndarray):
+        """The rows MMR sees, (B, M) columns in row order with final scores: session rows
+        (§4) where a question has any, else its candidates."""
+        b = np.arange(len(blk.qs))[:, None]
+        session_first = np.zeros(len(blk.qs), dtype=bool)
+        if cfg.session_first:
+            turns = np.where(in_pool & blk.is_turn, fused, -np.inf).ravel()[blk.by_session]
+            best = np.full((len(blk.qs), blk.sessions), -np.inf)
+            if len(blk.starts):
+                best.ravel()[blk.segment] = np.maximum.reduceat(turns, blk.starts)  # best candidate turn per session
+            s = blk.session[b, blk.srows]
+            supported = best[b, s] > -np.inf
+            pooled = in_pool[b, blk.srows]
+            wanted = blk.svalid & (pooled | supported)
+            session_first = wanted.any(axis=1)
+            best_turn = np.where(supported, best[b, s], 0.0)  # not -inf: a factor of 0 times -inf is NaN
+            support = np.where(supported, np.minimum(cfg.turn_support_cap, cfg.turn_support_factor * best_turn), 0.0)
+            rrf = np.where(pooled, fused[b, blk.srows], 0.0) + support
+            final_s = round6(rrf + cfg.alpha * blk.memory[b, blk.srows])
+            pos, s_valid = _compact(wanted)
+            s_cols = np.take_along_axis(blk.srows, pos, axis=1)
+            s_final = np.take_along_axis(final_s, pos, axis=1)
+        c_cols, c_valid = _compact(in_pool & ~session_first[:, None])
+        c_final = round6(fused[b, c_cols] + cfg.alpha * blk.memory[b, c_cols])
+        if not session_first.any():
+            return c_cols, c_final, c_valid
+        width = max(s_cols.shape[1], c_cols.shape[1])
+        sf = session_first[:, None]
+        return (np.where(sf, _pad(s_cols, width), _pad(c_cols, width)),
+                np.where(sf, _pad(s_final, width), _pad(c_final, width)),
+                np.where(sf, _pad(s_valid, width), _pad(c_valid, width)))
+
+    def _mmr(self, blk: _Block, cfg: Config, cols: np.ndarray, final: np.ndarray,
+             valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`mmr.select`'s pick order for every question, one pick of every question per step:
+        each value and each choice is the one `select` makes (see the module docstring)."""
+        n_rows = valid.sum(axis=1)
+        target = np.minimum(cfg.top_k, n_rows)
+        picks = np.zeros((len(blk.qs), max(int(target.max(initial=0)), 1)), dtype=np.int64)
+        count = np.zeros(len(blk.qs), dtype=np.int64)
+        loc = np.take_along_axis(blk.loc, cols, axis=1)
         remaining = valid.copy()
-        max_red = np.zeros((q_count, width))
-        target = np.minimum(cfg.top_k, n_q)
-        orders: list[list[int]] = [[] for _ in range(q_count)]
+        max_red = np.zeros(valid.shape)
         active = np.flatnonzero(target > 0)
-        pick = np.zeros(q_count, dtype=np.int64)
+        pick = np.zeros(len(blk.qs), dtype=np.int64)
         lam, thr = cfg.mmr_lambda, cfg.duplicate_threshold
         while len(active):
-            for q in active.tolist():
-                orders[q].append(int(pick[q]))
+            picks[active, count[active]] = pick[active]
+            count[active] += 1
             remaining[active, pick[active]] = False
-            cos = np.zeros((len(active), width))
-            for i, q in enumerate(active.tolist()):
-                cos[i, : n_q[q]] = units[q] @ units[q][pick[q]]
-            cos = np.clip(cos, 0.0, 1.0)
-            d, p_dim = dims[active], dims[active, pick[active]]
-            cos = np.where((d == p_dim[:, None]) & (d > 0), cos, 0.0)
-            inter = np.einsum("qmv,qv->qm", tags[active], tags[active, pick[active]])
-            union = counts[active] + counts[active, pick[active]][:, None] - inter
-            jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-            max_red[active] = np.maximum(max_red[active], np.maximum(cos, cfg.tag_weight * jac))
-            lengths = np.array([len(orders[q]) for q in active.tolist()])
-            active = active[lengths < target[active]]
+            red = self._redundancy(blk.user[active], loc[active], pick[active], cfg.tag_weight)
+            max_red[active] = np.maximum(max_red[active], red)
+            active = active[count[active] < target[active]]
             if not len(active):
                 break
-            rem = remaining[active]
-            free = rem & ~(max_red[active] >= thr)
+            rem, red = remaining[active], max_red[active]
+            free = rem & ~(red >= thr)
             has_free = free.any(axis=1)
-            mmr_score = np.where(free, lam * fin[active] - (1.0 - lam) * max_red[active], -np.inf)
-            chosen = np.where(has_free, np.argmax(mmr_score, axis=1), np.argmax(rem, axis=1))
+            score = np.where(free, lam * final[active] - (1.0 - lam) * red, -np.inf)
+            chosen = np.where(has_free, np.argmax(score, axis=1), np.argmax(rem, axis=1))
             keep = has_free | cfg.fallback_fill
             pick[active[keep]] = chosen[keep]
             active = active[keep]
-        return orders
+        return picks, count
 
-    def _candidates(self, fused: np.ndarray, live: np.ndarray, limit: int) -> np.ndarray:
-        """Each pool's best `limit` rows found by a live route, by fused score, ties by row."""
-        found = np.flatnonzero(live.any(axis=1))
-        found = found[np.lexsort((-fused[found], self.question_of[found]))]  # stable: ties keep row order
-        q = self.question_of[found]
-        start = np.searchsorted(q, q)  # first position of each row's question
-        return found[np.arange(len(found)) - start < limit]
+    def _redundancy(self, user: np.ndarray, loc: np.ndarray, pick: np.ndarray, tag_weight: float) -> np.ndarray:
+        """`redundancy(row, pick)` for every row of each question (rows as user-local chunks)."""
+        a = np.arange(len(user))
+        out = np.zeros(loc.shape)
+        tabled = self._tabled[user]
+        if tabled.any():
+            t = np.flatnonzero(tabled)
+            m = self._size[user[t]][:, None]
+            idx = self._base[user[t]][:, None] + loc[t, pick[t]][:, None] * m + loc[t]
+            out[t] = np.maximum(self._cos[idx], tag_weight * self._jac[idx])
+        for i in a[~tabled].tolist():  # a large user: this pick's row, computed as `select` does
+            unit, dims, tags = (x[loc[i]] for x in self._arrays[user[i]])
+            out[i] = mmr.redundancy_to(int(pick[i]), unit, dims, tags, tags.sum(axis=1), tag_weight)
+        return out
 
-    def _rows(self, cfg: Config, fused: np.ndarray, cands: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Rows MMR sees and their final scores: session rows (§4) where a pool has any, else
-        the candidates."""
-        in_pool = np.zeros(len(fused), dtype=bool)
-        in_pool[cands] = True
-        session_first = np.zeros(len(self.pools), dtype=bool)
-        rows = np.zeros(0, dtype=np.int64)
-        rrf = np.zeros(0)
-        if cfg.session_first:
-            turns = cands[self.is_turn[cands]]
-            best = np.full(self.sessions, -np.inf)
-            np.maximum.at(best, self.session_of[turns], fused[turns])
-            supported = best > -np.inf
-            wanted = ~self.is_turn & (in_pool | supported[self.session_of])
-            rows = np.flatnonzero(wanted)
-            session_first[np.unique(self.question_of[rows])] = True
-            s = self.session_of[rows]
-            best_turn = np.where(supported[s], best[s], 0.0)  # not -inf: factor 0 · -inf would be NaN
-            support = np.where(supported[s], np.minimum(cfg.turn_support_cap, cfg.turn_support_factor * best_turn), 0.0)
-            rrf = np.where(in_pool[rows], fused[rows], 0.0) + support
-        fallback = cands[~session_first[self.question_of[cands]]]
-        rows = np.concatenate([rows, fallback])
-        rrf = np.concatenate([rrf, fused[fallback]])
-        raw = (rrf + cfg.alpha * self.memory[rows]).tolist()
-        return rows, np.array([round(x, 6) for x in raw]), session_first
+
+def _fuse(blk: _Block, cfg: Config) -> tuple[np.ndarray, np.ndarray]:
+    """Fused RRF score (B, W), added route by route as `route_sum` does, and which rows a
+    live route found."""
+    weights, limit = weights_of(cfg), cfg.route_limit
+    top = max(blk.top_rank, 1)
+    live = np.zeros((len(ROUTES), top + 1), dtype=bool)
+    live[:, 1: min(limit, top) + 1] = True
+    live &= (weights > 0)[:, None]
+    table = np.zeros(live.shape)
+    ranks = np.broadcast_to(np.arange(top + 1, dtype=np.float64), live.shape)
+    np.divide(np.broadcast_to(weights[:, None], live.shape), cfg.rrf_k + ranks, out=table, where=live)
+    fused = table[0][blk.ranks[0]]
+    for r in range(1, len(ROUTES)):
+        fused += table[r][blk.ranks[r]]
+    if (table[live] > 0).all():  # every live share is positive: found = some share
+        return fused, fused > 0
+    found = live[0][blk.ranks[0]]
+    for r in range(1, len(ROUTES)):
+        found |= live[r][blk.ranks[r]]
+    return fused, found
+
+
+def _candidates(fused: np.ndarray, found: np.ndarray, limit: int) -> np.ndarray:
+    """Each question's best `limit` found rows by fused score, ties by row (B, W) mask."""
+    if fused.shape[1] <= limit:
+        return found
+    negated = np.where(found, -fused, np.inf)
+    negated.partition(limit - 1, axis=1)
+    cut = -negated[:, limit - 1][:, None]  # the limit-th best (-inf when fewer were found)
+    above = found & (fused > cut)
+    at = found & (fused == cut)
+    room = limit - above.sum(axis=1)
+    tied = np.flatnonzero(at.sum(axis=1) > room)  # more rows at the cut than places: the first ones in row order
+    if len(tied):
+        at[tied] &= np.cumsum(at[tied], axis=1) <= room[tied, None]
+    return above | at
+
+
+def _compact(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column positions of each row's True cells, left-aligned (B, max count), and validity."""
+    count = mask.sum(axis=1)
+    width = max(int(count.max(initial=0)), 1)
+    rows, cols = np.nonzero(mask)
+    starts = np.concatenate(([0], np.cumsum(count)))[:-1]
+    out = np.zeros((mask.shape[0], width), dtype=np.int64)
+    out[rows, np.arange(len(rows)) - starts[rows]] = cols
+    return out, np.arange(width)[None, :] < count[:, None]
+
+
+def _pad(a: np.ndarray, width: int) -> np.ndarray:
+    return np.pad(a, ((0, 0), (0, width - a.shape[1])))
+
+
+def _size_classes(sizes: Sequence[int]) -> list[list[int]]:
+    """Questions grouped by pool size up to the next power of two (padding at most doubles a block)."""
+    groups: dict[int, list[int]] = {}
+    for q, n in enumerate(sizes):
+        groups.setdefault(max(int(n) - 1, 0).bit_length(), []).append(q)
+    return [groups[g] for g in sorted(groups)]
 
 
 def batch_for(pools: Mapping[str, RecallPool], question_ids: Sequence[str]) -> PoolBatch:

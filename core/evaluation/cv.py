@@ -27,12 +27,13 @@ from core.config import Config, to_dict
 from core.errors import MemsenseError
 from core.evaluation.evaluate import evaluate_config
 from core.evaluation.metrics import metric_key, parse_metric
-from core.evaluation.tune import Progress, TuneResult
+from core.evaluation.tune import Progress, TuneResult, evaluator_for
 from core.rank.pool import RecallPool
 from core.records import Question
 
 Search = Callable[..., TuneResult]
-"""`(pools, train, test, metric=, trials=, seed=, start=, progress=, cancel=, **kw) -> TuneResult`."""
+"""`(pools, train, test, metric=, trials=, seed=, start=, progress=, cancel=, evaluator=, **kw) -> TuneResult`;
+`evaluator` (`core.evaluation.tune.evaluator_for` over every question) scores its trials."""
 BOOTSTRAP_RESAMPLES = 2000
 
 
@@ -135,13 +136,24 @@ def cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Question
     """Tune on k−1 folds, score on the held-out one, for each fold; then tune on every user.
 
     `search_options` go to every search call; a `study_name` is suffixed per fold (`-fold1`,
-    ..., `-all`) so each fold keeps its own resumable study.
+    ..., `-all`) so each fold keeps its own resumable study. `jobs` worker processes score the
+    trials of every fold (one set of workers for the whole run).
     """
     base, k = parse_metric(metric)
     name = metric_key(base, k)
     start = start or Config()
     groups = user_folds([q.user_id for q in questions], folds, seed)
     study = search_options.pop("study_name", None)
+    jobs = search_options.pop("jobs", 1)
+    with evaluator_for(pools, questions, name, jobs) as evaluator:  # every fold's trials score all questions once
+        return _cross_validate(pools, questions, search, search_name, name, k, groups, trials, seed, start, progress,
+                               cancel, study, dict(search_options, evaluator=evaluator))
+
+
+def _cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Question], search: Search, search_name: str,
+                    name: str, k: int, groups: list[tuple[str, ...]], trials: int, seed: int, start: Config,
+                    progress: Progress | None, cancel: threading.Event | None, study: str | None,
+                    search_options: dict) -> CrossValidation:
     runs = len(groups) + 1
     out: list[Fold] = []
     held_scores: dict[str, float] = {}

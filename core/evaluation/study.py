@@ -12,6 +12,10 @@ completed trials. It remembers the metric, the start config and the training use
 refuses to continue under different ones. A resumed run draws new points from a freshly seeded
 sampler, so it is reproducible run by run, not identical to one uninterrupted run.
 
+Trials are asked and told one ahead (`_optimize`): TPE picks the next point while worker
+processes score this one (`jobs`, `core.evaluation.parallel`), and since each ask follows the
+same tells whatever the timing, a seeded run makes the same trials with any number of jobs.
+
 Parameter importances are Optuna's fANOVA importances of the train objective over the trials.
 """
 from __future__ import annotations
@@ -25,7 +29,9 @@ import optuna
 
 from core.config import Config, to_dict
 from core.errors import MemsenseError
-from core.evaluation.tune import KNOBS, Knob, Progress, Trial, TuneResult, _key, scorers, sensitivity
+from core.evaluation.parallel import Evaluator
+from core.evaluation.tune import (KNOBS, Knob, Progress, Scorer, Trial, TuneResult, _key, open_scorer,
+                                   sensitivity)
 from core.rank.pool import RecallPool
 from core.records import Question
 
@@ -89,45 +95,64 @@ def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: S
              metric: str = "recall_all@4", trials: int = 100, seed: int = 0, start: Config | None = None,
              seeds: Sequence[Config] = (), knobs: Sequence[Knob] = KNOBS, sensitivity_points: int = 7,
              storage: str | None = None, study_name: str | None = None, progress: Progress | None = None,
-             cancel: threading.Event | None = None) -> TuneResult:
-    """Maximise the train `metric` over `knobs` with seeded TPE in `trials` completed trials."""
-    name, score_train, score_test = scorers(pools, train, test, metric)
+             cancel: threading.Event | None = None, jobs: int = 1, evaluator: Evaluator | None = None) -> TuneResult:
+    """Maximise the train `metric` over `knobs` with seeded TPE in `trials` completed trials;
+    `jobs` worker processes score each trial (or `evaluator`, shared by cross-validation)."""
+    name, scorer = open_scorer(pools, train, test, metric, jobs, evaluator)
     start = start or Config()
-    study = open_study(storage, study_name, seed, _identity(name, start, [q.user_id for q in train], knobs))
-    done = _complete(study)
-    if not study.trials:
-        for cfg in (start, *seeds):
-            study.enqueue_trial(_params(cfg, knobs), skip_if_exists=True)
-    budget = max(1, trials)
-
-    def objective(trial: optuna.Trial) -> float:
-        cfg = _config(start, knobs, {kn.name: _suggest(trial, kn) for kn in knobs})
-        tr, tb = score_train(cfg)
-        te = score_test(cfg)[0] if test else None
-        trial.set_user_attr("train", tr)
-        trial.set_user_attr("tiebreak", tb)
-        trial.set_user_attr("test", te)
-        return tr + TIE_WEIGHT * tb
-
-    def after(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
-        if progress:
-            best = study.best_trial.user_attrs.get("train", float("nan"))
-            progress(len(_complete(study)), budget,
-                     f"trial {trial.number}: train {trial.user_attrs.get('train', float('nan')):.3f}, best {best:.3f}")
-        if cancel is not None and cancel.is_set():
-            study.stop()
-
-    if budget - len(done) > 0 and not (cancel is not None and cancel.is_set()):
-        study.optimize(objective, n_trials=budget - len(done), callbacks=[after])
-    history = _history(study, start, knobs, len(seeds))
-    if not history:
-        raise MemsenseError("the tuning study has no completed trial; run it again")
-    best = max(history, key=_key)
-    cancelled = cancel is not None and cancel.is_set()
-    sens = {} if cancelled or sensitivity_points < 2 else sensitivity(
-        best.config, knobs, score_train, score_test if test else None, sensitivity_points, cancel)
+    with scorer:
+        study = open_study(storage, study_name, seed, _identity(name, start, [q.user_id for q in train], knobs))
+        if not study.trials:
+            for cfg in (start, *seeds):
+                study.enqueue_trial(_params(cfg, knobs), skip_if_exists=True)
+        budget = max(1, trials)
+        _optimize(study, scorer, start, knobs, budget - len(_complete(study)), budget, progress, cancel)
+        history = _history(study, start, knobs, len(seeds))
+        if not history:
+            raise MemsenseError("the tuning study has no completed trial; run it again")
+        best = max(history, key=_key)
+        cancelled = cancel is not None and cancel.is_set()
+        sens = {} if cancelled or sensitivity_points < 2 else sensitivity(
+            best.config, knobs, scorer, sensitivity_points, cancel)
     return TuneResult(name, tuple(sorted({q.user_id for q in train})), tuple(sorted({q.user_id for q in test})),
                       len(train), len(test), tuple(history), best, sens, cancelled, importances(study, seed))
+
+
+def _optimize(study: optuna.Study, scorer: Scorer, start: Config, knobs: Sequence[Knob], n: int, budget: int,
+              progress: Progress | None, cancel: threading.Event | None) -> None:
+    """Run `n` trials by ask and tell, one ahead: the next trial is asked (TPE's own work)
+    while this one is scored. Each ask comes after the same tells whatever the timing, so a
+    seeded study makes the same trials with any number of jobs."""
+    def stopped() -> bool:
+        return cancel is not None and cancel.is_set()
+
+    def ask() -> tuple[optuna.Trial, int]:
+        trial = study.ask()
+        cfg = _config(start, knobs, {kn.name: _suggest(trial, kn) for kn in knobs})
+        return trial, scorer.submit(cfg)
+
+    done = len(_complete(study))
+    best = max((t.user_attrs.get("train", float("nan")) for t in _complete(study)), default=float("nan"))
+    pending = ask() if n > 0 and not stopped() else None
+    for i in range(n):
+        if pending is None:
+            break
+        trial, ticket = pending
+        try:
+            pending = ask() if i + 1 < n and not stopped() else None
+            score = scorer.result(ticket)
+        except BaseException:  # a stored study keeps no trial running for ever
+            for t in (trial, *(pending[:1] if pending else ())):
+                study.tell(t, state=optuna.trial.TrialState.FAIL)
+            raise
+        trial.set_user_attr("train", score.train)
+        trial.set_user_attr("tiebreak", score.tiebreak)
+        trial.set_user_attr("test", score.test)
+        study.tell(trial, score.train + TIE_WEIGHT * score.tiebreak)
+        done += 1
+        best = score.train if not best >= score.train else best
+        if progress:
+            progress(done, budget, f"trial {trial.number}: train {score.train:.3f}, best {best:.3f}")
 
 
 def _complete(study: optuna.Study) -> list[optuna.trial.FrozenTrial]:

@@ -1,9 +1,10 @@
 """Auto-tuning: search the knobs for the best value of one metric on training users, and
 report the same metric on held-out users (other conversations), so over-fitting shows.
 
-Every trial re-ranks cached recall pools (`core.evaluation.batch`: all questions at once), a fraction of a millisecond per
-question, so hundreds of trials cost seconds to minutes. The search is seeded and has no
-dependency beyond numpy:
+Every trial re-ranks cached recall pools, all questions at once (`core.evaluation.batch`),
+in worker processes with `jobs` > 1 (`core.evaluation.parallel`): tens of microseconds per
+question, so hundreds of trials cost seconds. The search is seeded and has no dependency
+beyond numpy:
 
 1. trial 0 is the starting config (by default Memsense's), then any seed configs (the CLI
    passes the built-in RRF presets: a warm start, they are points of the same space);
@@ -34,9 +35,9 @@ from core.config import KNOBS as CONFIG_KNOBS
 from core.config import Config, to_dict
 from core.config.knobs import Knob as ConfigKnob
 from core.errors import MemsenseError
-from core.evaluation.batch import batch_for
-from core.evaluation.judged import session_qrels
-from core.evaluation.metrics import metric_key, parse_metric, question_metrics
+from core.evaluation.batch_metrics import mean
+from core.evaluation.metrics import metric_key, parse_metric
+from core.evaluation.parallel import Evaluator
 from core.rank.pool import RecallPool
 from core.records import Question
 
@@ -170,23 +171,50 @@ class TuneResult:
         }
 
 
+@dataclass(frozen=True)
+class Score:
+    """A config's train mean of the metric and of the tie-break, and its held-out mean."""
+
+    train: float
+    tiebreak: float
+    test: float | None
+
+
 class Scorer:
-    """Mean metric of a config over a fixed question set with cached pools."""
+    """Means over fixed train and held-out questions with cached pools: every question is
+    re-ranked once per config, all at once (`core.evaluation.batch`), in worker processes
+    when the `Evaluator` has more than one job. Close it (or use `with`) to stop them."""
 
-    def __init__(self, pools: Mapping[str, RecallPool], questions: Sequence[Question], metric: str, tiebreak: str, k: int):
-        self.qrels = [session_qrels(q) for q in questions]
-        self.batch = batch_for(pools, [q.question_id for q in questions])  # all questions re-ranked at once
-        self.metric, self.tiebreak, self.k = metric, tiebreak, k
+    def __init__(self, evaluator: Evaluator, train: Sequence[Question], test: Sequence[Question], owned: bool):
+        where = {q: i for i, q in enumerate(evaluator.ids)}
+        self.evaluator, self.owned = evaluator, owned
+        self.train = np.array([where[q.question_id] for q in train], dtype=np.int64)
+        self.test = np.array([where[q.question_id] for q in test], dtype=np.int64)
 
-    def __call__(self, cfg: Config) -> tuple[float, float]:
-        if not self.qrels:
-            return math.nan, math.nan
-        total = tie = 0.0
-        for sessions, qrels in zip(self.batch.selected_sessions(cfg), self.qrels):
-            m = question_metrics(sessions, qrels, self.k)
-            total += m[self.metric]
-            tie += m[self.tiebreak]
-        return total / len(self.qrels), tie / len(self.qrels)
+    def submit(self, cfg: Config) -> int:
+        return self.evaluator.submit(cfg)
+
+    def result(self, ticket: int) -> Score:
+        values = self.evaluator.result(ticket)
+        return Score(mean(values[0, self.train]), mean(values[1, self.train]),
+                     mean(values[0, self.test]) if len(self.test) else None)
+
+    def __call__(self, cfg: Config) -> Score:
+        return self.result(self.submit(cfg))
+
+    def many(self, cfgs: Sequence[Config]) -> list[Score]:
+        tickets = [self.submit(c) for c in cfgs]
+        return [self.result(t) for t in tickets]
+
+    def close(self) -> None:
+        if self.owned:
+            self.evaluator.close()
+
+    def __enter__(self) -> "Scorer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def seed_presets(start: Config | None = None) -> list[Config]:
@@ -210,31 +238,55 @@ def split_users(questions: Sequence[Question], train: Sequence[str], test: Seque
     return [q for q in questions if q.user_id in train], [q for q in questions if q.user_id in test]
 
 
-def scorers(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Sequence[Question],
-            metric: str) -> tuple[str, Scorer, Scorer]:
-    """The metric's key and the train and held-out scorers every search uses (tie-break:
-    nDCG@k, or MRR when tuning nDCG)."""
+def metric_pair(metric: str) -> tuple[str, str, int]:
+    """The metric's key, its tie-break's (nDCG@k, or MRR when tuning nDCG) and k."""
     base, k = parse_metric(metric)
-    name = metric_key(base, k)
-    tiebreak = metric_key("mrr" if base == "ndcg" else "ndcg", k)
-    return name, Scorer(pools, train, name, tiebreak, k), Scorer(pools, test, name, tiebreak, k)
+    return metric_key(base, k), metric_key("mrr" if base == "ndcg" else "ndcg", k), k
+
+
+def evaluator_for(pools: Mapping[str, RecallPool], questions: Sequence[Question], metric: str,
+                  jobs: int = 1) -> Evaluator:
+    """An `Evaluator` of the metric and its tie-break over `questions` (share it between
+    searches on subsets of them, as cross-validation does)."""
+    name, tiebreak, k = metric_pair(metric)
+    return Evaluator(pools, questions, [(name, k), (tiebreak, k)], jobs)
+
+
+def open_scorer(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Sequence[Question], metric: str,
+                jobs: int = 1, evaluator: Evaluator | None = None) -> tuple[str, Scorer]:
+    """The metric's key and the scorer every search uses; `evaluator` (from `evaluator_for`,
+    over these questions and this metric) is used as is and left open."""
+    name, tiebreak, _ = metric_pair(metric)
+    if evaluator is not None and [m for m, _ in evaluator.metrics] != [name, tiebreak]:
+        raise ValueError(f"the evaluator scores {evaluator.metrics}, not {name} and {tiebreak}")
+    own = evaluator is None
+    ev = evaluator_for(pools, [*train, *test], metric, jobs) if own else evaluator
+    return name, Scorer(ev, train, test, own)
 
 
 def tune(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Sequence[Question], metric: str = "recall_all@4",
          trials: int = 100, seed: int = 0, start: Config | None = None, seeds: Sequence[Config] = (),
          knobs: Sequence[Knob] = KNOBS,
          sensitivity_points: int = 7, progress: Progress | None = None,
-         cancel: threading.Event | None = None) -> TuneResult:
-    """Search `knobs` for the best train `metric` in `trials` trials (see the module docstring)."""
-    name, score_train, score_test = scorers(pools, train, test, metric)
-    start = start or Config()
+         cancel: threading.Event | None = None, jobs: int = 1, evaluator: Evaluator | None = None) -> TuneResult:
+    """Search `knobs` for the best train `metric` in `trials` trials (see the module docstring);
+    `jobs` worker processes score each trial (or `evaluator`, shared by cross-validation)."""
+    name, scorer = open_scorer(pools, train, test, metric, jobs, evaluator)
+    with scorer:
+        return _tune(name, scorer, train, test, trials, seed, start or Config(), seeds, knobs, sensitivity_points,
+                     progress, cancel)
+
+
+def _tune(name: str, scorer: Scorer, train: Sequence[Question], test: Sequence[Question], trials: int, seed: int,
+          start: Config, seeds: Sequence[Config], knobs: Sequence[Knob], sensitivity_points: int,
+          progress: Progress | None, cancel: threading.Event | None) -> TuneResult:
     history: list[Trial] = []
     budget = max(1, trials)
 
     def run(cfg: Config, stage: str) -> Trial:
-        tr, tb = score_train(cfg)
-        te = score_test(cfg)[0] if test else None
-        trial = Trial(len(history), stage, cfg, tr, te, tb)
+        score = scorer(cfg)
+        tr = score.train
+        trial = Trial(len(history), stage, cfg, tr, score.test, score.tiebreak)
         history.append(trial)
         if progress:
             best = max(history, key=_key)
@@ -268,8 +320,7 @@ def tune(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Seque
         if _key(trial) > _key(best):
             best = _refine(trial, knobs, run, stopped, tried)
     cancelled = cancel is not None and cancel.is_set()
-    sens = {} if cancelled or sensitivity_points < 2 else sensitivity(best.config, knobs, score_train,
-                                                                      score_test if test else None,
+    sens = {} if cancelled or sensitivity_points < 2 else sensitivity(best.config, knobs, scorer,
                                                                       sensitivity_points, cancel)
     return TuneResult(name, tuple(sorted({q.user_id for q in train})), tuple(sorted({q.user_id for q in test})),
                       len(train), len(test), tuple(history), best, sens,
@@ -316,19 +367,15 @@ def _config_key(cfg: Config) -> tuple:
     return tuple(sorted((k, tuple(sorted(v.items())) if isinstance(v, dict) else v) for k, v in d.items()))
 
 
-def sensitivity(cfg: Config, knobs: Sequence[Knob], score_train: Callable[[Config], tuple[float, float]],
-                score_test: Callable[[Config], tuple[float, float]] | None, points: int = 7,
+def sensitivity(cfg: Config, knobs: Sequence[Knob], scorer: Scorer, points: int = 7,
                 cancel: threading.Event | None = None) -> dict[str, tuple[tuple[float, float, float | None], ...]]:
     """Metric against each knob alone: the knob swept over `points` values of its range (and
-    its best value), every other knob at `cfg`."""
+    its best value), every other knob at `cfg`; (value, train, held-out or None) per point."""
     out = {}
     for knob in knobs:
+        if cancel is not None and cancel.is_set():
+            return out
         values = sorted(set(knob.grid(points)) | {round(knob.get(cfg), 4)})
-        pts = []
-        for v in values:
-            if cancel is not None and cancel.is_set():
-                return out
-            c = knob.set(cfg, v)
-            pts.append((v, score_train(c)[0], score_test(c)[0] if score_test else None))
-        out[knob.name] = tuple(pts)
+        scores = scorer.many([knob.set(cfg, v) for v in values])
+        out[knob.name] = tuple((v, s.train, s.test) for v, s in zip(values, scores))
     return out

@@ -6,6 +6,12 @@ order; the first is picked outright, then each pick maximises
 `mmr = lambda · final_score − (1 − lambda) · max_redundancy` over the rows that are not
 duplicates (`max_redundancy ≥ duplicate_threshold`); the earliest row wins ties. When every
 remaining row is a duplicate, the next one in final-score order is appended (fallback fill).
+
+Each cosine is one row's dot product summed the same way whatever matrix the row sits in
+(`row_dots`): BLAS's matrix-vector product changes the last bits of a row's result with its
+position in the matrix, so the same two chunks could be more or less redundant depending on
+which other rows were re-ranked with them. Tuning relies on this: it reads cosines from a
+table of every pair (`core.evaluation.batch`) and picks exactly what `select` picks.
 """
 from __future__ import annotations
 
@@ -57,11 +63,18 @@ def tag_matrix(tags: list[tuple[str, ...]] | list[list[str]]) -> np.ndarray:
     return out
 
 
+def row_dots(unit: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """`unit @ vector`, each row's sum taken in the same order wherever the row is (numpy's
+    own sum of products, not BLAS, whose result depends on the row's position)."""
+    return np.einsum("ij,j->i", np.ascontiguousarray(unit, dtype=np.float64),
+                     np.ascontiguousarray(vector, dtype=np.float64))
+
+
 def redundancy_to(
     row: int, unit: np.ndarray, dims: np.ndarray, tags: np.ndarray, tag_counts: np.ndarray, tag_weight: float
 ) -> np.ndarray:
     """`redundancy(i, row)` for every row i, vectorised."""
-    cos = np.clip(unit @ unit[row], 0.0, 1.0)
+    cos = np.clip(row_dots(unit, unit[row]), 0.0, 1.0)
     cos = np.where((dims == dims[row]) & (dims > 0), cos, 0.0)
     inter = tags @ tags[row]
     union = tag_counts + tag_counts[row] - inter

@@ -20,6 +20,7 @@ from core.evaluation.evaluate import (PresetEvaluation, check_users, evaluate_pr
                                       missing_gold_note, recall_depth)
 from core.evaluation.judged import load_question_set
 from core.evaluation.cv import CrossValidation, cross_validate
+from core.evaluation.parallel import default_jobs
 from core.evaluation.study import tune_tpe
 from core.evaluation.tune import TuneResult, seed_presets, split_users, tune
 from core.records import Question
@@ -119,13 +120,14 @@ class EvaluationSource(QObject):
     def tune(self, train: Sequence[str], test: Sequence[str], metric: str, trials: int, progress: Progress,
              cancel: threading.Event) -> TuneResult:
         """Worker thread: pools of the chosen users' questions, then `core.evaluation.tune.tune` from Memsense's
-        default, seeded with the built-in RRF presets."""
+        default, seeded with the built-in RRF presets; trials are scored by worker processes on
+        every core (started by 'spawn', never forked from the Qt process) and stopped on cancel."""
         questions = self._questions([*train, *test])
         train_q, test_q = split_users(questions, train, test)
         start = Config()
         pools = self._pools(questions, recall_depth([start]), progress, cancel)
         return tune(pools, train_q, test_q, metric, trials=trials, start=start, seeds=seed_presets(start),
-                    progress=progress, cancel=cancel)
+                    progress=progress, cancel=cancel, jobs=default_jobs())
 
     def cross_validate(self, users: Sequence[str], metric: str, trials: int, folds: int, progress: Progress,
                        cancel: threading.Event) -> CrossValidation:
@@ -135,7 +137,8 @@ class EvaluationSource(QObject):
         start = Config()
         pools = self._pools(questions, recall_depth([start]), progress, cancel)
         return cross_validate(pools, questions, tune_tpe, "tpe", metric=metric, folds=folds, trials=trials,
-                              start=start, seeds=seed_presets(start), progress=progress, cancel=cancel)
+                              start=start, seeds=seed_presets(start), progress=progress, cancel=cancel,
+                              jobs=default_jobs())
 
 
 def _demo_questions() -> Path | None:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from core.config import Config
-from core.evaluation.batch import PoolBatch
+from core.evaluation.batch import PoolBatch, round6
 from core.rank.rerank import rerank
 from core.rank.synthetic import synthetic_pool
 
@@ -30,10 +30,11 @@ def random_configs(seed: int, n: int):
         yield cfg.with_weights(lexical=float(rng.choice([0.0, 1.0, 2.5])), vec_user=float(rng.choice([0.0, 1.0])))
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_batch_selects_what_rerank_selects(seed):
+@pytest.mark.parametrize("seed,gram_limit", [(0, 2048), (1, 2048), (2, 2048), (3, 0)])
+def test_batch_selects_what_rerank_selects(seed, gram_limit):
+    """With cosine tables (the usual case) and without (a user too large for them)."""
     ps = pools()
-    batch = PoolBatch(ps)
+    batch = PoolBatch(ps, gram_limit=gram_limit)
     for cfg in random_configs(seed, 40):
         expected = [[p.chunks[r.index].session_number for r in rerank(p, cfg).selected_rows] for p in ps]
         assert batch.selected_sessions(cfg) == expected, cfg
@@ -45,3 +46,10 @@ def test_other_schemes_go_through_rerank():
         cfg = replace(Config(), scheme=scheme)
         expected = [[p.chunks[r.index].session_number for r in rerank(p, cfg).selected_rows] for p in ps]
         assert PoolBatch(ps).selected_sessions(cfg) == expected
+
+
+def test_round6_is_pythons_round():
+    rng = np.random.default_rng(5)
+    values = np.concatenate([rng.random(20000) * 3, rng.integers(0, 10**7, 5000) / 1e6 + 5e-7,  # halves
+                             np.array([0.0, -0.0, 1e-7, 0.1234565, 2.5e-6, 1e17, np.inf, -1.0000005])])
+    assert round6(values).tolist() == [round(float(v), 6) for v in values]

@@ -206,6 +206,8 @@ def test_tune_saves_and_exports_the_best(capsys, dataset, fake_engine, tmp_path)
     assert PresetStore(presets).get("tuned") == config_io.load(export) == config_io.from_dict(data["best"]["config"])
     code, _, err = run_cli(capsys, "tune", dataset, "--store", "x", "--train", "u1", "--test", "u1")
     assert code == 2 and "both --train and --test" in err
+    code, _, err = run_cli(capsys, "tune", dataset, "--store", "x", "--train", "u1", "--test", "u2", "--jobs", 0)
+    assert code == 2 and "--jobs must be at least 1" in err
 
 
 def test_judge_commands_round_trip(capsys, dataset, fake_engine, tmp_path):

@@ -1,0 +1,102 @@
+"""Scoring in worker processes (`core.evaluation.parallel`): every question's values exactly as
+`rerank` and `question_metrics` give them one by one, the same seeded study with any number of
+jobs, and no worker left behind after a cancelled search."""
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from core.config import Config
+from core.evaluation.judged import session_qrels
+from core.evaluation.metrics import question_metrics
+from core.evaluation.parallel import Evaluator, _split, pack
+from core.evaluation.study import tune_tpe
+from core.evaluation.tune import ALL_KNOBS, evaluator_for, tune
+from core.rank.rerank import rerank
+from core.rank.synthetic import synthetic_pool
+from core.records import Question
+from tests.evaluation.test_batch import random_configs
+
+
+def case(n_users: int = 3, per_user: int = 5):
+    """Pools of several users, some sharing a user's chunks, and judged questions on them."""
+    pools, questions = {}, []
+    rng = np.random.default_rng(0)
+    for u in range(n_users):
+        for j in range(per_user):
+            qid = f"u{u}-q{j}"
+            pools[qid] = synthetic_pool(n_sessions=6 + u, turns_per_session=4, dim=8, seed=100 * u + j % 3,
+                                        route_hit_rate=0.5 + 0.1 * (j % 3), user_id=f"user{u}")
+            gold = tuple(int(s) for s in rng.choice(np.arange(1, 7 + u), size=1 + j % 2, replace=False))
+            questions.append(Question(qid, f"user{u}", f"question {j}", "answer", 1 + j % 4, gold))
+    return pools, questions
+
+
+def expected(pools, questions, cfg, names, k):
+    rows = [question_metrics([pools[q.question_id].chunks[r.index].session_number
+                              for r in rerank(pools[q.question_id], cfg).selected_rows], session_qrels(q), k)
+            for q in questions]
+    return np.array([[r[n] for r in rows] for n in names])
+
+
+def test_workers_score_every_question_as_rerank_does():
+    pools, questions = case()
+    metrics = [("recall_all@4", 4), ("ndcg@4", 4), ("mrr", 4)]
+    cfgs = list(random_configs(7, 12)) + [replace(Config(), scheme="linear")]  # the last one: in this process
+    with Evaluator(pools, questions, metrics, jobs=1) as one, Evaluator(pools, questions, metrics, jobs=2) as two:
+        assert two.jobs == 2
+        got_one, got_two = one.many(cfgs), two.many(cfgs)
+        single = two.values(cfgs[0])
+    for cfg, a, b in zip(cfgs, got_one, got_two):
+        want = expected(pools, questions, cfg, [m for m, _ in metrics], 4)
+        assert a.tolist() == want.tolist() and b.tolist() == want.tolist(), cfg
+    assert single.tolist() == got_two[0].tolist()
+    assert not multiprocessing.active_children()
+
+
+def test_a_seeded_study_makes_the_same_trials_with_any_number_of_jobs():
+    pools, questions = case()
+    train = [q for q in questions if q.user_id != "user2"]
+    test = [q for q in questions if q.user_id == "user2"]
+    runs = [tune_tpe(pools, train, test, trials=14, seed=3, knobs=ALL_KNOBS, sensitivity_points=3, jobs=jobs)
+            for jobs in (1, 2)]
+    a, b = ([(t.config, t.train, t.test, t.tiebreak) for t in r.trials] for r in runs)
+    assert a == b
+    assert runs[0].sensitivity == runs[1].sensitivity
+    local = [tune(pools, train, test, trials=10, seed=1, sensitivity_points=0, jobs=jobs) for jobs in (1, 2)]
+    assert [t.train for t in local[0].trials] == [t.train for t in local[1].trials]
+
+
+def test_cancel_stops_the_search_and_its_workers():
+    pools, questions = case()
+    cancel = threading.Event()
+
+    def progress(done, total, what):
+        if done >= 3:
+            cancel.set()
+
+    result = tune_tpe(pools, questions, [], trials=50, jobs=2, progress=progress, cancel=cancel)
+    assert result.cancelled and 3 <= len(result.trials) < 50
+    assert not multiprocessing.active_children()
+
+
+def test_a_shared_evaluator_scores_subsets_and_rejects_another_metric():
+    pools, questions = case(2, 4)
+    with evaluator_for(pools, questions, "recall_all@4") as ev:
+        part = tune(pools, questions[:4], questions[4:], trials=3, sensitivity_points=0, evaluator=ev)
+        alone = tune(pools, questions[:4], questions[4:], trials=3, sensitivity_points=0)
+        assert [t.train for t in part.trials] == [t.train for t in alone.trials]
+        with pytest.raises(ValueError):
+            tune(pools, questions[:4], [], metric="mrr", trials=1, evaluator=ev)
+
+
+def test_shards_cover_the_questions_once():
+    for sizes, parts in [([5] * 7, 2), ([1, 100, 1, 1], 3), ([3], 4), ([], 2), ([2, 2], 2)]:
+        ranges = _split(sizes, parts)
+        covered = [i for a, b in ranges for i in range(a, b)]
+        assert covered == list(range(len(sizes))) and len(ranges) <= max(1, parts)
+    assert Config(**pack(Config().with_weights(lexical=2.0))) == Config().with_weights(lexical=2.0)
