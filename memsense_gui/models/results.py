@@ -1,4 +1,5 @@
-"""The results table: the returned chunks in result order, with movement since the previous settings."""
+"""The results table: the returned chunks in result order, with movement against the baseline;
+with a pinned baseline, the results it returned that dropped out follow, greyed."""
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
@@ -12,18 +13,20 @@ from memsense_gui import theme
 from memsense_gui.models.format import (
     GRADE_TIP, PIN_MARK, SNIPPET_TIP, fmt, grade_text, is_gold, movement_text, preview, routes_text, short_id,
 )
-from memsense_gui.models.table import TableModel, bold_font
+from memsense_gui.models.table import TableModel, bold_font, italic_font
 
 
 class ResultsModel(TableModel):
-    """The returned results, in result order, with movement since the previous settings."""
+    """The returned results, in result order, with movement against the baseline; then, when
+    asked, one greyed row per baseline result that dropped out ("out, was #2")."""
 
     RANK, PREVIEW, MOVED, SESSION, CHUNK, GRADE, FINAL, RRF, MEMORY, TURN_SUPPORT, MMR, REDUNDANCY, ROUTES = range(13)
     HEADERS = ("#", "Snippet", "Moved", "Session", "Chunk", "Grade", "Final", "RRF", "Memory", "Turn sup.", "MMR",
                "Redund.", "Routes")
     HEADER_TIPS = {
         PREVIEW: SNIPPET_TIP,
-        MOVED: "Places moved since the previous settings (▲ up, ▼ down, new = not returned before)",
+        MOVED: "Places moved against the baseline: the pinned one, else the settings before the last change "
+               "(▲ up, ▼ down, new = not returned by the baseline; greyed 'out, was #n' rows dropped out)",
         GRADE: GRADE_TIP,
         FINAL: "final_score = rrf_score + alpha · memory score",
         RRF: "rrf_score = Σ w / (k + rank) over the routes that found it, + turn support",
@@ -42,11 +45,14 @@ class ResultsModel(TableModel):
         self._pins: frozenset[str] = frozenset()
         self._grades: dict[str, int] = {}
         self._items: list[tuple[Row, Chunk, Any]] = []
+        self._dropped: list[tuple[Chunk, int]] = []  # (chunk, its rank under the baseline)
         self._snippets: list[str] = []
+        self.result_count = 0
 
     def set_ranking(self, ranking: Ranking | None, previous: Sequence[str] | None = None,
-                    gold: Iterable[str] = (), pins: Iterable[str] = ()) -> None:
-        """`previous`: result ids under the previous settings (None = nothing to compare)."""
+                    gold: Iterable[str] = (), pins: Iterable[str] = (), *, dropped: bool = False) -> None:
+        """`previous`: result ids under the baseline (None = nothing to compare); `dropped`:
+        list those of them not returned now, after the results."""
         self.beginResetModel()
         self.ranking = ranking
         self._previous = list(previous) if previous is not None else None
@@ -57,18 +63,37 @@ class ResultsModel(TableModel):
             for step in ranking.selection.steps:
                 row = ranking.rows[step.row]
                 self._items.append((row, ranking.pool.chunks[row.index], step))
+        self._dropped = []
+        if ranking is not None and dropped and previous is not None:
+            now = set(ranking.result_ids)
+            pool = ranking.pool
+            self._dropped = [(pool.chunks[pool.index_of(mid)], k) for k, mid in enumerate(previous, start=1)
+                             if mid not in now and pool.index_of(mid) is not None]
         query = ranking.pool.query if ranking is not None else ""
-        self._snippets = [chunk_snippet(chunk, query).marked() for _, chunk, _ in self._items]
-        self._n = len(self._items)
+        chunks = [chunk for _, chunk, _ in self._items] + [chunk for chunk, _ in self._dropped]
+        self._snippets = [chunk_snippet(chunk, query).marked() for chunk in chunks]
+        self.result_count = len(self._items)
+        self._n = len(chunks)
         self.endResetModel()
+
+    def is_dropped(self, row: int) -> bool:
+        """A baseline result not returned now (listed after the results)."""
+        return row >= self.result_count
+
+    def dropped_ids(self) -> list[tuple[str, int]]:
+        """(memory id, rank under the baseline) of every dropped-out row, in baseline order."""
+        return [(chunk.memory_id, was) for chunk, was in self._dropped]
 
     def set_grades(self, grades: Mapping[str, int]) -> None:
         """Memory id -> relevance grade for the current query (the Grade column)."""
         self._grades = dict(grades)
         self._refresh_column(self.GRADE)
 
+    def chunk(self, row: int) -> Chunk:
+        return self._items[row][1] if row < self.result_count else self._dropped[row - self.result_count][0]
+
     def memory_id(self, row: int) -> str:
-        return self._items[row][1].memory_id
+        return self.chunk(row).memory_id
 
     def result(self, row: int) -> dict[str, Any]:
         return self.ranking.results[row]
@@ -80,17 +105,33 @@ class ResultsModel(TableModel):
             prev = self._previous.index(mid) + 1
         return movement_text(prev, row + 1, self._previous is not None)
 
+    def _dropped_display(self, row: int, col: int) -> str | None:
+        chunk, was = self._dropped[row - self.result_count]
+        if col == self.MOVED:
+            return f"out, was #{was}"
+        if col == self.PREVIEW:
+            return self._snippets[row]
+        if col in (self.SESSION, self.CHUNK):
+            return self._label(chunk, col)
+        if col == self.GRADE:
+            return grade_text(self._grades.get(chunk.memory_id))
+        return ""
+
+    def _label(self, chunk: Chunk, col: int) -> str:
+        if col == self.SESSION:
+            return ("★ " if is_gold(chunk, self._gold) else "") + short_id(chunk.session_id, chunk.user_id)
+        return (PIN_MARK + " " if chunk.memory_id in self._pins else "") + short_id(chunk.memory_id, chunk.user_id)
+
     def display(self, row: int, col: int) -> str | None:
+        if self.is_dropped(row):
+            return self._dropped_display(row, col)
         r, chunk, step = self._items[row]
-        user = chunk.user_id
         if col == self.RANK:
             return str(row + 1)
         if col == self.MOVED:
             return self._move(row)[0]
-        if col == self.SESSION:
-            return ("★ " if is_gold(chunk, self._gold) else "") + short_id(chunk.session_id, user)
-        if col == self.CHUNK:
-            return (PIN_MARK + " " if chunk.memory_id in self._pins else "") + short_id(chunk.memory_id, user)
+        if col in (self.SESSION, self.CHUNK):
+            return self._label(chunk, col)
         if col == self.GRADE:
             return grade_text(self._grades.get(chunk.memory_id))
         if col == self.MMR:
@@ -104,6 +145,10 @@ class ResultsModel(TableModel):
         return fmt(self.raw(row, col))
 
     def raw(self, row: int, col: int) -> Any:
+        if self.is_dropped(row):
+            chunk = self.chunk(row)
+            return {self.SESSION: chunk.session_id, self.CHUNK: chunk.memory_id, self.PREVIEW: chunk.user_text,
+                    self.GRADE: self._grades.get(chunk.memory_id)}.get(col)
         r, chunk, step = self._items[row]
         values = {
             self.RANK: row + 1, self.MOVED: self._move(row)[1], self.SESSION: chunk.session_id,
@@ -116,6 +161,9 @@ class ResultsModel(TableModel):
         return values[col]
 
     def tooltip(self, row: int, col: int) -> str | None:
+        if self.is_dropped(row):
+            chunk, was = self._dropped[row - self.result_count]
+            return f"dropped out: #{was} under the baseline, not returned now\n{preview(chunk, 400)}"
         r, chunk, step = self._items[row]
         if col == self.REDUNDANCY and step.redundant_with is not None:
             other = self.ranking.pool.chunks[self.ranking.rows[step.redundant_with].index]
@@ -131,6 +179,8 @@ class ResultsModel(TableModel):
         return None
 
     def foreground(self, row: int, col: int) -> QColor | None:
+        if self.is_dropped(row):
+            return theme.current().qcolor("muted")
         if col == self.MOVED:
             delta = self._move(row)[1]
             t = theme.current()
@@ -143,9 +193,11 @@ class ResultsModel(TableModel):
         return None
 
     def background(self, row: int, col: int) -> QColor | None:
-        if is_gold(self._items[row][1], self._gold):
+        if is_gold(self.chunk(row), self._gold):
             return theme.current().qcolor("gold")
         return None
 
     def font(self, row: int, col: int) -> QFont | None:
+        if self.is_dropped(row):
+            return italic_font() if col == self.MOVED else None
         return bold_font() if col in (self.RANK, self.MOVED, self.GRADE) else None

@@ -104,12 +104,18 @@ class TableModel(QAbstractTableModel):
         return None
 
 
-_BOLD_FONT: list[QFont] = []
+_FONTS: dict[str, QFont] = {}
 
 
 def bold_font() -> QFont:
-    if not _BOLD_FONT:
-        f = QFont()
+    if "bold" not in _FONTS:
+        _FONTS["bold"] = f = QFont()
         f.setBold(True)
-        _BOLD_FONT.append(f)
-    return _BOLD_FONT[0]
+    return _FONTS["bold"]
+
+
+def italic_font() -> QFont:
+    if "italic" not in _FONTS:
+        _FONTS["italic"] = f = QFont()
+        f.setItalic(True)
+    return _FONTS["italic"]

@@ -3,11 +3,15 @@
 Recall once, re-rank many: a new config re-ranks the cached pool (about a millisecond) with
 no new search. Config requests from sliders are throttled, and the newest request wins: a
 burst of slider ticks costs one re-rank per interval, and the last tick is always applied.
+
+Rank movement is shown against a baseline ranking of the same pool: a pinned baseline (a
+preset, or a snapshot of the settings at some moment) when there is one, re-ranked once per
+new pool; else the settings before the last gesture.
 """
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -21,6 +25,13 @@ GESTURE_SECONDS = 1.0
 against the settings before the gesture started."""
 
 
+class Baseline(NamedTuple):
+    """Pinned settings that rank movement is shown against."""
+
+    label: str  # e.g. 'preset “memsense”' or 'snapshot of 16:20:31'
+    config: Config
+
+
 class QuerySession(QObject):
     """Pool + config -> ranking, with the previous ranking kept for rank movement."""
 
@@ -28,6 +39,7 @@ class QuerySession(QObject):
     config_changed = Signal(object)  # Config, once applied
     ranking_changed = Signal(object)  # Ranking
     pins_changed = Signal(object)  # tuple[str, ...]
+    baseline_changed = Signal(object)  # Baseline | None
     rerank_failed = Signal(object)  # exception
 
     def __init__(self, config: Config | None = None, throttle_ms: int = 30, parent: QObject | None = None):
@@ -35,7 +47,8 @@ class QuerySession(QObject):
         self.config = config or Config()
         self.pool: RecallPool | None = None
         self.ranking: Ranking | None = None
-        self.baseline: Ranking | None = None
+        self.baseline: Ranking | None = None  # what movement is shown against
+        self.pinned_baseline: Baseline | None = None
         self.gold: frozenset[str] = frozenset()
         self.evidence: frozenset[str] = frozenset()
         self.pins: tuple[str, ...] = ()
@@ -58,6 +71,7 @@ class QuerySession(QObject):
         self.ranking = None
         self.pool_changed.emit(pool)
         if pool is not None:
+            self.baseline = self._pinned_ranking()
             self._rerank()
 
     # ---- config ---------------------------------------------------------------------------
@@ -84,7 +98,8 @@ class QuerySession(QObject):
         """Apply at once. `knob` names what changed; a new gesture starts a new baseline."""
         now = time.monotonic()
         last_knob, last_time = self._gesture
-        if knob is None or knob != last_knob or now - last_time > GESTURE_SECONDS:
+        new_gesture = knob is None or knob != last_knob or now - last_time > GESTURE_SECONDS
+        if new_gesture and self.pinned_baseline is None:
             self.baseline = self.ranking
         self._gesture = (knob, now)
         self.config = cfg
@@ -102,9 +117,35 @@ class QuerySession(QObject):
         self.ranking = ranking
         self.ranking_changed.emit(ranking)
 
+    # ---- baseline ---------------------------------------------------------------------------
+    def pin_baseline(self, label: str, cfg: Config) -> None:
+        """Show movement against `cfg` (a preset, a snapshot) until unpinned, for every query."""
+        self.pinned_baseline = Baseline(label, cfg)
+        self._baseline_moved()
+
+    def unpin_baseline(self) -> None:
+        """Back to movement against the settings before the last gesture (none until then)."""
+        self.pinned_baseline = None
+        self._baseline_moved()
+
+    def _pinned_ranking(self) -> Ranking | None:
+        if self.pinned_baseline is None or self.pool is None:
+            return None
+        try:
+            return rerank(self.pool, self.pinned_baseline.config)
+        except Exception as exc:  # noqa: BLE001 - reported as any re-rank failure
+            self.rerank_failed.emit(exc)
+            return None
+
+    def _baseline_moved(self) -> None:
+        self.baseline = self._pinned_ranking()
+        self.baseline_changed.emit(self.pinned_baseline)
+        if self.ranking is not None:
+            self.ranking_changed.emit(self.ranking)
+
     # ---- movement and pins ----------------------------------------------------------------
     def previous_rank(self, memory_id: str) -> int | None:
-        """1-based rank under the previous settings (None: no baseline or not returned)."""
+        """1-based rank under the baseline (None: no baseline or not returned)."""
         if self.baseline is None:
             return None
         ids = self.baseline.result_ids

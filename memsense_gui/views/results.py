@@ -5,7 +5,7 @@ import html
 from typing import Iterable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from core.rank.ranking import Ranking
 from memsense_gui.models.results import ResultsModel
@@ -32,7 +32,9 @@ class ResultsPanel(Panel):
         top = QWidget()
         tv = QVBoxLayout(top)
         tv.setContentsMargins(0, 0, 0, 0)
-        tv.addWidget(self.caption)
+        self.caption_row = QHBoxLayout()
+        self.caption_row.addWidget(self.caption, 1)
+        tv.addLayout(self.caption_row)
         tv.addWidget(self.view)
         split.addWidget(top)
         self.plot_scroll = QScrollArea()  # the bars keep their least height; a short pane scrolls
@@ -76,10 +78,11 @@ class ResultsPanel(Panel):
             self.splitter.setSizes(sizes)
 
     def set_ranking(self, ranking: Ranking | None, previous: list[str] | None, gold: frozenset[str],
-                    pins: Iterable[str], query: str = "") -> None:
+                    pins: Iterable[str], query: str = "", *, dropped: bool = False) -> None:
+        """`previous`: the baseline's result ids; `dropped`: list those not returned now."""
         keep = selected_id(self.view)
         self.view.selectionModel().blockSignals(True)
-        self.model.set_ranking(ranking, previous, gold, pins)
+        self.model.set_ranking(ranking, previous, gold, pins, dropped=dropped)
         self.plot.set_ranking(ranking, gold)
         if keep and not select_id(self.view, keep):
             self.view.clearSelection()
@@ -94,6 +97,10 @@ class ResultsPanel(Panel):
                 f"<b>{len(ranking.selection.order)}</b> results for <b>{html.escape(query or ranking.pool.query)}</b> · "
                 f"{mode} · pool {len(ranking.candidates)} of {ranking.pool.size} recalled · "
                 f"k {cfg.rrf_k:g} · λ {cfg.mmr_lambda:g} · dup ≥ {cfg.duplicate_threshold:g} · α {cfg.alpha:g}")
+
+    def add_to_caption(self, widget: QWidget) -> None:
+        """A control beside the caption (the baseline's)."""
+        self.caption_row.addWidget(widget)
 
     def select_position(self, position: int) -> None:
         if 0 <= position < self.model.rowCount():

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBox
 from core.rank.ranking import Ranking
 from core.rank.whatif import WhatIf
 from core.records import Chunk
+from memsense_gui import app_icons
 from memsense_gui.models.chunk_search import ChunkSearchModel
 from memsense_gui.models.pins import PinsModel
 from memsense_gui.models.whatif import WhatIfModel
@@ -34,7 +35,7 @@ class WhyNotPanel(Panel):
         self.pins_model = PinsModel(self)
         self.pins_view = make_table(self.pins_model, stretch=PinsModel.REASON)
         self.count = QLabel()
-        self.pin_button = QPushButton("Pin")
+        self.pin_button = QPushButton(app_icons.icon("pin"), "Pin")
         self.pin_button.setToolTip("Pin the chunk to follow its fate as you tune (Ctrl+P)")
         self.unpin_button = QPushButton("Unpin")
         layout = QVBoxLayout(self)

@@ -67,7 +67,8 @@ class Inspector:
         s, w = self.ctx.session, self.window
         previous = s.baseline.result_ids if s.baseline is not None else None
         w.results.model.set_grades(self.ctx.current_grades())
-        w.results.set_ranking(ranking, previous, s.gold, s.pins, ranking.pool.query if ranking else "")
+        w.results.set_ranking(ranking, previous, s.gold, s.pins, ranking.pool.query if ranking else "",
+                              dropped=s.pinned_baseline is not None)
         for title in self._updaters:
             self.update_panel(title)
         self._show_focus(self.focused_id)

@@ -15,8 +15,9 @@ from PySide6.QtWidgets import (
     QApplication, QComboBox, QLabel, QLineEdit, QMainWindow, QPushButton, QSizePolicy, QToolBar, QWidget,
 )
 
-from memsense_gui import theme
+from memsense_gui import app_icons, theme
 from memsense_gui.state.context import AppContext, EngineFactory
+from memsense_gui.views.baseline import BaselineBar
 from memsense_gui.views.cases import CasesPanel
 from memsense_gui.views.chunk import ChunkPanel
 from memsense_gui.views.compare import ComparePanel
@@ -54,6 +55,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.ctx = AppContext(home, settings, engine_factory=engine_factory, store_builder=store_builder, parent=self)
         self.setWindowTitle("memsense")
+        self.setWindowIcon(app_icons.icon("memsense"))
         self.setDockNestingEnabled(True)
         self._build_toolbar()
         self._build_docks()
@@ -83,7 +85,7 @@ class MainWindow(QMainWindow):
         self.query_edit.setPlaceholderText("Ask the memory… (Ctrl+L, Enter to run)")
         self.query_edit.setClearButtonEnabled(True)
         self.query_edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.run_button = QPushButton("Search")
+        self.run_button = QPushButton(app_icons.icon("search"), "Search")
         self.run_button.setToolTip("Recall and rank (Enter or Ctrl+Return)")
         bar = QToolBar("Query")
         bar.setObjectName("toolbar-query")
@@ -94,6 +96,8 @@ class MainWindow(QMainWindow):
 
     def _build_docks(self) -> None:
         self.results = ResultsPanel()
+        self.baseline_bar = BaselineBar(self.ctx)
+        self.results.add_to_caption(self.baseline_bar)
         self.setCentralWidget(self.results)
         self.tuning = TuningPanel(self.ctx.presets)
         self.tuning.setMinimumWidth(300)

@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
+from memsense_gui import app_icons
 from memsense_gui.state.judgments import GRADE_LABELS
 
 MainWindow = QMainWindow  # the app's MainWindow (not imported: it imports this module)
@@ -127,7 +128,7 @@ def _query_menu(w: MainWindow) -> None:
     add_action(w, q, "&Previous result", lambda: w.results.step(-1), "Alt+Up")
     add_action(w, q, "Focus &user", w.user_combo.setFocus, "Ctrl+U")
     add_action(w, q, "&Why not?…", w.queries.focus_why_not, "Ctrl+F")
-    add_action(w, q, "P&in selected chunk", w.queries.pin_focused, "Ctrl+P")
+    add_action(w, q, "P&in selected chunk", w.queries.pin_focused, "Ctrl+P").setIcon(app_icons.icon("pin"))
     q.addSeparator()
     for grade, label in GRADE_LABELS.items():
         action = add_action(w, q, f"Grade selected result &{grade} ({label})",

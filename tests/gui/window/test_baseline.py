@@ -1,0 +1,94 @@
+"""A pinned baseline through the real window: "Moved" is measured against it (not the previous
+slider position), results it returned that dropped out are listed greyed, a new query is
+compared with the same baseline, and clearing it brings back movement since the last change."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from memsense_gui import theme
+from memsense_gui.models.results import ResultsModel
+from memsense_gui.models.table import ID_ROLE, RAW_ROLE
+from tests.gui.fixtures import cell
+
+
+def _moves(model: ResultsModel) -> dict[str, str]:
+    return {cell(model, r, ResultsModel.CHUNK, ID_ROLE): cell(model, r, ResultsModel.MOVED)
+            for r in range(model.rowCount())}
+
+
+def _expect(model: ResultsModel, ranking, base_ids: list[str]) -> None:
+    """Every result's movement against `base_ids`, then the dropped ones in baseline order."""
+    ids = ranking.result_ids
+    assert model.result_count == len(ids)
+    for pos, mid in enumerate(ids):
+        raw = cell(model, pos, ResultsModel.MOVED, RAW_ROLE)
+        if mid in base_ids:
+            assert raw == base_ids.index(mid) - pos
+        else:
+            assert raw is None and cell(model, pos, ResultsModel.MOVED) == "new"
+    dropped = [(mid, k) for k, mid in enumerate(base_ids, start=1) if mid not in ids]
+    assert model.dropped_ids() == dropped
+    muted = theme.current().qcolor("muted")
+    for n, (mid, was) in enumerate(dropped):
+        row = len(ids) + n
+        assert cell(model, row, ResultsModel.CHUNK, ID_ROLE) == mid
+        assert cell(model, row, ResultsModel.MOVED) == f"out, was #{was}"
+        assert cell(model, row, ResultsModel.RANK) == "" and cell(model, row, ResultsModel.FINAL) == ""
+        assert cell(model, row, ResultsModel.SESSION, Qt.ItemDataRole.ForegroundRole) == muted
+
+
+def test_moved_and_dropped_out_are_relative_to_a_pinned_preset(qtbot, ranked_window):
+    w = ranked_window
+    s, model, bar = w.ctx.session, w.results.model, w.baseline_bar
+    assert bar.label.text().startswith("Moved: against the settings before")
+    bar.pin_preset("memsense")  # the defaults, as on screen now
+    base_ids = s.baseline.result_ids
+    assert s.baseline.config == w.ctx.presets.get("memsense") and "preset “memsense”" in bar.label.text()
+    assert set(_moves(model).values()) == {"="}
+
+    # two separate gestures on two knobs: both measured against the pinned preset
+    w.tuning.set_knob("top_k", 2)
+    s.flush()
+    w.tuning.set_knob("mmr_lambda", 0.3)
+    s.flush()
+    assert s.baseline.result_ids == base_ids
+    _expect(model, s.ranking, base_ids)
+    assert len(model.dropped_ids()) >= 2  # four returned by the baseline, two now
+
+    # a new query: the same baseline settings, re-ranked on the new pool
+    w.query_edit.setText("and what about the weekend")
+    with qtbot.waitSignal(w.ctx.ranking_updated, timeout=10_000):
+        w.queries.run_query()
+    assert s.baseline.pool is s.pool and s.baseline.config == w.ctx.presets.get("memsense")
+    _expect(model, s.ranking, s.baseline.result_ids)
+
+    # cleared: movement since the last change again, no dropped rows
+    bar.menu.aboutToShow.emit()
+    clear = next(a for a in bar.menu.actions() if a.text() == "Clear baseline")
+    assert clear.isEnabled()
+    clear.trigger()
+    assert s.pinned_baseline is None and model.rowCount() == model.result_count == len(s.ranking.result_ids)
+    assert bar.label.text().startswith("Moved: against the settings before")
+    before = s.ranking.result_ids
+    w.tuning.set_knob("top_k", 4)
+    s.flush()
+    assert s.baseline.result_ids == before and model.dropped_ids() == []
+
+
+def test_a_snapshot_keeps_the_settings_of_its_moment(qtbot, ranked_window):
+    w = ranked_window
+    s, bar = w.ctx.session, w.baseline_bar
+    w.tuning.set_knob("mmr_lambda", 0.5)
+    bar.menu.aboutToShow.emit()
+    snapshot = next(a for a in bar.menu.actions() if a.text().startswith("Snapshot"))
+    snapshot.trigger()
+    pinned = s.config
+    assert s.pinned_baseline.config == pinned and "snapshot of" in bar.label.text()
+    assert "lambda 0.5" in bar.label.toolTip()
+    w.tuning.set_knob("top_k", 1)
+    s.flush()
+    assert s.config != pinned and s.baseline.config == pinned
+    _expect(w.results.model, s.ranking, s.baseline.result_ids)
+    # every preset is offered
+    presets = next(a for a in bar.menu.actions() if a.text() == "Preset").menu()
+    assert [a.text() for a in presets.actions()] == w.ctx.presets.names()
