@@ -1,17 +1,16 @@
 """Screenshots of the case list, "What would it take" and an A/B question, from the real app
-under Xvfb (as `tools/screenshot.py` takes the main window). The window is asked for 1280×720;
-with its docks it does not shrink below 796 px high, so those two are 1280×796 (making every
-dock fit 720 px is not done yet); the A/B view is the Evaluation dock undocked at 1280×720.
+under Xvfb (as `tools/screenshot.py` takes the main window), the window at 1280×720 in its
+default layout, docks moved only by dragging their edges (`resizeDocks`) and raising tabs.
 
     python -m tools.screenshot_cases [--store DIR] [--out-dir resources/screenshots]
 
-Writes `cases.png` (the demo questions as cases, pass or fail under Memsense's defaults, a
-failing case selected with its expected answer and evidence), `what-would-it-take.png`
-(that case opened in the inspector, its missed gold session pinned in "Why not?" with the
-verified single-knob changes that bring it in) and `ab-question.png` (the same question in the
-Evaluation view's A/B tab, memsense against bm25_only, the view undocked at 1280×720). The app home is a temporary folder; without
---store the demo store is built there first. The bottom docks are closed (View menu), as one
-would at this size, so the case list and "Why not?" get the window's height.
+Writes `cases.png` (the demo questions as cases, pass or fail under Memsense's defaults; a
+failing case opened in the inspector: its expected answer and evidence in the case list, its
+returned gold session in the Chunk panel with the evidence turn highlighted),
+`what-would-it-take.png` (the case's missed gold session pinned in "Why not?" with the verified
+single-knob changes that bring it in) and `ab-question.png` (the same question in the
+Evaluation view's A/B tab, memsense against bm25_only, the view undocked at 1280×720). The app
+home is a temporary folder; without --store the demo store is built there first.
 """
 from __future__ import annotations
 
@@ -28,7 +27,6 @@ from tools.screenshot import _settle, _wait
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = ROOT / "resources" / "screenshots"
 SIZE = (1280, 720)
-BOTTOM_DOCKS = ("Route ranks", "Candidate pool", "MMR trace", "Compare", "Evaluation")
 
 
 def _under_xvfb(argv: list[str]) -> int:
@@ -73,29 +71,33 @@ def take(store: Path | None, out_dir: Path) -> list[Path]:
     _wait(app, window.ctx.model_loaded)
     panel = window.cases_panel
     window.raise_dock("Cases")
-    for title in BOTTOM_DOCKS:  # closed, as a user would at this size: the panels shown get the height
-        window.docks[title].hide()
+    window.raise_dock("Route ranks")
     _settle(app)
     horizontal = Qt.Orientation.Horizontal
-    window.resizeDocks([window.docks["Cases"], window.docks["Chunk"]], [620, 330], horizontal)
+    window.resizeDocks([window.docks["Cases"], window.docks["Chunk"]], [560, 380], horizontal)
     _until(app, lambda: panel.model.rowCount() and panel.model.counts()[1] == panel.model.rowCount())
     failing = next(r for r in range(panel.model.rowCount()) if panel.model.passed(r) is False)
     panel.select_row(failing)
+    q = panel.model.question(failing)
+    panel.open_selected()
+    _wait(app, window.ctx.ranking_updated)
+    ranking = window.ctx.session.ranking
+    evidence = set(q.gold_turns)
+    shown = next(r for r in range(window.results.model.result_count)
+                 if evidence & set(window.results.model.chunk(r).dia_ids))
+    window.results.view.selectRow(shown)  # a returned gold session: its evidence turn highlighted
     _settle(app)
     out_dir.mkdir(parents=True, exist_ok=True)
     shots = [out_dir / "cases.png", out_dir / "what-would-it-take.png"]
     window.grab().save(str(shots[0]))
 
-    q = panel.model.question(failing)
-    panel.open_selected()
-    _wait(app, window.ctx.ranking_updated)
-    ranking = window.ctx.session.ranking
     missed = next(c.memory_id for c in ranking.pool.chunks if c.kind == "session"
                   and c.session_number in q.gold_sessions and c.memory_id not in ranking.result_ids)
     window.raise_dock("Why not?")
     window.raise_dock("Tuning")
     _settle(app)
-    window.resizeDocks([window.docks["Tuning"], window.docks["Why not?"]], [300, 600], horizontal)
+    window.resizeDocks([window.docks["Tuning"], window.docks["Why not?"]], [320, 580], horizontal)
+    window.resizeDocks([window.docks["Route ranks"]], [110], Qt.Orientation.Vertical)  # room for the changes
     window.ctx.session.pin(missed)
     model = window.whynot_panel.whatif_model
     _until(app, lambda: model.answer is not None and model.answer.memory_id == missed)

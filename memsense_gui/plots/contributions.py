@@ -30,7 +30,7 @@ the plot keeps this height per bar and its pane scrolls instead."""
 AXIS_PIXELS = 70
 """The plot's height apart from the bars and the legend: the axis with its title, margins."""
 LEGEND_ROW_PIXELS = 22
-LEGEND_ENTRY_PIXELS = 110
+LEGEND_ENTRY_PIXELS = 140
 """Width of one legend entry (swatch and label): the legend takes as many columns as fit."""
 MIN_WIDTH = 300
 

@@ -12,7 +12,7 @@ from memsense_gui import app_icons
 from memsense_gui.state.context import AppContext
 from memsense_gui.state.session import Baseline
 
-UNPINNED = "Moved: against the settings before the last change"
+UNPINNED = "Moved: since the last change"
 
 
 class BaselineBar(QWidget):
@@ -22,6 +22,7 @@ class BaselineBar(QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.label = QLabel(UNPINNED)
+        self.label.setToolTip("No baseline pinned: movement against the settings before the last change")
         self.label.setObjectName("baseline-label")
         self.button = QToolButton()
         self.button.setObjectName("baseline-button")
@@ -62,8 +63,9 @@ class BaselineBar(QWidget):
                          "Baseline")
 
     def _show(self, baseline: Baseline | None) -> None:
-        self.label.setText(UNPINNED if baseline is None else f"Moved: against the baseline, {baseline.label}")
-        self.label.setToolTip("" if baseline is None else settings_text(baseline))
+        self.label.setText(UNPINNED if baseline is None else f"Moved: against {baseline.label}")
+        self.label.setToolTip("No baseline pinned: movement against the settings before the last change"
+                              if baseline is None else settings_text(baseline))
 
 
 def settings_text(baseline: Baseline) -> str:

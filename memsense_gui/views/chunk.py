@@ -31,6 +31,12 @@ class ChunkPanel(QWidget):
         self.evidence_shown = tuple(d for d in chunk.dia_ids if d in evidence) if chunk else ()
         self.browser.setHtml(chunk_html(chunk, neighbors, fate, evidence) if chunk
                              else "<i>Select a result or a candidate.</i>")
+        if self.evidence_shown:
+            self.browser.scrollToAnchor(EVIDENCE_ANCHOR)
+
+
+EVIDENCE_ANCHOR = "evidence"
+"""The first evidence message: the panel scrolls to it."""
 
 
 def _text_html(text: str) -> str:
@@ -46,11 +52,14 @@ def user_html(c: Chunk, evidence: frozenset[str]) -> str:
     parts = message_parts(c)
     if len(parts) == 1 and parts[0][0] is None:
         ids = ", ".join(d for d in c.dia_ids if d in evidence)
-        return f"<div style='background:{gold}'><b>[evidence {html.escape(ids)}]</b> {_text_html(c.user_text)}</div>"
-    out = []
+        return (f"<div style='background:{gold}'><a name='{EVIDENCE_ANCHOR}'></a><b>[evidence {html.escape(ids)}]</b> "
+                f"{_text_html(c.user_text)}</div>")
+    out, anchor = [], f"<a name='{EVIDENCE_ANCHOR}'></a>"
     for dia_id, text in parts:
         if dia_id in evidence:
-            out.append(f"<p style='background:{gold}'><b>[evidence {html.escape(dia_id)}]</b> {_text_html(text)}</p>")
+            out.append(f"<p style='background:{gold}'>{anchor}<b>[evidence {html.escape(dia_id)}]</b> "
+                       f"{_text_html(text)}</p>")
+            anchor = ""
         else:
             out.append(f"<p>{_text_html(text)}</p>")
     return "".join(out)

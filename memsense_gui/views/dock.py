@@ -6,7 +6,33 @@ and the views scroll, nothing is laid over anything else.
 """
 from __future__ import annotations
 
+from PySide6.QtCore import QEvent, QSize
 from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea, QWidget
+
+
+class _Holder(QWidget):
+    """Keeps the view at the scroll area's size, down to the view's minimum size. A scroll area
+    sizes a widget whose layout wraps words by its height for width (its preferred height), so
+    a view with a wrapped label would scroll long before it had to; the holder has no layout."""
+
+    def __init__(self, view: QWidget):
+        super().__init__()
+        self.view = view
+        view.setParent(self)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return self.view.minimumSizeHint()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return self.view.sizeHint()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self.view.setGeometry(self.rect())
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:  # the view's minimum may have changed
+            self.updateGeometry()
+        return super().event(event)
 
 
 class ViewDock(QDockWidget):
@@ -19,5 +45,5 @@ class ViewDock(QDockWidget):
         scroll.setObjectName(f"scroll-{title}")
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(view)
+        scroll.setWidget(_Holder(view))
         self.setWidget(scroll)

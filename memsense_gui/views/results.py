@@ -14,6 +14,10 @@ from memsense_gui.views.snippets import show_snippets
 from memsense_gui.views.tables import Panel, fit_columns, make_table, select_id, selected_id
 
 
+PLOT_LEAST = 150
+"""Pixels the contribution bars keep when the table takes what it needs (they scroll below it)."""
+
+
 class ResultsPanel(Panel):
     """The results table above the stacked contribution bars."""
 
@@ -61,18 +65,29 @@ class ResultsPanel(Panel):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
+        self.fit_snippets()
         self.fit_table()
 
+    def fit_snippets(self) -> None:
+        """The snippet column takes what the table's width leaves beside rank, movement, session
+        and chunk (20 to 40 characters), so a narrow pane still shows where each result moved."""
+        v, m = self.view, ResultsModel
+        beside = sum(v.columnWidth(c) for c in (m.RANK, m.MOVED, m.SESSION, m.CHUNK))
+        char = v.fontMetrics().horizontalAdvance("0")
+        width = max(20 * char, min(40 * char, v.viewport().width() - beside))
+        v.setColumnWidth(m.PREVIEW, width + 16)
+
     def fit_table(self) -> None:
-        """Give the table room for its rows (up to half the panel) unless the user resized it."""
+        """Give the table room for its rows (up to all but PLOT_LEAST of the panel: the bars
+        scroll) unless the user resized it."""
         if self._user_sized:
             return
         v = self.view
         rows = max(self.model.rowCount(), 4)
         want = (v.horizontalHeader().height() + rows * v.verticalHeader().defaultSectionSize()
-                + 2 * v.frameWidth() + v.horizontalScrollBar().sizeHint().height() + self.caption.sizeHint().height() + 6)
+                + 2 * v.frameWidth() + v.horizontalScrollBar().sizeHint().height() + self.caption_row.sizeHint().height() + 8)
         total = sum(self.splitter.sizes()) or self.height()
-        top = min(want, total // 2)
+        top = min(want, max(total // 2, total - PLOT_LEAST))
         sizes = [top, max(total - top, 1)]
         if sizes != self.splitter.sizes():
             self.splitter.setSizes(sizes)

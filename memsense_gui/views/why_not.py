@@ -42,7 +42,7 @@ class WhyNotPanel(Panel):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.search)
         layout.addWidget(self.count)
-        layout.addWidget(self.search_view, 2)
+        layout.addWidget(self.search_view, 1)
         row = QHBoxLayout()
         row.addWidget(QLabel("<b>Pinned</b> — fate under the current settings"))
         row.addStretch(1)
@@ -60,7 +60,7 @@ class WhyNotPanel(Panel):
         self.whatif_view = make_table(self.whatif_model, stretch=WhatIfModel.PUSHES)
         self.whatif_view.setObjectName("whatif-table")
         layout.addWidget(self.whatif_label)
-        layout.addWidget(self.whatif_view, 3)
+        layout.addWidget(self.whatif_view, 4)
         fit_columns(self.whatif_view, {0: 24, 1: 6, 2: 9, 3: 5})
         self._whatif_for: str | None = None
         fit_columns(self.search_view, {0: 11, 1: 6, 2: 16})

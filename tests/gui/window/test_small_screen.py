@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QWidget
 
+from memsense_gui.models.results import ResultsModel
 from memsense_gui.window.evaluation import install_evaluation
 
 FRAME = 40
@@ -63,6 +64,14 @@ def test_the_window_fits_the_screen_without_overlaps(qtbot, ranked_window, size)
     rows = [r for r in range(view.model().rowCount()) if view.viewport().rect().contains(view.visualRect(
         view.model().index(r, 0)))]
     assert view.model().rowCount() == RESULT_ROWS and len(rows) == RESULT_ROWS
+    for col in (ResultsModel.RANK, ResultsModel.PREVIEW, ResultsModel.MOVED):  # where each result moved, too
+        assert view.viewport().rect().contains(view.visualRect(view.model().index(0, col))), col
+
+    # a dock scrolls only when it is smaller than its view's minimum (not its preferred) height
+    for title, dock in w.docks.items():
+        scroll = dock.widget()
+        if part_visible(dock) and scroll.viewport().height() >= dock.view.minimumSizeHint().height():
+            assert scroll.verticalScrollBar().maximum() == 0, title
 
 
 def part_visible(widget: QWidget) -> bool:
