@@ -44,6 +44,8 @@ from memsense_gui.window.query_history import QueryHistory
 from memsense_gui.window.undo_actions import UndoActions
 from memsense_gui.window.whatif_actions import WhatIfActions
 
+RIGHT_DOCKS = ("Chunk", "Explain", "Turn support", "Why not?")
+"""Tabbed on the right; the default layout makes them wide enough for the widest one's view."""
 LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                        Qt.DockWidgetArea.BottomDockWidgetArea)
 
@@ -109,8 +111,7 @@ class MainWindow(QMainWindow):
         self.setCorner(Qt.Corner.BottomLeftCorner, LEFT)  # the sliders get the window's full height
         self._dock("Tuning", self.tuning, LEFT)
         self._dock("Cases", self.cases_panel, LEFT)
-        for title, w in (("Chunk", self.chunk_panel), ("Explain", self.explain_panel),
-                         ("Turn support", self.turns_panel), ("Why not?", self.whynot_panel)):
+        for title, w in zip(RIGHT_DOCKS, (self.chunk_panel, self.explain_panel, self.turns_panel, self.whynot_panel)):
             self._dock(title, w, RIGHT)
         for title, w in (("Route ranks", self.matrix_panel), ("Candidate pool", self.pool_panel),
                          ("MMR trace", self.mmr_panel), ("Compare", self.compare_panel)):
@@ -202,8 +203,9 @@ class MainWindow(QMainWindow):
         self.docks["Tuning"].raise_()
         self.docks["Chunk"].raise_()
         self.docks["Route ranks"].raise_()
+        right = max(380, self.width() // 4, *(self.docks[t].view.minimumSizeHint().width() for t in RIGHT_DOCKS))
         self.resizeDocks([self.docks["Tuning"], self.docks["Chunk"]],
-                         [max(320, self.width() // 5), max(380, self.width() // 4)], Qt.Orientation.Horizontal)
+                         [max(320, self.width() // 5), min(right, int(self.width() * 0.36))], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Route ranks"]], [int(self.height() * 0.36)], Qt.Orientation.Vertical)
 
     def show_shortcuts(self) -> ShortcutsDialog:
