@@ -35,3 +35,14 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/pip install -q -e ".[test]"
   touch "$stamp"
 fi
+
+# The embedding model's ONNX copy (core.recall.onnx_embed), exported once from the bundled weights
+# into the cache folder (~/.cache/memsense, or $MEMSENSE_CACHE), so the app answers its first query
+# without importing torch. Later runs only check it (under a second).
+.venv/bin/python - <<'PY'
+from core.recall.embed import Embedder
+
+embedder = Embedder()
+embedder.load()
+print(f"setup: embedding model ready ({embedder.runtime}, cache {embedder.cache_dir})")
+PY

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -24,6 +25,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 BATCH = 64
+BACKENDS = ("onnx", "torch")
+log = logging.getLogger("memsense.embed")
 
 
 def default_model_path() -> Path:
@@ -195,14 +198,26 @@ def text_key(text: str) -> bytes:
 
 
 class Embedder:
-    """Unit-length embeddings of texts; loads the model lazily (about 4 s on CPU)."""
+    """Unit-length embeddings of texts; loads the model lazily.
 
-    def __init__(self, model: str | Path | None = None, cache_dir: str | Path | None = None):
+    `backend` "onnx" (the default; `MEMSENSE_EMBED_BACKEND` overrides) runs the model with
+    onnxruntime from an ONNX copy exported once into the cache folder (`core.recall.onnx_embed`):
+    ready in under a second, without importing torch. If that copy cannot be made or used, it
+    says why on the `memsense.embed` logger and embeds with torch, which gives the same vectors.
+    "torch" always uses sentence-transformers (about 8 s to load here).
+    """
+
+    def __init__(self, model: str | Path | None = None, cache_dir: str | Path | None = None,
+                 backend: str | None = None):
         model = model or os.environ.get("MEMSENSE_MODEL")
+        self.backend = backend or os.environ.get("MEMSENSE_EMBED_BACKEND") or "onnx"
+        if self.backend not in BACKENDS:
+            raise MemsenseError(f"unknown embedding backend {self.backend!r} (MEMSENSE_EMBED_BACKEND); "
+                                f"choose {' or '.join(BACKENDS)}")
         self.model_path = check_model_folder(Path(model) if model else default_model_path())
-        cache_dir = Path(cache_dir or default_cache_dir()).expanduser()
-        self.key = model_key(self.model_path, cache_dir)
-        self.cache = EmbeddingCache(cache_dir / f"embeddings-{self.key}.sqlite")
+        self.cache_dir = Path(cache_dir or default_cache_dir()).expanduser()
+        self.key = model_key(self.model_path, self.cache_dir)
+        self.cache = EmbeddingCache(self.cache_dir / f"embeddings-{self.key}.sqlite")
         self._model = None
         self._load_lock = threading.Lock()
         self.embedded = 0  # texts run through the model
@@ -212,22 +227,50 @@ class Embedder:
         with self._load_lock:
             if self._model is not None:
                 return
-            try:
-                import torch
-                from sentence_transformers import SentenceTransformer
+            self._model = self._load_onnx() if self.backend == "onnx" else self._load_torch()
 
-                import transformers
+    def _load_onnx(self):
+        from core.recall import onnx_embed
 
-                transformers.logging.set_verbosity_error()
-                transformers.logging.disable_progress_bar()
-                torch.set_num_threads(max(1, os.cpu_count() or 1))
-                self._model = SentenceTransformer(str(self.model_path), device="cpu")
-            except Exception as exc:  # a broken folder fails in many ways inside transformers
-                raise MemsenseError(f"cannot load the embedding model from {self.model_path}: {exc}") from None
+        try:
+            return onnx_embed.load(self.model_path, self.cache_dir, self.key)
+        except onnx_embed.Unusable as exc:
+            missing = not onnx_embed.paths(self.cache_dir, self.key)[0].exists()
+            (log.info if missing else log.warning)("%s; exporting it from %s (once)", exc, self.model_path)
+        model = self._load_torch()
+        try:
+            return onnx_embed.export(model, self.model_path, self.cache_dir, self.key)
+        except onnx_embed.Unusable as exc:
+            log.warning("cannot run %s with onnxruntime: %s; embedding with torch (same vectors, slower)",
+                        self.model_path, exc)
+            return model
+
+    def _load_torch(self):
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            import transformers
+
+            transformers.logging.set_verbosity_error()
+            transformers.logging.disable_progress_bar()
+            torch.set_num_threads(max(1, os.cpu_count() or 1))
+            return SentenceTransformer(str(self.model_path), device="cpu")
+        except Exception as exc:  # a broken folder fails in many ways inside transformers
+            raise MemsenseError(f"cannot load the embedding model from {self.model_path}: {exc}") from None
 
     @property
     def loaded(self) -> bool:
         return self._model is not None
+
+    @property
+    def runtime(self) -> str:
+        """What embeds: "onnxruntime", "torch", or "not loaded"."""
+        from core.recall import onnx_embed
+
+        if self._model is None:
+            return "not loaded"
+        return "onnxruntime" if isinstance(self._model, onnx_embed.OnnxModel) else "torch"
 
     @property
     def dim(self) -> int:
@@ -240,14 +283,21 @@ class Embedder:
         keys = [text_key(t) for t in texts]
         unique = dict(zip(keys, texts))
         found = self.cache.get_many(list(unique))
-        missing = sorted((k for k in unique if k not in found), key=lambda k: len(unique[k]))
+        missing = [k for k in unique if k not in found]
         self.cached += len(found)
+        if missing:
+            if cancelled and cancelled():
+                raise Cancelled("cancelled")
+            self.load()
+            counts = getattr(self._model, "token_counts", None)  # sort by tokens where the model can count them
+            lengths = counts([unique[k] for k in missing]) if counts else [len(unique[k]) for k in missing]
+            missing = [k for _, k in sorted(zip(lengths, missing), key=lambda pair: pair[0])]
+        batch = getattr(self._model, "batch_size", BATCH)  # texts per model call (onnxruntime: fewer)
         for start in range(0, len(missing), BATCH):
             if cancelled and cancelled():
                 raise Cancelled("cancelled")
             part = missing[start: start + BATCH]
-            self.load()
-            vecs = self._model.encode([unique[k] for k in part], batch_size=BATCH, normalize_embeddings=True,
+            vecs = self._model.encode([unique[k] for k in part], batch_size=batch, normalize_embeddings=True,
                                       convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
             self.cache.put_many(list(zip(part, vecs)))
             found.update(zip(part, vecs))

@@ -1,0 +1,178 @@
+"""The embedding model run by onnxruntime, exported once from the model's own weights.
+
+Why: importing torch and sentence-transformers and loading MiniLM takes about 8 s on a 2-core
+machine, while onnxruntime plus the `tokenizers` library is ready in under a second and embeds a
+query without importing torch at all; it also embeds long batches several times faster on CPU
+(see README, "Embedding"). The vectors are the same to float noise (max |diff| ~2e-7), so stores
+keep the model's content key and need no re-ingest.
+
+The export traces the whole SentenceTransformer forward (transformer, pooling, normalisation)
+with `torch.onnx.export`, so no pooling is re-implemented here. It lands in the cache folder as
+`onnx/<model key>.onnx` beside a sidecar JSON holding the key, the tokenizer settings and the
+exporting model's vectors for a few probe texts. Every load re-embeds the probes and refuses a
+file that no longer gives those vectors (damaged, or another model's), so a bad file is never
+used: the caller exports it again or falls back to torch.
+"""
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+FORMAT = 1
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+TOLERANCE = 1e-5
+"""Largest |difference| allowed between the ONNX and the torch vector of a probe (measured: ~2e-7)."""
+PROBES = (
+    "How many races has Ana run in 2024?",
+    "ok",
+    "  Café naïve résumé — 東京 🙂 spaces   around  ",
+    "Melanie: I signed up for a pottery class last week and made a bowl. " * 4,
+    "Caroline went to the LGBTQ support group on 7 May 2023 and felt accepted. " * 40,  # past 256 tokens
+)
+BATCH = 16
+"""Texts per onnxruntime call, sorted by token count so a batch pads little; 16 measured best here."""
+
+
+class Unusable(Exception):
+    """The ONNX copy cannot be used (missing, damaged, another model's, or no onnxruntime)."""
+
+
+def paths(cache_dir: Path, key: str) -> tuple[Path, Path]:
+    folder = Path(cache_dir) / "onnx"
+    return folder / f"{key}.onnx", folder / f"{key}.json"
+
+
+class OnnxModel:
+    """The sentence-transformers calls `Embedder` makes, answered by onnxruntime."""
+
+    def __init__(self, onnx_file: Path, model_dir: Path, meta: dict[str, Any]):
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise Unusable(f"onnxruntime or tokenizers is not installed ({exc})") from None
+        try:
+            self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+            self.tokenizer.enable_truncation(int(meta["max_length"]))
+            self.tokenizer.no_padding()
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = max(1, os.cpu_count() or 1)
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            self.session = ort.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # a damaged file fails inside onnxruntime in many ways
+            raise Unusable(f"{onnx_file} does not load ({str(exc).splitlines()[0][:200]})") from None
+        self.inputs = [name for name in meta["inputs"] if name in INPUTS]
+        self.dim = int(meta["dim"])
+        self.batch_size = BATCH
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return self.dim
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        return [len(e.ids) for e in self.tokenizer.encode_batch(list(texts))]
+
+    def encode(self, texts: Sequence[str], batch_size: int = BATCH, **_: Any) -> np.ndarray:
+        """Unit float32 vectors; batches of similar token counts so little is padding."""
+        encodings = self.tokenizer.encode_batch(list(texts))
+        lengths = np.array([len(e.ids) for e in encodings], dtype=np.int64)
+        order = np.argsort(lengths, kind="stable")
+        out = np.zeros((len(encodings), self.dim), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            rows = order[start: start + batch_size]
+            width = int(lengths[rows].max())
+            feed = {name: np.zeros((len(rows), width), dtype=np.int64) for name in INPUTS}
+            for i, row in enumerate(rows):
+                e, n = encodings[row], lengths[row]
+                feed["input_ids"][i, :n], feed["attention_mask"][i, :n] = e.ids, 1
+                feed["token_type_ids"][i, :n] = e.type_ids
+            out[rows] = self.session.run(None, {name: feed[name] for name in self.inputs})[0]
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.divide(out, norms, out=out, where=norms > 0)
+
+
+def load(model_dir: Path, cache_dir: Path, key: str) -> OnnxModel:
+    """The checked ONNX copy of the model `key`; `Unusable` says why not."""
+    onnx_file, meta_file = paths(cache_dir, key)
+    if not onnx_file.is_file() or not meta_file.is_file():
+        raise Unusable(f"no ONNX copy of the model in {onnx_file.parent}")
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        expected = np.array(meta["vectors"], dtype=np.float32)
+        ok = meta["format"] == FORMAT and meta["model_key"] == key and expected.shape == (len(PROBES), meta["dim"])
+    except (OSError, ValueError, KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise Unusable(f"{meta_file} is damaged or belongs to another model")
+    model = OnnxModel(onnx_file, model_dir, meta)
+    got = model.encode(PROBES)
+    if not np.all(np.abs(got - expected) <= TOLERANCE):
+        raise Unusable(f"{onnx_file} no longer gives the model's vectors (damaged or replaced)")
+    return model
+
+
+def export(st_model: Any, model_dir: Path, cache_dir: Path, key: str) -> OnnxModel:
+    """Export a loaded SentenceTransformer, check it against torch, and keep it; `Unusable` if the
+    model cannot be run this way (no tokenizer.json, other inputs, vectors that disagree)."""
+    import torch
+
+    from core.atomic import write_text_atomic
+
+    if not (model_dir / "tokenizer.json").is_file():
+        raise Unusable(f"{model_dir} has no tokenizer.json for the `tokenizers` library")
+    onnx_file, meta_file = paths(cache_dir, key)
+    try:
+        onnx_file.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise Unusable(f"cannot create {onnx_file.parent} ({exc.strerror})") from None
+    max_length = int(st_model.max_seq_length)
+    features = st_model.tokenizer(list(PROBES), padding=True, truncation=True, max_length=max_length,
+                                  return_tensors="pt")
+    names = [name for name in INPUTS if name in features]
+    if names[:2] != ["input_ids", "attention_mask"] or set(features) - set(INPUTS):
+        raise Unusable(f"the model takes inputs {sorted(features)}, not {list(INPUTS)}")
+
+    class Forward(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = st_model
+
+        def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
+            return self.model(dict(zip(names, tensors)))["sentence_embedding"]
+
+    tmp = onnx_file.with_name(f".{onnx_file.name}.{os.getpid()}.tmp")
+    axes = {name: {0: "batch", 1: "tokens"} for name in names}
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tracer notes about Python branches fixed at trace time
+            torch.onnx.export(Forward().eval(), tuple(features[n] for n in names), str(tmp), input_names=names,
+                              output_names=["sentence_embedding"], dynamic_axes={**axes, "sentence_embedding": {0: "batch"}},
+                              opset_version=17, dynamo=False)
+        reference = st_model.encode(list(PROBES), batch_size=len(PROBES), normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+        meta = {"format": FORMAT, "model_key": key, "max_length": max_length, "inputs": names,
+                "dim": int(reference.shape[1]), "vectors": reference.tolist(),
+                "exported_with": {"torch": torch.__version__}}
+        model = OnnxModel(tmp, model_dir, meta)
+        ids = features["input_ids"].tolist()
+        mask = features["attention_mask"].tolist()
+        ours = [e.ids for e in model.tokenizer.encode_batch(list(PROBES))]
+        if ours != [[t for t, m in zip(row, keep) if m] for row, keep in zip(ids, mask)]:
+            raise Unusable("the `tokenizers` library splits the probe texts differently from the model's tokenizer")
+        diff = float(np.abs(model.encode(PROBES) - reference).max())
+        if diff > TOLERANCE:
+            raise Unusable(f"the exported model differs from torch by {diff:.1e} (more than {TOLERANCE:g})")
+        os.replace(tmp, onnx_file)
+        write_text_atomic(meta_file, json.dumps(meta) + "\n")
+    except Unusable:
+        raise
+    except Exception as exc:  # torch.onnx fails in many ways on models it cannot trace
+        raise Unusable(f"exporting to ONNX failed ({str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__})") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return load(model_dir, cache_dir, key)

@@ -1,0 +1,153 @@
+"""The onnxruntime backend (core.recall.onnx_embed): the same vectors as torch, a query embedded
+without importing torch, and a missing, damaged or foreign ONNX copy never used."""
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.errors import MemsenseError
+from core.recall import embed, onnx_embed
+from core.recall.embed import Embedder
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXTS = ["How many races has Ana run in 2024?", "ok", "Caroline: I went to a LGBTQ support group yesterday. " * 30,
+         "  leading and trailing spaces  ", "Ünïcödé, emoji 🙂 and 東京", "What did Melanie paint last summer?"]
+
+
+@pytest.fixture(scope="module")
+def onnx_copy(model_cache) -> Path:
+    """The session cache's ONNX copy of the bundled model (exported once per test run)."""
+    e = Embedder(None, model_cache, backend="onnx")
+    e.load()
+    assert isinstance(e._model, onnx_embed.OnnxModel)
+    e.close()
+    return model_cache / "onnx"
+
+
+def _cache_with_copy(tmp_path: Path, onnx_copy: Path, name: str = "cache") -> Path:
+    cache = tmp_path / name
+    shutil.copytree(onnx_copy, cache / "onnx")
+    return cache
+
+
+@pytest.mark.slow
+def test_onnx_and_torch_give_the_same_vectors_and_the_same_key(tmp_path, onnx_copy):
+    fast = Embedder(None, _cache_with_copy(tmp_path, onnx_copy, "onnx"), backend="onnx")
+    slow = Embedder(None, tmp_path / "torch", backend="torch")
+    a, b = fast.encode(TEXTS), slow.encode(TEXTS)  # one batch: padding and a text past 256 tokens
+    one = np.stack([fast._model.encode([t])[0] for t in TEXTS])  # and each text alone, unpadded
+    assert fast.key == slow.key  # same weights: stores need no re-ingest
+    assert np.abs(a - b).max() <= 1e-5 and np.abs(one - b).max() <= 1e-5
+    assert np.einsum("ij,ij->i", a, b).min() >= 0.99999
+    assert fast.embedded == slow.embedded == len(TEXTS)
+    fast.close()
+    slow.close()
+
+
+@pytest.mark.slow
+def test_a_query_is_embedded_and_recalled_without_importing_torch(demo_store, model_cache):
+    code = ("import sys; from core.recall.engine import Engine; "
+            f"e = Engine({str(demo_store)!r}, cache_dir={str(model_cache)!r}); u = e.users()[0]; "
+            "p = e.recall(u, 'a question typed for the first time, never cached'); "
+            "print(p.size > 0, type(e.embedder._model).__name__, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(model_cache)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "OnnxModel", "False", "False"]
+
+
+@pytest.mark.slow
+def test_a_damaged_onnx_copy_is_exported_again_with_a_warning(tmp_path, onnx_copy, caplog):
+    cache = _cache_with_copy(tmp_path, onnx_copy)
+    onnx_file, _ = onnx_embed.paths(cache, Embedder(None, cache).key)
+    data = bytearray(onnx_file.read_bytes())
+    at = len(data) * 3 // 4  # inside the encoder layers' weights (the first half is the vocabulary's)
+    data[at: at + (8 << 20)] = bytes(8 << 20)  # 8 MB of zeroed weights: it still loads, but is wrong
+    onnx_file.write_bytes(bytes(data))
+    e = Embedder(None, cache, backend="onnx")
+    with caplog.at_level(logging.INFO, logger="memsense.embed"):
+        vec = e.encode(TEXTS[:1])
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and str(onnx_file) in warned[0] and "exporting it" in warned[0]
+    assert isinstance(e._model, onnx_embed.OnnxModel)
+    assert onnx_file.read_bytes() != bytes(data)  # replaced by a fresh export
+    reference = Embedder(None, onnx_copy.parent, backend="onnx")
+    reference.load()
+    assert np.abs(vec - reference._model.encode(TEXTS[:1])).max() <= 1e-5
+    e.close()
+    reference.close()
+
+
+@pytest.mark.slow
+def test_a_copy_that_no_longer_gives_its_vectors_or_names_another_model_is_refused(tmp_path, onnx_copy):
+    cache = _cache_with_copy(tmp_path, onnx_copy)
+    key = Embedder(None, cache).key
+    onnx_file, meta_file = onnx_embed.paths(cache, key)
+    model_dir = embed.default_model_path()
+    assert isinstance(onnx_embed.load(model_dir, cache, key), onnx_embed.OnnxModel)
+    meta = json.loads(meta_file.read_text())
+    meta["vectors"][0][0] += 1e-3
+    meta_file.write_text(json.dumps(meta))
+    with pytest.raises(onnx_embed.Unusable, match="no longer gives the model's vectors"):
+        onnx_embed.load(model_dir, cache, key)
+    meta["vectors"][0][0] -= 1e-3
+    meta["model_key"] = "sha256-another-model"
+    meta_file.write_text(json.dumps(meta))
+    with pytest.raises(onnx_embed.Unusable, match="another model"):
+        onnx_embed.load(model_dir, cache, key)
+    onnx_file.write_bytes(b"not an onnx file")
+    meta["model_key"] = key
+    meta_file.write_text(json.dumps(meta))
+    with pytest.raises(onnx_embed.Unusable, match="does not load"):
+        onnx_embed.load(model_dir, cache, key)
+    onnx_file.unlink()
+    with pytest.raises(onnx_embed.Unusable, match="no ONNX copy"):
+        onnx_embed.load(model_dir, cache, key)
+
+
+class _StubTorchModel:
+    def get_sentence_embedding_dimension(self) -> int:
+        return 3
+
+    def encode(self, texts, **kwargs):
+        return np.tile(np.array([0.6, 0.8, 0.0], dtype=np.float32), (len(texts), 1))
+
+
+def test_when_no_onnx_copy_can_be_made_it_says_why_and_embeds_with_torch(tmp_path, monkeypatch, caplog):
+    def cannot(*args):
+        raise onnx_embed.Unusable("onnxruntime or tokenizers is not installed (stub)")
+
+    monkeypatch.setattr(embed.Embedder, "_load_torch", lambda self: _StubTorchModel())
+    monkeypatch.setattr(onnx_embed, "export", cannot)
+    e = Embedder(None, tmp_path, backend="onnx")
+    with caplog.at_level(logging.INFO, logger="memsense.embed"):
+        vec = e.encode(["hello"])
+    assert isinstance(e._model, _StubTorchModel) and vec.tolist() == [[pytest.approx(0.6), pytest.approx(0.8), 0.0]]
+    info = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(info) == 1 and "no ONNX copy" in info[0]  # the first run: expected, not a warning
+    assert len(warned) == 1 and "embedding with torch (same vectors, slower)" in warned[0] and "stub" in warned[0]
+    e.close()
+
+
+def test_an_unknown_backend_is_one_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMSENSE_EMBED_BACKEND", "tensorflow")
+    with pytest.raises(MemsenseError, match=r"unknown embedding backend 'tensorflow' .*choose onnx or torch"):
+        Embedder(None, tmp_path)
+
+
+def test_cancel_before_the_model_loads_loads_nothing(tmp_path, monkeypatch):
+    loads = []
+    monkeypatch.setattr(embed.Embedder, "load", lambda self: loads.append(1))
+    e = Embedder(None, tmp_path)
+    with pytest.raises(embed.Cancelled):
+        e.encode(["never embedded"], cancelled=lambda: True)
+    assert loads == []
+    e.close()
