@@ -66,6 +66,9 @@ class AppContext(QObject):
         self.users: list[str] = []
         self.model_ready = False
         self.engine_runner = TaskRunner("memsense-engine", self)
+        # the embedding model loads here while the engine thread opens the store and reads the
+        # user; the engine's embedder is the only thing both touch, and its load is locked
+        self.model_runner = TaskRunner("memsense-model", self)
         self.ingest_runner = TaskRunner("memsense-ingest", self)
         self.session = QuerySession(parent=self)
         self.judgments = AppJudgments(self)

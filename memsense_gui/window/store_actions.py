@@ -1,7 +1,8 @@
 """Store actions: open a store (folder or Qdrant server), load the model, build a new store.
 
 Opening runs on the engine thread; then the users are listed, the store's judged set opens
-and the embedding model loads in the background. Building runs on the ingest thread with a
+and the embedding model loads on its own thread, while the engine thread reads the user's
+chunks (a typed query waits for both, never for a torch import: see core.recall.embed). Building runs on the ingest thread with a
 progress dialog whose Cancel stops it at its next step.
 """
 from __future__ import annotations
@@ -79,7 +80,7 @@ class StoreActions:
         self.ctx.model_ready = False
         self.window.model_label.setText("model: loading…")
         engine = self.ctx.engine
-        self.ctx.engine_runner.submit("load model", jobs.load_model, engine,
+        self.ctx.model_runner.submit("load model", jobs.load_model, engine,
                                       succeeded=lambda _r: self._model_ready(engine), failed=self._model_failed)
 
     def _model_ready(self, engine: RecallEngine) -> None:
@@ -175,6 +176,7 @@ class StoreActions:
         engine, ctx.engine = ctx.engine, None
         ctx.ingest_runner.shutdown(wait=True)  # cancels a build; it stops at its next step
         ctx.engine_runner.shutdown(wait=True)  # drops queued work, lets the running job finish
+        ctx.model_runner.shutdown(wait=True)
         if engine is not None:
             try:
                 engine.close()  # no other thread uses it any more

@@ -25,14 +25,18 @@ class FakeEngine:
 
     USERS = ("synth-a", "synth-b")
 
-    def __init__(self, location: str, *, delay: float = 0.0, fail_open: str | None = None):
+    def __init__(self, location: str, *, delay: float = 0.0, fail_open: str | None = None,
+                 model_delay: float | None = None):
         if fail_open:
             raise MemsenseError(fail_open)
         self.location = location
         self.delay = delay
+        self.model_delay = delay if model_delay is None else model_delay
         self.closed = False
         self.recalls: list[tuple[str, str]] = []
-        self.threads: set[int] = set()
+        self.threads: set[int] = set()  # threads that used the engine (the model loads elsewhere)
+        self.model_threads: set[int] = set()
+        self.model_ready = threading.Event()
 
     def _slow(self) -> None:
         self.threads.add(threading.get_ident())
@@ -40,7 +44,10 @@ class FakeEngine:
             time.sleep(self.delay)
 
     def load_model(self) -> None:
-        self._slow()
+        """As the real engine's: only the embedder, on the model thread, while the engine works on."""
+        self.model_threads.add(threading.get_ident())
+        time.sleep(self.model_delay)
+        self.model_ready.set()
 
     def users(self) -> list[str]:
         return list(self.USERS)
@@ -53,6 +60,7 @@ class FakeEngine:
         return list(self.pool(user_id).chunks)
 
     def recall(self, user_id: str, query: str, depth: int = 0):
+        self.model_ready.wait()  # the real embedder waits for its model too
         self._slow()
         self.recalls.append((user_id, query))
         return self.pool(user_id, query)

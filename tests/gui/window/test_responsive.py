@@ -39,7 +39,23 @@ def test_model_loading_does_not_freeze_the_window(qtbot, make_window):
     with Ticker() as ticks, qtbot.waitSignal(window.ctx.model_loaded, timeout=10_000):
         window.stores.open_store("fake-store")
     assert ticks.count >= MIN_TICKS
-    assert threading.get_ident() not in window.engines[0].threads
+    assert threading.get_ident() not in window.engines[0].model_threads
+
+
+def test_the_model_loads_while_the_engine_reads_the_user(qtbot, make_window):
+    """Start-up: the user's chunks and a typed query do not queue behind the model load; the
+    query's answer comes as soon as the model is ready."""
+    window = make_window(open_store=False, model_delay=2.0)
+    window.query_edit.setText("a query typed before the model is ready")
+    with qtbot.waitSignal(window.ctx.chunks_loaded, timeout=10_000):
+        window.stores.open_store("fake-store")
+    assert not window.ctx.model_ready  # the chunks came first, while the model was still loading
+    with qtbot.waitSignal(window.ctx.ranking_updated, timeout=10_000):
+        window.queries.run_query()
+    engine = window.engines[0]
+    assert window.ctx.model_ready and engine.recalls
+    assert engine.threads and engine.model_threads and not engine.threads & engine.model_threads
+    assert threading.get_ident() not in engine.threads | engine.model_threads
 
 
 def test_recall_does_not_freeze_the_window(qtbot, make_window):
