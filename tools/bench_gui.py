@@ -7,9 +7,10 @@ Slider: 200 changes cycling over lambda, duplicate threshold, RRF k, alpha, turn
 route weights and top_k; each is timed from the slider's new value to the re-ranked results
 table, pool, route matrix, MMR trace and both plots updated and painted (the throttle is
 flushed so the figure is the work, not the wait). Prints median and p95.
-Start: with --store, a fresh process opens the store through the real entry point and
-reports when the window is shown and usable (store open, users listed) and when the model
-is ready in the background.
+Start: with --store, a fresh process opens the store through the real entry point, with the
+query as the last one typed, and reports when the window is shown and usable (store open,
+users listed), when the model is ready in the background, and when the query's answer is on
+screen (the app re-runs the last query on start), and whether torch was imported.
 """
 from __future__ import annotations
 
@@ -122,40 +123,80 @@ def report(times: list[float]) -> None:
           f"p95 {p95:.1f} ms, max {ordered[-1]:.1f} ms over {len(times)} changes")
 
 
-def startup(store: str) -> None:
-    """App start (a new process, timed from before it is spawned) -> first usable window."""
+def startup(store: str, user: str | None, query: str) -> None:
+    """App start (a new process, timed from before it is spawned) -> usable window -> first answer."""
     home = tempfile.mkdtemp(prefix="memsense-bench-start-")
     env = {**os.environ, "MEMSENSE_GUI_HOME": home}
     t0 = time.time()
-    out = subprocess.run([sys.executable, __file__, "--startup-child", "--store", store],
+    out = subprocess.run([sys.executable, __file__, "--startup-child", "--store", store, "--query", query,
+                          *(["--user", user] if user else [])],
                          env=env, capture_output=True, text=True, timeout=300)
     marks = {k: float(v) - t0 for k, v in (line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)}
-    if "usable" not in marks:
+    if "answer" not in marks:
         print(out.stdout, out.stderr, file=sys.stderr)
-        raise SystemExit("bench: the child did not report a usable window")
+        raise SystemExit("bench: the child did not answer the query")
     print(f"app start -> window shown {marks['shown']:.2f} s; -> first usable window (store open, users "
-          f"listed) {marks['usable']:.2f} s; model ready in the background at {marks['model']:.2f} s "
-          f"(Python started in {marks['imported']:.2f} s)")
+          f"listed) {marks['usable']:.2f} s; model ready in the background at {marks['model']:.2f} s; "
+          f"first answer to the query on screen at {marks['answer']:.2f} s "
+          f"(Python started in {marks['imported']:.2f} s; torch imported: {out.stdout.count('torch=1') > 0}; "
+          f"embedding backend {os.environ.get('MEMSENSE_EMBED_BACKEND') or 'onnx'})")
 
 
-def startup_child(store: str) -> None:
-    """Prints epoch times of each milestone, for the parent to subtract its own start from."""
+def startup_child(store: str, user: str | None, query: str) -> None:
+    """Prints epoch times of each milestone, for the parent to subtract its own start from. The
+    query is the last one typed (as the app restores it), run as soon as the store opens."""
     print(f"imported={time.time()}", flush=True)
     from memsense_gui import app as app_module
     from memsense_gui.state import paths
 
     home = paths.app_home()
-    paths.settings(home).setValue("store/last", store)
+    settings = paths.settings(home)
+    settings.setValue("store/last", store)
+    settings.setValue("query/text", query)
+    if user:
+        settings.setValue("query/user", user)
     app, window = app_module.create_window(sys.argv[:1])
     window.ctx.store_opened.connect(lambda _loc: print(f"usable={time.time()}", flush=True))
     window.ctx.model_loaded.connect(lambda: print(f"model={time.time()}", flush=True))
+    window.ctx.ranking_updated.connect(lambda _r: print(f"answer={time.time()}", flush=True))
     app.processEvents()
     print(f"shown={time.time()}", flush=True)
-    _wait(app, window.ctx.store_opened)
-    if not window.ctx.model_ready:
-        _wait(app, window.ctx.model_loaded)
+    for signal, ready in ((window.ctx.store_opened, lambda: window.ctx.engine is not None),
+                          (window.ctx.model_loaded, lambda: window.ctx.model_ready),
+                          (window.ctx.ranking_updated, lambda: window.ctx.session.ranking is not None)):
+        if not ready():
+            _wait(app, signal)
+    print(f"torch={int('torch' in sys.modules)}", flush=True)
     window.close()
     os._exit(0)  # the timing is done; skip tearing down torch and Qt
+
+
+def make_store(location: str, chunks: int, dataset: Path) -> None:
+    """A store with one user of about `chunks` chunks: the LoCoMo sessions of `dataset`, cycled and
+    renumbered into one conversation, ingested through the real path with the real model (the
+    texts repeat, so the embedding cache makes every cycle after the first cheap)."""
+    import json
+    from collections import Counter
+
+    from core.ingest import build_chunks, load_conversations
+    from core.recall.engine import build_store
+
+    samples = json.loads(dataset.read_text(encoding="utf-8"))
+    per_session = Counter((c.user_id, c.session_number) for c in build_chunks(load_conversations(dataset)))
+    sessions = [(s["sample_id"], s["conversation"], int(k.split("_")[1])) for s in samples
+                for k in s["conversation"] if k.startswith("session_") and not k.endswith("date_time")]
+    big, total, n = {"speaker_a": samples[0]["conversation"]["speaker_a"],
+                     "speaker_b": samples[0]["conversation"]["speaker_b"]}, 0, 0
+    while total < chunks:
+        user, conv, number = sessions[n % len(sessions)]
+        n += 1
+        big[f"session_{n}"], big[f"session_{n}_date_time"] = conv[f"session_{number}"], conv[f"session_{number}_date_time"]
+        total += per_session[user, number]
+    path = Path(tempfile.mkdtemp(prefix="memsense-big-")) / "big.json"
+    path.write_text(json.dumps([{"sample_id": "big", "conversation": big}]), encoding="utf-8")
+    stats = build_store(path, location)
+    print(f"built {location}: {stats.session_chunks + stats.turn_chunks} chunks in {stats.seconds:.0f} s "
+          f"({stats.texts_embedded} texts embedded, {stats.texts_from_cache} from the cache)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,15 +205,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--user", help="user (conversation) to query")
     parser.add_argument("--query", default="How many races has Ana run in 2024?")
     parser.add_argument("--changes", type=int, default=200)
+    parser.add_argument("--make-store", metavar="DIR", help="build a one-user store of --chunks LoCoMo chunks, then exit")
+    parser.add_argument("--chunks", type=int, default=30000)
+    parser.add_argument("--dataset", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "datasets"
+                        / "locomo" / "locomo-dev.json", help="LoCoMo file for --make-store")
+    parser.add_argument("--startup-only", action="store_true", help="with --store: only time app start -> first answer")
     parser.add_argument("--startup-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    if args.startup_child:
-        startup_child(args.store)
+    if args.make_store:
+        make_store(args.make_store, args.chunks, args.dataset)
         return 0
-    report(slider_changes(args))
+    if args.startup_child:
+        startup_child(args.store, args.user, args.query)
+        return 0
+    if not args.startup_only:
+        report(slider_changes(args))
     if args.store:
-        startup(args.store)
+        startup(args.store, args.user, args.query)
     return 0
 
 

@@ -1,0 +1,150 @@
+"""Embedding backends side by side: cold ingest time, vector agreement, identical rankings.
+
+    python tools/bench_embed.py                    # locomo-dev, onnxruntime and torch, in one run
+    python tools/bench_embed.py --dataset FILE --backends onnx,torch --work DIR
+
+For each backend, a fresh process ingests the dataset into a new store with an empty embedding
+cache (the onnxruntime one with the ONNX copy already made, as `scripts/setup.sh` leaves it;
+the one-time export is timed on its own). Then the two caches' vectors are compared (max
+|difference|, least cosine), and every question of the dataset and of the demo is recalled on
+both stores, each with its own backend embedding the query: the top-50 ids of every route must
+be the same lists. Prints the load average beside the figures; the machine is shared.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project first, from any folder
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATASET = ROOT.parent / "shared" / "datasets" / "locomo" / "locomo-dev.json"
+DEPTH = 50
+
+
+def _child(code: str, backend: str) -> tuple[float, str]:
+    """Run `code` in a fresh Python with `backend`; (wall seconds from spawn to exit, stdout)."""
+    env = {**os.environ, "MEMSENSE_EMBED_BACKEND": backend, "PYTHONPATH": str(ROOT)}
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if out.returncode:
+        raise SystemExit(f"bench: the {backend} child failed:\n{out.stderr[-2000:]}")
+    return wall, out.stdout
+
+
+def export_onnx(cache: Path) -> float:
+    code = f"from core.recall.embed import Embedder; Embedder(None, {str(cache)!r}).load()"
+    return _child(code, "onnx")[0]
+
+
+def ingest(dataset: Path, store: Path, cache: Path, backend: str) -> tuple[float, dict]:
+    code = ("import json; from core.recall.engine import build_store; "
+            f"print(json.dumps(build_store({str(dataset)!r}, {str(store)!r}, cache_dir={str(cache)!r}).to_dict()))")
+    wall, out = _child(code, backend)
+    return wall, json.loads(out.strip().splitlines()[-1])
+
+
+def cache_vectors(cache: Path) -> dict[bytes, np.ndarray]:
+    path = next(cache.glob("embeddings-*.sqlite"))
+    with sqlite3.connect(str(path)) as db:
+        return {bytes(k): np.frombuffer(v, dtype=np.float32) for k, v in db.execute("SELECT key, vec FROM emb")}
+
+
+def compare_vectors(a: dict[bytes, np.ndarray], b: dict[bytes, np.ndarray]) -> tuple[int, float, float]:
+    keys = sorted(set(a) & set(b))
+    x, y = np.stack([a[k] for k in keys]), np.stack([b[k] for k in keys])
+    return len(keys), float(np.abs(x - y).max()), float(np.einsum("ij,ij->i", x, y).min())
+
+
+def route_lists(pool) -> list[list[str]]:
+    """Each route's top-`DEPTH` memory ids, best first."""
+    out = []
+    for j in range(pool.ranks.shape[1]):
+        rows = np.flatnonzero((pool.ranks[:, j] > 0) & (pool.ranks[:, j] <= DEPTH))
+        out.append([pool.chunks[r].memory_id for r in rows[np.argsort(pool.ranks[rows, j])]])
+    return out
+
+
+def compare_rankings(label: str, stores: dict[str, tuple[Path, Path]], questions) -> bool:
+    from core.recall.embed import Embedder
+    from core.recall.engine import Engine
+    from core.records import ROUTES
+
+    engines = {b: Engine(store, embedder=Embedder(None, cache, backend=b)) for b, (store, cache) in stores.items()}
+    (a, ea), (b, eb) = engines.items()
+    differ = []
+    try:
+        for q in questions:
+            la, lb = (route_lists(e.recall(q.user_id, q.text, DEPTH)) for e in (ea, eb))
+            differ += [(q.question_id, ROUTES[j]) for j in range(len(ROUTES)) if la[j] != lb[j]]
+    finally:
+        for e in engines.values():
+            e.close()
+    lists = len(questions) * len(ROUTES)
+    print(f"{label}: {len(questions)} questions x {len(ROUTES)} routes = {lists} top-{DEPTH} lists; "
+          f"identical {lists - len(differ)}, different {len(differ)}" + (f" (first: {differ[:5]})" if differ else ""))
+    return not differ
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    parser.add_argument("--backends", default="onnx,torch", help="comma-separated, run in this order")
+    parser.add_argument("--work", type=Path, help="folder for the stores and caches (default: a temporary one)")
+    parser.add_argument("--no-rankings", action="store_true", help="only time the ingests")
+    args = parser.parse_args(argv)
+    from core.ingest.questions import load_questions
+    from core.recall.engine import DEMO_DATASET, DEMO_QUESTIONS
+
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    work = args.work or Path(tempfile.mkdtemp(prefix="memsense-bench-embed-"))
+    for b in backends:
+        shutil.rmtree(work / b, ignore_errors=True)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs; work in {work}")
+    if "onnx" in backends:
+        prep = work / "onnx-export"
+        shutil.rmtree(prep, ignore_errors=True)
+        print(f"one-time ONNX export (torch import, model load, export, checks): {export_onnx(prep):.1f} s")
+    stats = {}
+    for b in backends:
+        cache = work / b / "cache"
+        cache.mkdir(parents=True)
+        if b == "onnx":
+            shutil.copytree(work / "onnx-export" / "onnx", cache / "onnx")
+        wall, s = ingest(args.dataset, work / b / "store", cache, b)
+        stats[b] = wall
+        print(f"cold ingest {args.dataset.name} with {b}: {wall:.1f} s from process start "
+              f"({s['seconds']:.1f} s in build_store; {s['texts_embedded']} texts embedded, "
+              f"{s['users']} users, {s['session_chunks'] + s['turn_chunks']} chunks); "
+              f"load {os.getloadavg()[0]:.2f}", flush=True)
+    if len(stats) == 2:
+        (a, ta), (b, tb) = stats.items()
+        print(f"ratio {b}/{a}: {tb / ta:.2f}x")
+    if len(backends) != 2 or args.no_rankings:
+        return 0
+    n, diff, cos = compare_vectors(*(cache_vectors(work / b / "cache") for b in backends))
+    print(f"vectors of {n} texts: max |{backends[0]} - {backends[1]}| {diff:.2e}, least cosine {cos:.8f}")
+    same = compare_rankings(f"{args.dataset.name} questions",
+                            {b: (work / b / "store", work / b / "cache") for b in backends},
+                            load_questions(args.dataset))
+    for b in backends:
+        ingest(DEMO_DATASET, work / b / "demo-store", work / b / "cache", b)
+    same &= compare_rankings("demo questions", {b: (work / b / "demo-store", work / b / "cache") for b in backends},
+                             load_questions(DEMO_QUESTIONS))
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
