@@ -14,7 +14,8 @@ def cmd_migrate(args: argparse.Namespace) -> Any:
 
     out = migrate(args.old, args.store, progress=None if args.json else show)
     if not args.json:
-        print(f"migrated {out['users']} users ({out['chunks']} chunks) into {out['store']}")
+        how = "converted in place" if out["store"] == args.old else f"into {out['store']}"
+        print(f"migrated {out['users']} users ({out['chunks']} chunks) {how}")
     return out
 
 
@@ -47,7 +48,8 @@ def cmd_users(args: argparse.Namespace) -> Any:
 def add_commands(sub: argparse._SubParsersAction) -> None:
     sp = sub.add_parser("migrate", help="convert a store of an older memsense (Qdrant local mode) or a Qdrant server")
     sp.add_argument("old", help="the old store folder (or http(s):// URL of a Qdrant server)")
-    sp.add_argument("--store", required=True, help="the new store folder (created)")
+    sp.add_argument("--store", required=True, help="the new store folder (created) or Qdrant server URL; the same "
+                                                   "URL as OLD converts that server in place to one collection for all users")
     sp.add_argument("--json", action="store_true", help="machine-readable output")
     sp.set_defaults(func=cmd_migrate)
     sp = sub.add_parser("drop", help="remove one user (damaged or unwanted) from a store; other users stay")

@@ -5,7 +5,8 @@ from pathlib import Path
 
 from core.recall.embedded import EmbeddedStore, is_embedded_store
 from core.errors import MemsenseError
-from core.recall.store import QdrantStore, Store, is_url
+from core.recall.qdrant import QdrantStore
+from core.recall.store import Store, is_url
 
 
 def is_local_mode_store(path: Path) -> bool:

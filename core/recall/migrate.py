@@ -1,8 +1,10 @@
 """`memsense migrate OLD --store NEW`: copy a store of an older memsense (Qdrant local mode, one
-collection per user) or a Qdrant server store into an embedded store, user by user.
+collection per user) or a Qdrant server store into an embedded store or a Qdrant server, user by
+user; with NEW the same server as OLD, convert a server store of one collection per user in place
+to one collection for all users (`QdrantStore.upgrade`).
 
 Chunks and every route vector are copied as stored, so every search on NEW returns what it
-returned on OLD; OLD is only read.
+returned on OLD; OLD is only read (in place: its old collections are deleted once converted).
 """
 from __future__ import annotations
 
@@ -12,11 +14,18 @@ from typing import Callable
 from core.recall.backends import is_local_mode_store, open_store
 from core.recall.embedded import is_embedded_store
 from core.errors import MemsenseError
-from core.recall.store import QdrantStore, is_url
+from core.recall.qdrant import QdrantStore
+from core.recall.store import is_url
 
 
 def migrate(old: str | Path, new: str | Path, progress: Callable[[int, int, str], None] | None = None) -> dict:
-    """Copy every user of `old` into the embedded store `new` (created); returns counts."""
+    """Copy every user of `old` into the store `new` (created), or convert a server in place; returns counts."""
+    if is_url(old) and is_url(new) and str(old).rstrip("/") == str(new).rstrip("/"):
+        server = QdrantStore(old)
+        try:
+            return server.upgrade(progress)
+        finally:
+            server.close()
     if not is_url(old):
         path = Path(old).expanduser()
         if is_embedded_store(path):
@@ -25,13 +34,11 @@ def migrate(old: str | Path, new: str | Path, progress: Callable[[int, int, str]
             raise MemsenseError(f"no Qdrant local-mode store at {path}; give the folder of an older memsense store")
     if not is_url(new) and not is_url(old) and Path(new).expanduser().resolve() == Path(old).expanduser().resolve():
         raise MemsenseError("--store must be a new folder, not the store being migrated")
-    if is_url(new):
-        raise MemsenseError("migrate writes an embedded store: give a folder as --store")
-    if is_embedded_store(Path(new).expanduser()):
+    if is_url(new) or is_embedded_store(Path(new).expanduser()):
         existing = open_store(new)
         try:
             if existing.users():
-                raise MemsenseError(f"{new} already holds users; migrate into a new folder")
+                raise MemsenseError(f"{new} already holds users; migrate into a new folder or a server without memsense users")
         finally:
             existing.close()
     source = QdrantStore(old)

@@ -19,8 +19,10 @@ from core.cli.bench_scale import DIM, RandomEmbedder, synthetic_user
 from core.cli.main import main as cli
 from core.recall.embedded import EmbeddedStore
 from core.errors import MemsenseError
-from core.recall.store import QdrantStore, top_rows
+from core.recall.qdrant import QdrantStore
+from core.recall.store import top_rows
 from core.records import DENSE_ROUTES
+from tests.recall.qdrant_legacy import write_legacy_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -222,21 +224,23 @@ def test_empty_store_location_and_foreign_folder(tmp_path):
 
 # -- migration from Qdrant local mode (the store format of earlier memsense) -----------------------
 def make_local_mode_store(path: Path, users: dict[str, int]) -> dict:
-    """A store written by the Qdrant local-mode path (`QdrantStore`, as memsense did before)."""
+    """A store as memsense wrote it in Qdrant local mode: one collection per user (tests.recall.qdrant_legacy)."""
+    from qdrant_client import QdrantClient
+
     rng = np.random.default_rng(11)
-    store = QdrantStore(path, create=True)
     data = {}
+    for user, n in users.items():
+        chunks, vectors = synthetic_user(user, n, rng)
+        for r in ("facet_events", "facet_preferences"):  # a session's turns share a facet vector: ties
+            for i in range(0, n, 10):
+                vectors[r][i:i + 10] = vectors[r][i]
+        data[user] = (chunks, vectors)
+    client = QdrantClient(path=str(path))
     try:
-        for user, n in users.items():
-            chunks, vectors = synthetic_user(user, n, rng)
-            for r in ("facet_events", "facet_preferences"):  # a session's turns share a facet vector: ties
-                for i in range(0, n, 10):
-                    vectors[r][i:i + 10] = vectors[r][i]
-            store.write_user(user, chunks, vectors, RandomEmbedder.key, DIM)
-            data[user] = chunks
+        write_legacy_store(client, data, RandomEmbedder.key, DIM)
     finally:
-        store.close()
-    return data
+        client.close()
+    return {user: chunks for user, (chunks, _) in data.items()}
 
 
 def by_score_then_row(hits) -> list[int]:
