@@ -52,3 +52,12 @@ def judged_file(home: Path, location: str) -> Path:
     name = location.rstrip("/\\").rsplit("/", 1)[-1].rsplit("\\", 1)[-1] if location else ""
     name = re.sub(r"[^\w.-]+", "_", name).strip("._") or "store"
     return home / "judged" / f"{name}.json"
+
+
+def study_file(home: Path, location: str, questions: Path) -> Path:
+    """The auto-tune studies (Optuna, SQLite) of one store and question set:
+    `<data>/studies/<store name>-<digest of both paths>.db`, so a run can be resumed later."""
+    import hashlib
+
+    digest = hashlib.sha1(f"{location}\n{Path(questions).resolve()}".encode()).hexdigest()[:10]
+    return home / "studies" / f"{judged_file(home, location).stem}-{digest}.db"

@@ -8,7 +8,10 @@ watch the trial history, see each knob's sensitivity, save the best settings as 
 Cancel); `save_preset(name, cfg)` stores the winner. With 2 or more folds the ticked users of
 both lists are dealt into folds, and the panel shows each fold's train and held-out figures,
 the cross-validated held-out metric and the bootstrap interval of its gain. Saving a config
-whose held-out gain is not above zero asks first.
+whose held-out gain is not above zero asks first. Both callables also take `pool_limits`
+(search the pool limits too, as the CLI does). The studies are kept on disk by the source:
+Tune with the same choices resumes a cancelled or unfinished run (the trials count is the
+total); `forget()` deletes them ("Start over").
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QListWidget, QListWidgetItem,
+    QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QListWidget, QListWidgetItem,
     QMessageBox, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QTableView, QVBoxLayout, QWidget,
 )
 
@@ -25,7 +28,7 @@ from core.config import Config
 from core.errors import MemsenseError
 from core.evaluation.cv import CrossValidation
 from core.evaluation.metrics import metric_names
-from core.evaluation.tune import KNOBS, TuneResult
+from core.evaluation.tune import ALL_KNOBS, TuneResult
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.models.trials import TrialModel
 from memsense_gui.plots.sensitivity import SensitivityPlot
@@ -51,9 +54,10 @@ class AutoTuneView(QWidget):
     def __init__(self, parent: QWidget | None = None, *, tune: TuneFn | None = None,
                  users: Callable[[], Sequence[str]] = lambda: (),
                  save_preset: Callable[[str, Config], None] | None = None,
-                 cross_validate: CrossValidateFn | None = None):
+                 cross_validate: CrossValidateFn | None = None, forget: Callable[[], Any] | None = None):
         super().__init__(parent)
         self.tune_fn, self.users_fn, self.save_fn, self.cv_fn = tune, users, save_preset, cross_validate
+        self.forget_fn = forget
         self.result: TuneResult | None = None
         self.cv: CrossValidation | None = None
         self.runner = TaskRunner("memsense-autotune", self)
@@ -83,6 +87,14 @@ class AutoTuneView(QWidget):
         self.folds_spin.setToolTip("k-fold cross-validation by user: each fold's users are held out while the "
                                    "others tune; the ticked users of both lists are dealt into the folds")
         self.folds_spin.setVisible(self.cv_fn is not None)
+        self.pool_check = QCheckBox("pool limits")
+        self.pool_check.setChecked(True)
+        self.pool_check.setToolTip("Search the pool limits too (candidate and route limit multipliers and minimums), "
+                                   "as `memsense tune` does; recall then runs deeper once")
+        self.forget_button = QPushButton("Start over")
+        self.forget_button.setToolTip("Tune keeps its trials on disk and resumes an unfinished run with the same "
+                                      "choices; this forgets them for this store and question set")
+        self.forget_button.setVisible(self.forget_fn is not None)
         self.folds_text = QPlainTextEdit()
         self.folds_text.setReadOnly(True)
         self.folds_text.setMaximumHeight(120)
@@ -110,7 +122,7 @@ class AutoTuneView(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.knob_combo = QComboBox()
-        self.knob_combo.addItems([k.name for k in KNOBS])
+        self.knob_combo.addItems([k.name for k in ALL_KNOBS])
         self.plot = SensitivityPlot()
 
         users = QHBoxLayout()
@@ -120,7 +132,8 @@ class AutoTuneView(QWidget):
             box.addWidget(w)
             users.addLayout(box)
         controls = QHBoxLayout()
-        for w in (self.metric_combo, self.trials_spin, self.folds_spin, self.run_button, self.cancel_button, self.save_button):
+        for w in (self.metric_combo, self.trials_spin, self.folds_spin, self.pool_check, self.run_button,
+                  self.cancel_button, self.save_button, self.forget_button):
             controls.addWidget(w)
         controls.addWidget(self.progress, 1)
         right = QWidget()
@@ -145,6 +158,7 @@ class AutoTuneView(QWidget):
         self.run_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
         self.save_button.clicked.connect(self.ask_save)
+        self.forget_button.clicked.connect(self.forget)
         self.knob_combo.currentTextChanged.connect(self._show_sensitivity)
         self.refresh_users()
 
@@ -181,10 +195,22 @@ class AutoTuneView(QWidget):
             self.status.setText(f"Cross-validating {self.metric_combo.currentText()}: {folds} folds over "
                                 f"{', '.join(users) or 'no users'}…")
             return self.slot.start("tune", _run_cv, self.cv_fn, users, self.metric_combo.currentText(),
-                                   self.trials_spin.value(), folds)
+                                   self.trials_spin.value(), folds, self.pool_check.isChecked())
         self.status.setText(f"Tuning {self.metric_combo.currentText()} on {', '.join(train) or 'no users'}…")
         return self.slot.start("tune", _run_tune, self.tune_fn, train, test, self.metric_combo.currentText(),
-                               self.trials_spin.value())
+                               self.trials_spin.value(), self.pool_check.isChecked())
+
+    @Slot()
+    def forget(self) -> None:
+        """Delete the saved studies: the next Tune starts from trial 0."""
+        if self.forget_fn is None or (self.task is not None and not self.task.done):
+            return
+        try:
+            where = self.forget_fn()
+        except (MemsenseError, OSError) as exc:
+            self.status.setText(f"Cannot forget the saved trials: {exc}")
+            return
+        self.status.setText(f"Forgot the saved trials ({where}); the next Tune starts afresh.")
 
     @Slot()
     def cancel(self) -> None:
@@ -274,7 +300,7 @@ class AutoTuneView(QWidget):
             return
         knob = self.knob_combo.currentText()
         points = self.result.sensitivity.get(knob, ())
-        best = next(k.get(self.result.best.config) for k in KNOBS if k.name == knob)
+        best = next(k.get(self.result.best.config) for k in ALL_KNOBS if k.name == knob)
         self.plot.set_points(knob, points, best, self.result.metric, self.result.importances.get(knob))
 
     @Slot()
@@ -316,10 +342,11 @@ class AutoTuneView(QWidget):
         self.runner.shutdown(wait=False)
 
 
-def _run_tune(tune: TuneFn, train: list[str], test: list[str], metric: str, trials: int, task: Job) -> TuneResult:
-    return tune(train, test, metric, trials, task.report, task.cancel_event)
+def _run_tune(tune: TuneFn, train: list[str], test: list[str], metric: str, trials: int, pool_limits: bool,
+              task: Job) -> TuneResult:
+    return tune(train, test, metric, trials, task.report, task.cancel_event, pool_limits=pool_limits)
 
 
 def _run_cv(cross_validate: CrossValidateFn, users: list[str], metric: str, trials: int, folds: int,
-            task: Job) -> CrossValidation:
-    return cross_validate(users, metric, trials, folds, task.report, task.cancel_event)
+            pool_limits: bool, task: Job) -> CrossValidation:
+    return cross_validate(users, metric, trials, folds, task.report, task.cancel_event, pool_limits=pool_limits)

@@ -5,9 +5,17 @@ demo questions by default) or are those judged in the app on the open store. Rec
 on the context's engine thread one question at a time (so the inspector stays usable), and
 the pools are cached per (store, depth, user, question text): evaluating again with other
 presets, or after more grading, only re-ranks.
+
+Auto-tuning is a seeded Optuna TPE study kept on disk (`paths.study_file`: one SQLite file
+per store and question set, one study per kind of run, metric, knob set and users), so a run
+cancelled or cut short by closing the app resumes where it stopped when Tune is pressed again
+with the same choices: the trials count is the study's total. With `pool_limits` the pool
+limits are searched too (`core.evaluation.tune.ALL_KNOBS`, as the CLI does), which needs
+recall pools as deep as the deepest limits ask for.
 """
 from __future__ import annotations
 
+import hashlib
 import threading
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -22,8 +30,9 @@ from core.evaluation.judged import load_question_set
 from core.evaluation.cv import CrossValidation, cross_validate
 from core.evaluation.parallel import default_jobs
 from core.evaluation.study import tune_tpe
-from core.evaluation.tune import TuneResult, seed_presets, split_users, tune
+from core.evaluation.tune import ALL_KNOBS, KNOBS, TuneResult, knob_depth, seed_presets, split_users
 from core.records import Question
+from memsense_gui.state import paths
 from memsense_gui.state.context import AppContext
 from memsense_gui.state.judgments import NOTHING_JUDGED
 from memsense_gui.workers.bridge import EngineBridge
@@ -117,27 +126,51 @@ class EvaluationSource(QObject):
         self.missing_note = missing_gold_note(questions, sessions.__getitem__)
         return evaluate_presets(pools, questions, presets, k, progress, cancel)
 
+    def study_file(self) -> Path:
+        """The SQLite file of the auto-tune studies of the open store and question set."""
+        return paths.study_file(self.ctx.home, self.ctx.location or "", self._source())
+
+    def _study(self, kind: str, metric: str, pool_limits: bool, users: Sequence[str]) -> tuple[str, str]:
+        """(SQLAlchemy URL, study name) of the study these choices continue."""
+        path = self.study_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        who = hashlib.sha1(",".join(users).encode()).hexdigest()[:8]
+        return f"sqlite:///{path}", f"{kind}-{metric}-{'pool' if pool_limits else 'fixed-pool'}-{who}"
+
+    def forget_studies(self) -> Path:
+        """Delete the saved studies of this store and question set (the next Tune starts afresh)."""
+        path = self.study_file()
+        path.unlink(missing_ok=True)
+        return path
+
     def tune(self, train: Sequence[str], test: Sequence[str], metric: str, trials: int, progress: Progress,
-             cancel: threading.Event) -> TuneResult:
-        """Worker thread: pools of the chosen users' questions, then `core.evaluation.tune.tune` from Memsense's
-        default, seeded with the built-in RRF presets; trials are scored by worker processes on
-        every core (started by 'spawn', never forked from the Qt process) and stopped on cancel."""
+             cancel: threading.Event, pool_limits: bool = True) -> TuneResult:
+        """Worker thread: pools of the chosen users' questions, then a seeded Optuna TPE study
+        (`core.evaluation.study.tune_tpe`, kept on disk) from Memsense's default, warm-started
+        with the built-in RRF presets; `trials` is the study's total. Trials are scored by worker
+        processes on every core (started by 'spawn', never forked from the Qt process) and stopped
+        on cancel."""
         questions = self._questions([*train, *test])
         train_q, test_q = split_users(questions, train, test)
-        start = Config()
-        pools = self._pools(questions, recall_depth([start]), progress, cancel)
-        return tune(pools, train_q, test_q, metric, trials=trials, start=start, seeds=seed_presets(start),
-                    progress=progress, cancel=cancel, jobs=default_jobs())
+        start, knobs = Config(), ALL_KNOBS if pool_limits else KNOBS
+        pools = self._pools(questions, max(recall_depth([start]), knob_depth(knobs, start.top_k)), progress, cancel)
+        storage, name = self._study("split", metric, pool_limits, [*sorted(train), "|", *sorted(test)])
+        return tune_tpe(pools, train_q, test_q, metric, trials=trials, start=start, seeds=seed_presets(start),
+                        knobs=knobs, storage=storage, study_name=name, progress=progress, cancel=cancel,
+                        jobs=default_jobs())
 
     def cross_validate(self, users: Sequence[str], metric: str, trials: int, folds: int, progress: Progress,
-                       cancel: threading.Event) -> CrossValidation:
+                       cancel: threading.Event, pool_limits: bool = True) -> CrossValidation:
         """Worker thread: k-fold cross-validation by user (`core.evaluation.cv`) of a seeded Optuna TPE
-        search from Memsense's default, seeded with the built-in RRF presets; `trials` per fold."""
+        search from Memsense's default, seeded with the built-in RRF presets; `trials` per fold, each
+        fold's study kept on disk."""
         questions = self._questions(users)
-        start = Config()
-        pools = self._pools(questions, recall_depth([start]), progress, cancel)
+        start, knobs = Config(), ALL_KNOBS if pool_limits else KNOBS
+        pools = self._pools(questions, max(recall_depth([start]), knob_depth(knobs, start.top_k)), progress, cancel)
+        storage, name = self._study(f"cv{folds}", metric, pool_limits, sorted(users))
         return cross_validate(pools, questions, tune_tpe, "tpe", metric=metric, folds=folds, trials=trials,
-                              start=start, seeds=seed_presets(start), progress=progress, cancel=cancel,
+                              start=start, seeds=seed_presets(start), knobs=knobs, storage=storage,
+                              study_name=name, progress=progress, cancel=cancel,
                               jobs=default_jobs())
 
 

@@ -106,7 +106,7 @@ def tune_questions(n=5) -> list[Question]:
             for u in TUNE_USERS for i in range(n)]
 
 
-def synthetic_tune(train, test, metric, trials, progress, cancel):
+def synthetic_tune(train, test, metric, trials, progress, cancel, pool_limits=True):
     qs = tune_questions()
     pools = recall_pools(lambda u, q, d: synthetic_pool(n_sessions=10, seed=zlib.crc32(q.encode()), user_id=u,
                                                         query=q), qs, 64)

@@ -35,7 +35,7 @@ def test_tuning_run_fills_history_and_sensitivity_and_saves(qtbot, tmp_path):
     view.shutdown()
 
 
-def synthetic_cv(users, metric, trials, folds, progress, cancel):
+def synthetic_cv(users, metric, trials, folds, progress, cancel, pool_limits=True):
     qs = [q for q in tune_questions() if q.user_id in users]
     pools = recall_pools(lambda u, q, d: synthetic_pool(n_sessions=10, seed=zlib.crc32(q.encode()), user_id=u,
                                                         query=q), qs, 64)
