@@ -59,6 +59,8 @@ class Provenance:
     train: float | None = None
     held_out: float | None = None
     held_out_how: str = ""  # e.g. "5-fold cross-validation by user", "held-out users conv-42, conv-43"
+    evaluated: float | None = None  # the metric on an evaluation's questions (neither train nor held-out)
+    evaluated_on: str = ""  # which questions, e.g. "26 questions of demo-questions.json"
     folds: tuple[FoldFigure, ...] = ()  # with cross-validation: every fold's figures
     date: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
@@ -67,7 +69,8 @@ class Provenance:
                                                   ("model", self.model), ("date", self.date)) if v}
         if self.metric:
             out["metric"] = {k: v for k, v in (("name", self.metric), ("train", self.train),
-                                                ("held_out", self.held_out), ("held_out_how", self.held_out_how))
+                                                ("held_out", self.held_out), ("held_out_how", self.held_out_how),
+                                                ("evaluated", self.evaluated), ("evaluated_on", self.evaluated_on))
                              if v not in (None, "")}
             if self.folds:
                 out["metric"]["folds"] = [f.record() for f in self.folds]
@@ -81,8 +84,11 @@ class Provenance:
                                                          ("model", self.model)) if value]
         if self.metric:
             figures = [f"train {self.train:.3f}" if self.train is not None else "",
-                       f"held-out {self.held_out:.3f}" if self.held_out is not None else ""]
-            how = f" ({self.held_out_how})" if self.held_out_how else ""
+                       f"held-out {self.held_out:.3f}" if self.held_out is not None else "",
+                       f"evaluated {self.evaluated:.3f}" if self.evaluated is not None else ""]
+            how = "; ".join(h for h in (self.held_out_how, f"evaluated on {self.evaluated_on}" if self.evaluated_on
+                                        else "") if h)
+            how = f" ({how})" if how else ""
             out.append(f"metric: {self.metric}: " + ", ".join(f for f in figures if f) + how)
             out += [f.line() for f in self.folds]
         changed = changed_knobs(cfg)

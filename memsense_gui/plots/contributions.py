@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -17,7 +18,7 @@ from core.rank.score import clamp01
 from core.records import ROUTES
 from memsense_gui import theme
 from memsense_gui.models.format import ROUTE_SHORT, is_gold, short_id
-from memsense_gui.plots.export import export_plot
+from memsense_gui.plots.export import PlotFile, export_plot
 from memsense_gui.plots.style import legend_color, style_plot
 
 SEGMENTS: tuple[str, ...] = ROUTES + ("scheme bonus", "turn support", "alpha · memory")
@@ -218,5 +219,6 @@ class ContributionPlot(pg.GraphicsLayoutWidget):
         if p is not None and self.text_at(p.x(), p.y()):
             self.result_clicked.emit(int(round(p.y())))
 
-    def export(self, path: str | Path) -> None:
-        export_plot(self, path)
+    def export(self, path: str | Path, title: Sequence[str] = ()) -> PlotFile:
+        """PNG or SVG under `title`; returns where the data landed in the file."""
+        return export_plot(self, path, title)

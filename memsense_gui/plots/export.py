@@ -1,85 +1,266 @@
-"""Plots and tables as PNG or SVG files, rendered with Qt directly."""
+"""Plots and tables as PNG or SVG files, rendered with Qt directly, under a title band.
+
+A plot is drawn exactly as on screen (the same layout, so the same data-to-pixel mapping),
+shifted down by the title band: in the file, scene point (x, y) of the plot's viewport is at
+(x, y + band). A plot that is not on screen (its dock closed or tabbed away) is laid out first,
+at its last size when it had one. The SVG is written at the screen's resolution: pyqtgraph
+draws axes and bars through QPictures, which Qt rescales by the ratio of the two devices'
+resolutions, so at the SVG default of 72 dpi they came out at 3/4 size (the zero line at −0.1,
+bars beside their ticks). Items are put in pyqtgraph's export mode while drawn (symbols as
+paths at the file's scale, not cached screen pixmaps).
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRect, QRectF
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QResizeEvent, QTransform
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QAbstractItemView, QGraphicsItem, QTableView, QWidget
 
 from core.errors import MemsenseError
 
+MIN_SIZE = QSize(960, 540)
+"""The smallest plot exported: one never shown, or shown in a short dock, is drawn this big."""
+MARGIN = 8
 
-def export_plot(widget: pg.GraphicsLayoutWidget, path: str | Path, scale: float = 2.0) -> None:
-    """Write the plot (with its legend) as PNG or SVG, chosen by the file's extension.
 
-    The scene is rendered with Qt directly (PNG at `scale` × the on-screen size, SVG through
-    QSvgGenerator): with Qt 6.12, pyqtgraph 0.14's SVGExporter cannot parse the path data Qt
-    writes, and its ImageExporter's parameter tree corrupts a bool refcount at exit.
-    """
-    path = Path(path)
+def _check(path: Path, kinds: str = "plots") -> str:
     suffix = path.suffix.lower()
     if suffix not in (".png", ".svg"):
-        raise MemsenseError(f"{path}: plots are exported as .png or .svg")
+        raise MemsenseError(f"{path}: {kinds} are exported as .png or .svg")
     if not path.parent.is_dir():
         raise MemsenseError(f"cannot write {path}: the folder does not exist; choose another")
-    if suffix == ".png":
-        write_png(widget, path, scale)
-    else:
-        write_svg(widget, path)
+    return suffix
+
+
+@dataclass(frozen=True)
+class PlotFile:
+    """An exported plot: where its data area is and how data maps to the file's pixels."""
+
+    path: Path
+    band: float  # the title band's height: the plot starts this far down
+    size: QSize  # the file's size in pixels (before a PNG's scale)
+    data_to_file: QTransform  # data (view) coordinates of the main plot -> file pixels
+    data_area: QRectF  # the main plot's data area in file pixels
+
+    def point(self, x: float, y: float) -> QPointF:
+        return self.data_to_file.map(QPointF(x, y))
+
+
+def export_plot(widget: pg.GraphicsLayoutWidget, path: str | Path, title: Sequence[str] = (),
+                scale: float = 2.0) -> PlotFile:
+    """Write the plot (with its legend) under `title` as PNG or SVG, chosen by the file's
+    extension; returns where its data landed in the file."""
+    path = Path(path)
+    suffix = _check(path)
+    restore = lay_out(widget)
+    try:
+        band = TitleBand(title, widget.font(), widget.width())
+        source = widget.mapToScene(widget.viewport().rect()).boundingRect()
+        to_file = QTransform.fromTranslate(-source.left(), band.height - source.top())
+        item = _plot_item(widget)
+        vb = item.vb if item is not None else None
+        placed = PlotFile(path, band.height, QSize(widget.width(), widget.height() + int(band.height)),
+                          vb.childGroup.sceneTransform() * to_file if vb is not None else to_file,
+                          to_file.mapRect(vb.sceneBoundingRect()) if vb is not None else QRectF())
+        draw = _scene_drawer(widget, band.height)
+        background = _background(widget)
+        size = QSize(widget.width(), widget.height() + int(band.height))
+        if suffix == ".png":
+            write_png(draw, size, path, background, band, scale, widget.logicalDpiX())
+        else:
+            write_svg(draw, size, path, background, band, widget.logicalDpiX())
+    finally:
+        put_back(widget, restore)
     if not path.exists():
         raise MemsenseError(f"cannot write {path}; check the folder is writable")
+    return placed
 
 
-def write_png(widget, path: Path, scale: float = 2.0) -> None:
-    """A crisp bitmap of a graphics view's scene (or any widget) at `scale` × its size."""
-    size = widget.size()
+def _plot_item(widget: pg.GraphicsView) -> pg.PlotItem | None:
+    """The main plot of a GraphicsLayoutWidget holding one (`.plot`) or of a PlotWidget."""
+    item = getattr(widget, "plot", None)
+    if isinstance(item, pg.PlotItem):
+        return item
+    return widget.getPlotItem() if hasattr(widget, "getPlotItem") else None
+
+
+def lay_out(widget: pg.GraphicsView) -> QSize | None:
+    """Lay the plot out for export; returns the on-screen size to go back to, if it changed.
+
+    A plot that is not on screen is laid out at its last size, or MIN_SIZE when it never had a
+    usable one; one shown smaller than MIN_SIZE (a short dock) is drawn at MIN_SIZE and put
+    back. Then the layout is settled: pyqtgraph widens an axis for its tick labels only once
+    it has drawn them (labels that do not fit are left out), so draw, relayout, repeat."""
+    old, shown = widget.size(), widget.isVisible()
+    size = old.expandedTo(MIN_SIZE)
+    restore = old if shown and size != old else None
+    if size != old or not shown:
+        widget.resize(size)
+        widget.resizeEvent(QResizeEvent(size, old))  # pyqtgraph lays its scene out on resize events
+    scratch = QImage(max(widget.width(), 1), max(widget.height(), 1), QImage.Format.Format_ARGB32)
+    for _ in range(3):
+        before = [item.geometry() for item in widget.scene().items() if isinstance(item, pg.AxisItem)]
+        painter = QPainter(scratch)
+        try:
+            widget.scene().render(painter)
+        finally:
+            painter.end()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        if before == [item.geometry() for item in widget.scene().items() if isinstance(item, pg.AxisItem)]:
+            break
+    return restore
+
+
+def put_back(widget: pg.GraphicsView, size: QSize | None) -> None:
+    if size is not None:
+        old = widget.size()
+        widget.resize(size)
+        widget.resizeEvent(QResizeEvent(size, old))
+
+
+class TitleBand:
+    """Lines of text above the plot: the first bold, the rest in the widget's font."""
+
+    def __init__(self, lines: Sequence[str], font: QFont, width: float):
+        self.bold = QFont(font)
+        self.bold.setBold(True)
+        self.font = QFont(font)
+        fonts = [self.bold if i == 0 else self.font for i in range(len(lines))]
+        self.lines = [QFontMetricsF(f).elidedText(line, Qt.TextElideMode.ElideMiddle, width - 2 * MARGIN)
+                      for f, line in zip(fonts, lines) if line]
+        heights = [QFontMetricsF(self.bold if i == 0 else self.font).lineSpacing() for i in range(len(self.lines))]
+        self.height = float(round(sum(heights) + 2 * MARGIN)) if self.lines else 0.0
+        self._heights = heights
+
+    def paint(self, painter: QPainter, width: float, color: QColor) -> None:
+        y = MARGIN
+        painter.setPen(color)
+        for i, (line, h) in enumerate(zip(self.lines, self._heights)):
+            painter.setFont(self.bold if i == 0 else self.font)
+            painter.drawText(QRectF(MARGIN, y, width - 2 * MARGIN, h),
+                             int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), line)
+            y += h
+
+
+def _background(widget: QWidget) -> QColor:
+    if hasattr(widget, "backgroundBrush"):
+        return widget.backgroundBrush().color()
+    return widget.palette().base().color()
+
+
+def _text_color(background: QColor) -> QColor:
+    return QColor("#f0f0f0") if background.lightnessF() < 0.5 else QColor("#1d1d1f")
+
+
+def _scene_drawer(widget: pg.GraphicsView, band: float):
+    """Draw the visible part of the scene at its on-screen size, `band` pixels down."""
+    source = widget.mapToScene(widget.viewport().rect()).boundingRect()
+
+    def draw(painter: QPainter, resolution_scale: float) -> None:
+        scene = widget.scene()
+        items = [i for i in scene.items() if hasattr(i, "setExportMode")]
+        cached = {i: i.cacheMode() for i in scene.items() if i.cacheMode() != QGraphicsItem.CacheMode.NoCache}
+        opts = {"antialias": True, "background": _background(widget), "painter": painter,
+                "resolutionScale": resolution_scale}
+        for item in items:
+            item.setExportMode(True, opts)
+        for item in cached:  # a cached pixmap is screen-sized: it would not scale with a PNG's 2×
+            item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+        try:
+            scene.render(painter, QRectF(0, band, source.width(), source.height()), source)
+        finally:
+            for item in items:
+                item.setExportMode(False, opts)
+            for item, mode in cached.items():
+                item.setCacheMode(mode)
+
+    return draw
+
+
+def _widget_drawer(widget: QWidget, band: float):
+    def draw(painter: QPainter, _scale: float) -> None:
+        widget.render(painter, QPoint(0, int(band)))
+
+    return draw
+
+
+def write_png(draw, size: QSize, path: Path, background: QColor, band: TitleBand, scale: float = 2.0,
+              dpi: float = 96.0) -> None:
+    """A crisp bitmap at `scale` × `size`, at the screen's resolution (so fonts match)."""
     image = QImage(int(size.width() * scale), int(size.height() * scale), QImage.Format.Format_ARGB32)
-    image.fill(widget.palette().base().color() if not hasattr(widget, "backgroundBrush")
-               else widget.backgroundBrush().color())
+    image.setDotsPerMeterX(int(round(dpi / 0.0254)))
+    image.setDotsPerMeterY(int(round(dpi / 0.0254)))
+    image.setDevicePixelRatio(scale)  # as on a high-density screen: items that ignore transforms scale too
+    image.fill(background)
     painter = QPainter(image)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     try:
-        if hasattr(widget, "scene") and callable(widget.scene):
-            source = widget.mapToScene(widget.viewport().rect()).boundingRect()
-            widget.scene().render(painter, QRectF(image.rect()), source)
-        else:
-            painter.scale(scale, scale)
-            widget.render(painter, QPoint(0, 0))
+        band.paint(painter, size.width(), _text_color(background))
+        draw(painter, 1.0)  # the device pixel ratio scales
     finally:
         painter.end()
     if not image.save(str(path)):
         raise MemsenseError(f"cannot write {path}; check the folder is writable")
 
 
-def write_svg(widget, path: Path) -> None:
-    """Vector SVG of a graphics view's scene, or of any widget."""
+def write_svg(draw, size: QSize, path: Path, background: QColor, band: TitleBand, dpi: float = 96.0) -> None:
+    """Vector SVG, one user unit per screen pixel, at the screen's resolution."""
     generator = QSvgGenerator()
     generator.setFileName(str(path))
-    generator.setSize(widget.size())
-    generator.setViewBox(QRect(0, 0, widget.width(), widget.height()))
-    generator.setTitle(path.stem)
+    generator.setResolution(int(round(dpi)))
+    generator.setSize(size)
+    generator.setViewBox(QRect(0, 0, size.width(), size.height()))
+    generator.setTitle(band.lines[0] if band.lines else path.stem)
+    if len(band.lines) > 1:
+        generator.setDescription(" · ".join(band.lines[1:]))
     painter = QPainter(generator)
     try:
-        if hasattr(widget, "scene") and callable(widget.scene):
-            widget.scene().render(painter)
-        else:
-            widget.render(painter, QPoint(0, 0))
+        painter.fillRect(QRectF(0, 0, size.width(), size.height()), background)
+        band.paint(painter, size.width(), _text_color(background))
+        draw(painter, 1.0)
     finally:
         painter.end()
+    if not path.exists():
+        raise MemsenseError(f"cannot write {path}; check the folder is writable")
 
 
-def export_widget_image(widget: QWidget, path: Path) -> None:
-    """A table or any widget as PNG (pixels) or SVG (vector)."""
-    suffix = path.suffix.lower()
-    if not path.parent.is_dir():
-        raise MemsenseError(f"cannot write {path}: the folder does not exist; choose another")
-    if suffix == ".png":
-        write_png(widget, path)
-    elif suffix == ".svg":
-        write_svg(widget, path)
-    else:
-        raise MemsenseError(f"{path}: images are exported as .png or .svg")
+def export_table_image(view: QAbstractItemView, path: Path, title: Sequence[str] = ()) -> None:
+    """Every row and column of a table as PNG or SVG (not the rows scrolled into view): the
+    view's model drawn by an unshown table as tall and wide as its contents."""
+    suffix = _check(path, "tables")
+    full = QTableView()
+    full.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+    try:
+        full.setModel(view.model())
+        full.setFont(view.font())
+        full.setItemDelegate(view.itemDelegate())
+        full.setWordWrap(view.wordWrap())
+        full.setAlternatingRowColors(view.alternatingRowColors())
+        full.verticalHeader().setVisible(False)
+        full.verticalHeader().setDefaultSectionSize(view.verticalHeader().defaultSectionSize())
+        full.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        full.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        header = view.horizontalHeader() if isinstance(view, QTableView) else None
+        for c in range(full.model().columnCount()):
+            full.setColumnWidth(c, max(header.sectionSize(c) if header else 0, full.sizeHintForColumn(c)))
+        width = sum(full.columnWidth(c) for c in range(full.model().columnCount())) + 2 * full.frameWidth()
+        height = (full.horizontalHeader().sizeHint().height() + 2 * full.frameWidth()
+                  + sum(full.rowHeight(r) for r in range(full.model().rowCount())))
+        full.resize(width, height)
+        band = TitleBand(title, view.font(), width)
+        size = QSize(width, height + int(band.height))
+        background = view.palette().base().color()
+        draw = _widget_drawer(full, band.height)
+        if suffix == ".png":
+            write_png(draw, size, path, background, band, 2.0, view.logicalDpiX())
+        else:
+            write_svg(draw, size, path, background, band, view.logicalDpiX())
+    finally:
+        full.setModel(None)
+        full.deleteLater()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pyqtgraph as pg
 
 from core.rank.ranking import Ranking
 from memsense_gui import theme
-from memsense_gui.plots.export import export_plot
+from memsense_gui.plots.export import PlotFile, export_plot
 from memsense_gui.plots.style import legend_color, style_plot
 
 
@@ -63,5 +64,6 @@ class MMRPlot(pg.GraphicsLayoutWidget):
         self.plot.setYRange(bottom * 1.1, top * 1.1)
         self.plot.setXRange(0.4, max(len(steps), 1) + 0.6, padding=0)
 
-    def export(self, path: str | Path) -> None:
-        export_plot(self, path)
+    def export(self, path: str | Path, title: Sequence[str] = ()) -> PlotFile:
+        """PNG or SVG under `title`; returns where the data landed in the file."""
+        return export_plot(self, path, title)

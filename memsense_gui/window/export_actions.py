@@ -1,10 +1,13 @@
 """Settings and export actions: settings in and out (TOML or JSON, with a provenance header on
-the way out), results as JSON, whole tables (pool, route-rank matrix, evaluation) as CSV, plots
-and the route-rank matrix as PNG or SVG; every save ends with a status message naming the file.
-The settings of the last session come back at start."""
+the way out, metric figures included when the settings were evaluated or tuned), results as
+JSON, whole tables (pool, route-rank matrix, evaluation) as CSV, plots and the whole route-rank
+matrix as PNG or SVG under a title (what, user, query, preset and changes, date), drawn from the
+ranking on screen even when their panel is hidden; every save ends with a status message
+naming the file. The settings of the last session come back at start."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +19,13 @@ from core.atomic import write_text_atomic
 from core.config import Config
 from core.errors import MemsenseError
 from core.config.presets import MEMSENSE
-from core.config.provenance import Provenance, save_with_provenance
+from core.config.provenance import Provenance, changed_knobs, save_with_provenance
 from core.evaluation.tables import Table, evaluation_table, matrix_table, pool_table, write_csv
-from memsense_gui.plots.export import export_plot, export_widget_image
+from memsense_gui.plots.export import PlotFile, export_plot, export_table_image
+
+PLOTS = {"contributions": "Score contributions", "mmr": "MMR terms per pick", "matrix": "Route-rank matrix",
+         "evaluation": "Evaluation per category"}
+PANELS = {"mmr": "MMR trace", "matrix": "Route ranks"}
 
 
 class ExportActions:
@@ -27,6 +34,7 @@ class ExportActions:
     def __init__(self, window: QMainWindow):
         self.window = window
         self.ctx = window.ctx
+        self.last_plot: PlotFile | None = None  # where the last exported plot's data landed in its file
 
     def restore_config(self) -> None:
         """The settings and query of the last session (Memsense's defaults when unreadable)."""
@@ -43,11 +51,63 @@ class ExportActions:
         self.window.query_edit.setText(str(self.ctx.settings.value("query/text", "")))
 
     def provenance(self) -> Provenance:
-        """Where the settings on screen come from: the preset picked, the store, the model."""
+        """Where the settings on screen come from: the preset picked, the store, the model, and
+        the metric when these very settings were tuned or evaluated in this session."""
         engine = self.ctx.engine
         model = getattr(getattr(engine, "embedder", None), "model_path", "")
         return Provenance(preset=self.window.tuning.preset_combo.currentText(), store=self.ctx.location or "",
-                          model=str(model))
+                          model=str(model), **self.known_figures(self.ctx.session.config))
+
+    def known_figures(self, cfg: Config) -> dict[str, Any]:
+        """Provenance metric fields for `cfg`: the auto-tune winner's train and held-out figures
+        (cross-validated with folds) when `cfg` is that winner, else its figure in the last
+        evaluation when `cfg` was one of the rows; {} when neither."""
+        view = self._evaluation_view()
+        tuner = getattr(view, "autotune", None)
+        result = getattr(tuner, "result", None)
+        if result is not None and result.best.config == cfg:
+            cv = tuner.cv
+            if cv is not None and not cv.cancelled:
+                lo, hi = cv.gain_ci
+                how = (f"{len(cv.folds)}-fold cross-validation by user over {cv.questions} questions; "
+                       f"start {cv.start_metric:.3f}, gain {cv.gain:+.3f} (95 % CI {lo:+.3f} to {hi:+.3f})")
+                return {"metric": result.metric, "train": result.best.train, "held_out": cv.cv_metric,
+                        "held_out_how": how}
+            how = (f"held-out users {', '.join(result.test_users)}" if result.test_users else "no user held out")
+            return {"metric": result.metric, "train": result.best.train, "held_out": result.best.test,
+                    "held_out_how": how}
+        for row in reversed(getattr(view, "results", None) or ()):  # "current settings" is the last row
+            if row.config == cfg:
+                metric = view.metric_combo.currentText() or f"recall_all@{row.k}"
+                source = view.source.label().removeprefix("questions: ") if view.source is not None else "a file"
+                return {"metric": metric, "evaluated": row.overall.get(metric),
+                        "evaluated_on": f"{row.questions} questions ({source}) as row {row.preset!r}"}
+        return {}
+
+    def plot_title(self, which: str) -> list[str]:
+        """What the plot shows, for which user and query, under which settings, and when."""
+        when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        if which == "evaluation":
+            view = self._evaluation_view()
+            results = getattr(view, "results", [])
+            if not results:
+                raise MemsenseError("there is no evaluation yet: run one in the Evaluation view first")
+            source = view.source.label().removeprefix("questions: ") if view.source is not None else "a file"
+            return [f"{PLOTS[which]} · {view.metric_combo.currentText()} at k = {results[0].k} · "
+                    f"{results[0].questions} questions ({source})",
+                    f"{', '.join(r.preset for r in results)} · {self.ctx.location or 'no store'} · {when}"]
+        ranking = self.ctx.session.ranking
+        if ranking is None:
+            raise MemsenseError("there are no results yet: run a query first")
+        preset = self.window.tuning.preset_combo.currentText()
+        base = self.ctx.presets.all().get(preset)
+        changes = changed_knobs(ranking.config, base) if base is not None else []
+        settings = f"preset {preset}" + (", changed: " + ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
+                                                                  for k, v, _ in changes[:6]) if changes else "")
+        if len(changes) > 6:
+            settings += f" and {len(changes) - 6} more"
+        return [f"{PLOTS[which]} · user {ranking.pool.user_id} · “{ranking.pool.query}”",
+                f"{settings} · {self.ctx.location or 'no store'} · {when}"]
 
     def export_config(self, path: str | Path) -> bool:
         return self._saved(self.ctx.attempt(
@@ -58,11 +118,15 @@ class ExportActions:
             self.window.statusBar().showMessage(f"Saved {path}", 10_000)
         return ok
 
+    def _evaluation_view(self):
+        """The Evaluation view, when the window has one."""
+        dock = self.window.docks.get("Evaluation")
+        return dock.view if dock is not None else None
+
     def table(self, which: str) -> Table:
         """`which`: pool | matrix (of the ranking on screen) | evaluation (the last evaluation)."""
         if which == "evaluation":
-            dock = self.window.docks.get("Evaluation")
-            results = getattr(dock.view, "results", []) if dock is not None else []
+            results = getattr(self._evaluation_view(), "results", [])
             if not results:
                 raise MemsenseError("there is no evaluation yet: run one in the Evaluation view first")
             return evaluation_table(results)
@@ -84,7 +148,7 @@ class ExportActions:
             text = json.dumps(memsense_export(self.ctx.session.config), indent=2)
             write_text_atomic(Path(path), text + "\n")
 
-        return self.ctx.attempt(write, "Exporting Memsense options")
+        return self._saved(self.ctx.attempt(write, "Exporting Memsense options"), path)
 
     def ask_export_memsense_options(self) -> None:
         path = self._ask_path("Export for Memsense", "JSON (*.json)", "memsense-options.json")
@@ -114,14 +178,20 @@ class ExportActions:
         return self._saved(self.ctx.attempt(write, "Exporting results"), path)
 
     def export_plot(self, which: str, path: str | Path) -> bool:
-        """`which`: contributions | mmr | matrix; PNG or SVG by the file's extension."""
+        """`which`: contributions | mmr | matrix (every row) | evaluation (the per-category bars); PNG
+        or SVG by the file's extension, drawn from the ranking on screen even when the panel is
+        hidden (it is brought up to date first)."""
         w = self.window
 
         def write() -> None:
+            title = self.plot_title(which)
+            if which in PANELS:
+                w.inspector.update_panel(PANELS[which], force=True)
             if which == "matrix":
-                export_widget_image(w.matrix_panel, Path(path))
-            else:
-                export_plot(w.results.plot if which == "contributions" else w.mmr_panel.plot, path)
+                export_table_image(w.matrix_panel.view, Path(path), title)
+                return
+            plot = {"contributions": w.results.plot, "mmr": w.mmr_panel.plot}.get(which)
+            self.last_plot = export_plot(plot if plot is not None else self._evaluation_view().bars, path, title)
 
         return self._saved(self.ctx.attempt(write, "Exporting the plot"), path)
 

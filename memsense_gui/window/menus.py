@@ -116,6 +116,7 @@ def _file_menu(w: MainWindow) -> None:
     add_action(w, plots, "Contribution bars…", lambda: e.ask_export_plot("contributions"))
     add_action(w, plots, "MMR terms…", lambda: e.ask_export_plot("mmr"))
     add_action(w, plots, "Route-rank matrix…", lambda: e.ask_export_plot("matrix"))
+    add_action(w, plots, "Evaluation bars…", lambda: e.ask_export_plot("evaluation"))
     m.addSeparator()
     add_action(w, m, "&Quit", w.close, "Ctrl+Q")
 

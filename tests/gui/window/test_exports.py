@@ -3,6 +3,7 @@ naming the file after every save."""
 from __future__ import annotations
 
 import csv
+import json
 
 from core import config as config_io
 
@@ -37,3 +38,70 @@ def test_evaluation_export_without_an_evaluation_says_what_to_do(qtbot, ranked_w
     install_evaluation(w)
     assert not w.exports.export_table("evaluation", tmp_path / "evaluation.csv")
     assert not (tmp_path / "evaluation.csv").exists()
+
+
+def _questions_file(window, tmp_path):
+    import json
+
+    items = [{"user": u, "question": f"question {i} for {u}", "answer": "", "category": 1, "evidence": [f"D{i + 1}:1"]}
+             for u in window.ctx.users for i in range(4)]
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps({"questions": items}))
+    return path
+
+
+def test_settings_export_carries_the_tuned_and_evaluated_figures(qtbot, ranked_window, tmp_path):
+    from memsense_gui.window.evaluation import install_evaluation
+
+    w = ranked_window
+    view = install_evaluation(w)
+    view.source.set_path(_questions_file(w, tmp_path))
+    with qtbot.waitSignal(view.evaluation_finished, timeout=30_000) as blocker:
+        view.start()
+    current = blocker.args[0][-1]
+    assert current.preset == "current settings"
+    path = tmp_path / "evaluated.toml"
+    assert w.exports.export_config(path)
+    metric = view.metric_combo.currentText()
+    assert (f"# metric: {metric}: evaluated {current.overall[metric]:.3f} (evaluated on {current.questions} "
+            f"questions (questions.json) as row 'current settings')") in path.read_text()
+
+    panel = view.autotune
+    panel.folds_spin.setValue(1)
+    panel.trials_spin.setValue(6)
+    with qtbot.waitSignal(panel.tuning_finished, timeout=60_000) as blocker:
+        panel.start()
+    result = blocker.args[0]
+    w.ctx.session.set_config(result.best.config, "tuned")
+    path = tmp_path / "tuned.json"
+    assert w.exports.export_config(path) and str(path) in w.statusBar().currentMessage()
+    figures = json.loads(path.read_text())["provenance"]["metric"]
+    assert figures == {"name": result.metric, "train": result.best.train, "held_out": result.best.test,
+                       "held_out_how": f"held-out users {', '.join(result.test_users)}"}
+    assert config_io.load(path) == result.best.config
+
+
+def test_evaluation_exports_every_row_as_csv_and_its_bars_with_a_title(qtbot, ranked_window, tmp_path):
+    from memsense_gui.window.evaluation import install_evaluation
+    from tests.gui.svg_shapes import title
+
+    w = ranked_window
+    view = install_evaluation(w)
+    view.source.set_path(_questions_file(w, tmp_path))
+    w.docks["Evaluation"].close()  # the bars are exported from a closed dock
+    with qtbot.waitSignal(view.evaluation_finished, timeout=30_000) as blocker:
+        view.start()
+    results = blocker.args[0]
+    path = tmp_path / "evaluation.csv"
+    assert w.exports.export_table("evaluation", path) and str(path) in w.statusBar().currentMessage()
+    with path.open(encoding="utf-8") as fh:
+        table = list(csv.reader(fh))
+    assert [row[0] for row in table[1:]] == [r.preset for r in results] and table[-1][0] == "current settings"
+    metric = view.metric_combo.currentText()
+    column = table[0].index(metric)
+    assert [float(row[column]) for row in table[1:]] == [r.overall[metric] for r in results]
+    svg = tmp_path / "bars.svg"
+    assert w.exports.export_plot("evaluation", svg) and str(svg) in w.statusBar().currentMessage()
+    assert title(svg).startswith(f"Evaluation per category · {metric} at k = 4 · {results[0].questions} questions")
+    options = tmp_path / "memsense-options.json"
+    assert w.exports.export_memsense_options(options) and str(options) in w.statusBar().currentMessage()
