@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from core.config import Config
-from core.evaluation.tune import POOL_LIMITS
+from core.evaluation.tune import KNOBS, POOL_LIMITS
 from memsense_gui.views.autotune import AutoTuneView
 from memsense_gui.window.evaluation import install_evaluation
 
@@ -71,4 +71,6 @@ def test_unticked_pool_limits_stay_at_the_start(qtbot, make_window, tmp_path):
     result = _run(qtbot, panel)
     default = Config()
     assert all(getattr(t.config, name) == getattr(default, name) for t in result.trials for name in POOL_LIMITS)
-    assert len({t.config.mmr_lambda for t in result.trials}) > 3  # the other knobs are searched
+    tag = next(k for k in KNOBS if k.name == "tag_weight")
+    assert len({t.config.mmr_lambda for t in result.trials}) > 3  # the other knobs are searched,
+    assert len({tag.get(t.config) for t in result.trials}) > 3  # the MMR tag weight among them
