@@ -105,3 +105,24 @@ def test_evaluation_exports_every_row_as_csv_and_its_bars_with_a_title(qtbot, ra
     assert title(svg).startswith(f"Evaluation per category · {metric} at k = 4 · {results[0].questions} questions")
     options = tmp_path / "memsense-options.json"
     assert w.exports.export_memsense_options(options) and str(options) in w.statusBar().currentMessage()
+
+
+def test_settings_export_after_cross_validation_gives_the_cross_validated_figure(qtbot, ranked_window, tmp_path):
+    from memsense_gui.window.evaluation import install_evaluation
+
+    w = ranked_window
+    view = install_evaluation(w)
+    view.source.set_path(_questions_file(w, tmp_path))
+    panel = view.autotune
+    panel.folds_spin.setValue(2)
+    panel.trials_spin.setValue(4)
+    with qtbot.waitSignal(panel.tuning_finished, timeout=120_000) as blocker:
+        panel.start()
+    cv = blocker.args[0]
+    w.ctx.session.set_config(cv.final.best.config, "tuned")
+    path = tmp_path / "cv.toml"
+    assert w.exports.export_config(path)
+    lo, hi = cv.gain_ci
+    assert (f"# metric: {cv.metric}: train {cv.final.best.train:.3f}, held-out {cv.cv_metric:.3f} (2-fold "
+            f"cross-validation by user over {cv.questions} questions; start {cv.start_metric:.3f}, gain "
+            f"{cv.gain:+.3f} (95 % CI {lo:+.3f} to {hi:+.3f}))") in path.read_text()
