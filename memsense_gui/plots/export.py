@@ -1,13 +1,14 @@
 """Plots and tables as PNG or SVG files, rendered with Qt directly, under a title band.
 
-A plot is drawn exactly as on screen (the same layout, so the same data-to-pixel mapping),
-shifted down by the title band: in the file, scene point (x, y) of the plot's viewport is at
-(x, y + band). A plot that is not on screen (its dock closed or tabbed away) is laid out first,
-at its last size when it had one. The SVG is written at the screen's resolution: pyqtgraph
-draws axes and bars through QPictures, which Qt rescales by the ratio of the two devices'
-resolutions, so at the SVG default of 72 dpi they came out at 3/4 size (the zero line at −0.1,
-bars beside their ticks). Items are put in pyqtgraph's export mode while drawn (symbols as
-paths at the file's scale, not cached screen pixmaps).
+A plot is drawn as laid out on screen (so with its data-to-pixel mapping), shifted down by the
+title band; `export_plot` returns that mapping (`PlotFile`). A plot that is not on screen (its
+dock closed or tabbed away) is laid out first, and one smaller than MIN_SIZE is drawn at
+MIN_SIZE, then put back. The SVG is written at the screen's resolution: pyqtgraph draws axes
+and bars through QPictures, which Qt rescales by the ratio of the two devices' resolutions, so
+at the SVG default of 72 dpi they came out at 3/4 size (the zero line at −0.1, bars beside
+their ticks). The PNG is drawn as on a high-density screen (device pixel ratio `scale`), so
+items that ignore transforms (the legend) scale too. Items are put in pyqtgraph's export mode
+and uncached while drawn. A table is exported whole: every row, not the rows scrolled into view.
 """
 from __future__ import annotations
 
@@ -69,11 +70,10 @@ def export_plot(widget: pg.GraphicsLayoutWidget, path: str | Path, title: Sequen
                           to_file.mapRect(vb.sceneBoundingRect()) if vb is not None else QRectF())
         draw = _scene_drawer(widget, band.height)
         background = _background(widget)
-        size = QSize(widget.width(), widget.height() + int(band.height))
         if suffix == ".png":
-            write_png(draw, size, path, background, band, scale, widget.logicalDpiX())
+            write_png(draw, placed.size, path, background, band, scale, widget.logicalDpiX())
         else:
-            write_svg(draw, size, path, background, band, widget.logicalDpiX())
+            write_svg(draw, placed.size, path, background, band, widget.logicalDpiX())
     finally:
         put_back(widget, restore)
     if not path.exists():
