@@ -248,6 +248,8 @@ def export_table_image(view: QAbstractItemView, path: Path, title: Sequence[str]
         full.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         header = view.horizontalHeader() if isinstance(view, QTableView) else None
         for c in range(full.model().columnCount()):
+            if view.itemDelegateForColumn(c) is not None:  # e.g. the snippet column's bold query words
+                full.setItemDelegateForColumn(c, view.itemDelegateForColumn(c))
             full.setColumnWidth(c, max(header.sectionSize(c) if header else 0, full.sizeHintForColumn(c)))
         width = sum(full.columnWidth(c) for c in range(full.model().columnCount())) + 2 * full.frameWidth()
         height = (full.horizontalHeader().sizeHint().height() + 2 * full.frameWidth()
