@@ -27,7 +27,7 @@ import numpy as np
 
 from core import config as config_io
 from core.config import Config
-from core.evaluation.cv import CrossValidation, cross_validate
+from core.evaluation.cv import CrossValidation, bootstrap_ci, cross_validate
 from core.evaluation.evaluate import evaluate_config, judged_only, recall_pools
 from core.evaluation.judged import load_question_set
 from core.evaluation.study import tune_tpe
@@ -92,15 +92,29 @@ def _table(header, rows) -> list[str]:
     return out + ["| " + " | ".join(r) + " |" for r in rows]
 
 
-def held_out_metrics(cv: CrossValidation, k: int = 4) -> dict[str, float]:
-    """Every metric, each question scored by the winner of the fold that held it out."""
-    scores: dict[str, list[float]] = {}
+def held_out_scores(cv: CrossValidation, k: int = 4) -> dict[str, dict[str, float]]:
+    """Metric -> question id -> value, each question scored by the winner of the fold that held it out."""
+    scores: dict[str, dict[str, float]] = {}
     for f in cv.folds:
         held = [q for q in _QUESTIONS if q.user_id in f.held_users]
         for o in evaluate_config(_POOLS, held, f.tuned, k).outcomes:
             for m, v in o.metrics.items():
-                scores.setdefault(m, []).append(v)
-    return {m: float(np.mean(v)) for m, v in scores.items()}
+                scores.setdefault(m, {})[o.question_id] = v
+    return scores
+
+
+def held_out_metrics(cv: CrossValidation, k: int = 4) -> dict[str, float]:
+    """Every metric, each question scored by the winner of the fold that held it out."""
+    return {m: float(np.mean(list(v.values()))) for m, v in held_out_scores(cv, k).items()}
+
+
+def versus(scores: dict[str, dict[str, float]], reference, metric: str, seed: int = 0) -> tuple[float, float, float]:
+    """Mean per-question difference (tuned − reference) of `metric` on the same questions, with its
+    95 % paired percentile bootstrap interval."""
+    theirs = reference.scores(metric)
+    diff = np.array([v - theirs[q] for q, v in scores[metric].items()])
+    lo, hi = bootstrap_ci(diff, seed)
+    return float(diff.mean()), lo, hi
 
 
 def render(args, runs, reference, start) -> str:
@@ -125,6 +139,15 @@ def render(args, runs, reference, start) -> str:
     a, b = YARDSTICK["BM25 over whole sessions"]
     rows.append(["BM25 over whole sessions (SPEC §8)", f"{a:.3f}", f"{b:.3f}"])
     lines += _table(["", any_, all_], rows) + [""]
+    for name, (cv, _, _) in runs.items():
+        scores = held_out_scores(cv, k)
+        parts = []
+        for metric in (any_, all_):
+            d, lo, hi = versus(scores, reference, metric, args.seed)
+            verdict = "above it" if lo > 0 else "below it" if hi < 0 else "level: the interval includes zero"
+            parts.append(f"`{metric}` {d:+.3f}, 95 % paired bootstrap CI {lo:+.3f} to {hi:+.3f} ({verdict})")
+        lines += [f"Tuned by the {name} search minus BM25 over whole sessions, question by question on the same "
+                  f"{len(scores[all_])} questions: " + "; ".join(parts) + ".", ""]
     for name, (cv, seconds, _) in runs.items():
         sd, lo, hi = cv.held_spread
         clo, chi = cv.gain_ci
