@@ -18,6 +18,9 @@ class CategoryBars(pg.PlotWidget):
     """Grouped bars: one group per category (and "all"), one bar per preset."""
 
     GROUP_WIDTH = 0.8
+    LEGEND_ROW_PIXELS = 20
+    BARS_LEAST_PIXELS = 110
+    """Height the bars keep below the legend; the widget's minimum height adds the legend and axis."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -25,7 +28,8 @@ class CategoryBars(pg.PlotWidget):
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self.showGrid(x=False, y=True, alpha=0.25)
-        self.setYRange(0, 1.18, padding=0)
+        self.top = 1.18
+        self.setYRange(0, self.top, padding=0)
         self.bars: list[pg.BarGraphItem] = []
         self.legend = self.addLegend(offset=(10, 5), labelTextSize="9pt", colCount=4)
         self.values: dict[str, list[float]] = {}
@@ -67,3 +71,28 @@ class CategoryBars(pg.PlotWidget):
         self.getAxis("bottom").setTicks([list(enumerate(self.groups))])
         self.setXRange(-0.6, max(len(self.groups) - 0.4, 0.6), padding=0)
         self.setLabel("left", metric)
+        self.setMinimumHeight(self._legend_pixels() + self.BARS_LEAST_PIXELS + 50)
+        self._make_room()
+
+    def _legend_pixels(self) -> int:
+        """The legend's height as drawn (its offset included), or as estimated before it is laid out."""
+        drawn = self.legend.boundingRect().height()
+        rows = -(-len(self.legend.items) // 4)  # four columns
+        return int(max(drawn, rows * self.LEGEND_ROW_PIXELS)) + 10
+
+    def _make_room(self) -> None:
+        """Raise the top of the value axis so the legend sits above the tallest bar (value 1)."""
+        plot = self.getPlotItem()
+        plot_px = plot.vb.height() if plot is not None else 0
+        if plot_px <= 0:
+            return
+        legend = min(self._legend_pixels() / plot_px, 0.6)
+        top = max(1.18, 1.02 / (1 - legend))
+        if abs(top - self.top) > 1e-3:
+            self.top = top
+            self.setYRange(0, top, padding=0)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if hasattr(self, "legend"):  # pyqtgraph resizes the widget before __init__ is done
+            self._make_room()

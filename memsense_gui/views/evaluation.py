@@ -264,10 +264,18 @@ class EvaluationView(QWidget):
             self.autotune.shutdown()
 
     # ---- showing
+    def _fit_metrics_table(self) -> None:
+        """Every preset's row on screen: the table never shrinks below its rows (the dock scrolls)."""
+        t = self.metrics_table
+        rows = max(self.metrics_model.rowCount(), 2)
+        t.setMinimumHeight(t.horizontalHeader().sizeHint().height() + rows * t.verticalHeader().defaultSectionSize()
+                           + t.horizontalScrollBar().sizeHint().height() + 2 * t.frameWidth())
+
     def set_results(self, results: Sequence[PresetEvaluation]) -> None:
         """Show an evaluation (also usable without running one)."""
         self.results = list(results)
         self.metrics_model.set_results(self.results)
+        self._fit_metrics_table()
         names = self.results[0].metric_names if self.results else metric_names(self.k_spin.value())
         presets = [r.preset for r in self.results]
         for combo, items, keep in ((self.metric_combo, names, 1), (self.a_combo, presets, 0),

@@ -1,7 +1,7 @@
 """The Evaluation view as a dock of the window: its questions open in the inspector."""
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
 from PySide6.QtWidgets import QMainWindow
 
 from memsense_gui.views.evaluation import EvaluationView
@@ -14,5 +14,27 @@ def install_evaluation(window: QMainWindow) -> EvaluationView:
     app = QCoreApplication.instance()
     if app is not None:
         app.aboutToQuit.connect(view.shutdown)
-    window.add_view("Evaluation", view)
+    dock = window.add_view("Evaluation", view)
+
+    def later(*_args) -> None:  # once the layout has taken the view's new minimum
+        QTimer.singleShot(0, lambda: _make_room(window, dock))
+
+    dock.visibilityChanged.connect(lambda shown: shown and later())
+    view.evaluation_finished.connect(later)
     return view
+
+
+LAYOUT_DEPTH = 8
+ROOM = 0.75
+"""At most this share of the window's height goes to the Evaluation dock when it is shown."""
+
+
+def _make_room(window: QMainWindow, dock) -> None:
+    """Shown docked and shorter than its view needs: the dock area grows (up to `ROOM` of the
+    window), so every preset's row and the bars fit without scrolling where the window allows."""
+    for _level in range(LAYOUT_DEPTH):  # a new minimum climbs one layout level per posted request
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+    need = dock.view.minimumSizeHint().height() + dock.widget().y() + 4
+    if not dock.isVisible() or dock.isFloating() or dock.height() >= need:
+        return
+    window.resizeDocks([dock], [min(need, int(window.height() * ROOM))], Qt.Orientation.Vertical)

@@ -91,3 +91,36 @@ def test_the_bars_keep_their_height_and_scroll_when_the_pane_is_short(qtbot, ran
     plot, scroll = w.results.plot, w.results.plot_scroll
     assert plot.height() >= w.results.model.rowCount() * BAR_PIXELS  # never squeezed: each bar keeps its pixels
     assert scroll.viewport().height() < plot.height() and scroll.verticalScrollBar().maximum() > 0
+
+
+def test_the_evaluation_dock_makes_room_for_every_preset(qtbot, make_window, tmp_path):
+    import json
+
+    from tests.gui.fixtures import eval_questions
+
+    w = make_window()
+    view = install_evaluation(w)
+    w.resize(1280, 720)
+    w.default_layout()
+    qtbot.waitUntil(lambda: (w.width(), w.height()) == (1280, 720), timeout=5_000)
+    items = [{"user": q.user_id, "question": q.text, "answer": "", "category": q.category,
+              "evidence": [f"D{s}:1" for s in q.gold_sessions]} for q in eval_questions(n=5)]
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps({"questions": items}))
+    view.source.set_path(path)
+    w.raise_dock("Evaluation")
+    with qtbot.waitSignal(view.evaluation_finished, timeout=30_000):
+        view.start()
+    table, dock = view.metrics_table, w.docks["Evaluation"]
+    rows = table.model().rowCount()
+    assert rows == len(w.ctx.presets.all()) + 1  # every preset and the settings on screen
+
+    def every_row_on_screen() -> bool:
+        in_table = all(table.viewport().rect().contains(table.visualRect(table.model().index(r, 0)))
+                       for r in range(rows))
+        viewport = dock.widget().viewport()
+        top_left = table.mapTo(viewport, QPoint(0, 0))
+        return in_table and viewport.rect().contains(QRect(top_left, table.size()))
+
+    qtbot.waitUntil(every_row_on_screen, timeout=5_000)
+    assert dock.height() <= 0.75 * w.height() + 1
