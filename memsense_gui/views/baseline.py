@@ -13,6 +13,7 @@ from memsense_gui.state.context import AppContext
 from memsense_gui.state.session import Baseline
 
 UNPINNED = "Moved: since the last change"
+UNPINNED_TIP = "No baseline pinned: movement against the settings before the last change"
 
 
 class BaselineBar(QWidget):
@@ -22,7 +23,7 @@ class BaselineBar(QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.label = QLabel(UNPINNED)
-        self.label.setToolTip("No baseline pinned: movement against the settings before the last change")
+        self.label.setToolTip(UNPINNED_TIP)
         self.label.setObjectName("baseline-label")
         self.button = QToolButton()
         self.button.setObjectName("baseline-button")
@@ -64,8 +65,7 @@ class BaselineBar(QWidget):
 
     def _show(self, baseline: Baseline | None) -> None:
         self.label.setText(UNPINNED if baseline is None else f"Moved: against {baseline.label}")
-        self.label.setToolTip("No baseline pinned: movement against the settings before the last change"
-                              if baseline is None else settings_text(baseline))
+        self.label.setToolTip(UNPINNED_TIP if baseline is None else settings_text(baseline))
 
 
 def settings_text(baseline: Baseline) -> str:
