@@ -11,8 +11,9 @@ a whole block at once, elementwise, so each value is the one `rerank` computes:
   partition, ties taken in row order (the stable sort's order);
 - turn support, the final score and its rounding to 6 decimals (`round6`, Python's `round`);
 - MMR, one pick of every question per step. Cosines and tag Jaccards do not depend on the
-  config: for each user they are computed once for every pair of its chunks (the same
-  `mmr.row_dots` sums, see `core.rank.mmr`) and a pick reads its row of the table.
+  config: for a user with many questions they are computed once for every pair of its chunks
+  (the same `mmr.row_dots` sums, see `core.rank.mmr`) and a pick reads its row of the table;
+  for the others each pick's row is computed for every question at once (`mmr.group_dots`).
 
 Schemes other than RRF, and pools recalled less deep than a config's `route_limit`, go
 through `rerank` itself.
@@ -32,9 +33,14 @@ from core.rank.pool import RecallPool
 from core.rank.rerank import rerank
 from core.records import ROUTES
 
-GRAM_LIMIT = 2048
-"""Users with at most this many distinct chunks in the pools get tables of every pair's cosine
-and tag Jaccard (16·m² bytes); a larger user's redundancies are computed pick by pick."""
+TABLE_BYTES = 256 * 2 ** 20
+"""Memory for the tables of every pair's cosine and tag Jaccard (16·m² bytes for a user with m
+distinct chunks in the pools). A user gets tables when they cost less than the rows of about
+`PICKS` picks per question (m² ≤ PICKS · the rows of the user's pools: many questions on one
+user, as in LoCoMo), those with the most pool rows per byte first. The others' redundancies
+are computed at each pick, for every question at once, with the same sums as `mmr.select`'s
+(`mmr.group_dots`)."""
+PICKS = 16
 
 
 def round6(values: np.ndarray) -> np.ndarray:
@@ -52,7 +58,7 @@ def round6(values: np.ndarray) -> np.ndarray:
 
 class _User:
     """One user's distinct chunks over the pools (by memory id): vectors, dims, tags, and
-    the tables of every pair's cosine and Jaccard when there are at most `GRAM_LIMIT`."""
+    the tables of every pair's cosine and Jaccard when `TABLE_BYTES` has room for them."""
 
     def __init__(self, width: int) -> None:
         self.index: dict[str, int] = {}
@@ -134,26 +140,32 @@ class _Block:
 class PoolBatch:
     """Every pool's rows laid out in blocks; everything no knob changes is built once."""
 
-    def __init__(self, pools: Sequence[RecallPool], gram_limit: int = GRAM_LIMIT):
+    def __init__(self, pools: Sequence[RecallPool], table_bytes: int = TABLE_BYTES, picks: int = PICKS):
         self.pools = list(pools)
         self._questions = len(self.pools)
-        users: dict[tuple[str, int], _User] = {}
+        users: dict[tuple[str, int], int] = {}
+        self._users: list[_User] = []
         locs, owner = [], []
         for p in self.pools:
             key = (p.user_id, p.vectors.shape[1])
-            user = users.setdefault(key, _User(p.vectors.shape[1]))
-            locs.append(user.add(p))
-            owner.append(list(users).index(key))
-        self._users = list(users.values())
-        self._arrays = [u.arrays() for u in self._users]
+            if key not in users:
+                users[key] = len(self._users)
+                self._users.append(_User(p.vectors.shape[1]))
+            locs.append(self._users[users[key]].add(p))
+            owner.append(users[key])
         sizes = [u.size for u in self._users]
-        small = [m <= gram_limit for m in sizes]
+        rows = np.bincount(np.array(owner, dtype=np.int64), weights=[p.size for p in self.pools], minlength=len(sizes))
+        small, spent = [False] * len(sizes), 0
+        for u in sorted(range(len(sizes)), key=lambda u: -rows[u] / max(sizes[u], 1) ** 2):
+            if sizes[u] ** 2 <= picks * rows[u] and spent + 16 * sizes[u] ** 2 <= table_bytes:
+                small[u], spent = True, spent + 16 * sizes[u] ** 2
         tables = [u.tables() if ok else (np.zeros((0, 0)), np.zeros((0, 0))) for u, ok in zip(self._users, small)]
         self._base = np.concatenate(([0], np.cumsum([m * m if ok else 0 for m, ok in zip(sizes, small)])))[:-1]
         self._cos = np.concatenate([c.ravel() for c, _ in tables] or [np.zeros(0)])
         self._jac = np.concatenate([j.ravel() for _, j in tables] or [np.zeros(0)])
         self._size = np.array(sizes, dtype=np.int64)
         self._tabled = np.array(small, dtype=bool)
+        self._stores, self._store_of, self._base_of = _stores(self._users, small)
         self.blocks = [self._block(qs, locs, owner) for qs in _size_classes([p.size for p in self.pools])]
 
     def _block(self, qs: list[int], locs: list[np.ndarray], owner: list[int]) -> _Block:
@@ -199,7 +211,6 @@ class PoolBatch:
         lean = copy.copy(self)
         lean.pools = None
         lean._users = []
-        lean._arrays = [None if tabled else arrays for tabled, arrays in zip(self._tabled.tolist(), self._arrays)]
         return lean
 
     @property
@@ -295,7 +306,7 @@ class PoolBatch:
             picks[active, count[active]] = pick[active]
             count[active] += 1
             remaining[active, pick[active]] = False
-            red = self._redundancy(blk.user[active], loc[active], pick[active], cfg.tag_weight)
+            red = self._redundancy(blk, active, loc[active], cols[active], pick[active], cfg.tag_weight)
             max_red[active] = np.maximum(max_red[active], red)
             active = active[count[active] < target[active]]
             if not len(active):
@@ -310,9 +321,11 @@ class PoolBatch:
             active = active[keep]
         return picks, count
 
-    def _redundancy(self, user: np.ndarray, loc: np.ndarray, pick: np.ndarray, tag_weight: float) -> np.ndarray:
-        """`redundancy(row, pick)` for every row of each question (rows as user-local chunks)."""
-        a = np.arange(len(user))
+    def _redundancy(self, blk: _Block, active: np.ndarray, loc: np.ndarray, cols: np.ndarray, pick: np.ndarray,
+                    tag_weight: float) -> np.ndarray:
+        """`redundancy(row, pick)` for every MMR row of the active questions (`loc`: the rows
+        as user-local chunks, `cols` as pool columns; `pick` a position among them)."""
+        user = blk.user[active]
         out = np.zeros(loc.shape)
         tabled = self._tabled[user]
         if tabled.any():
@@ -320,10 +333,43 @@ class PoolBatch:
             m = self._size[user[t]][:, None]
             idx = self._base[user[t]][:, None] + loc[t, pick[t]][:, None] * m + loc[t]
             out[t] = np.maximum(self._cos[idx], tag_weight * self._jac[idx])
-        for i in a[~tabled].tolist():  # a large user: this pick's row, computed as `select` does
-            unit, dims, tags = (x[loc[i]] for x in self._arrays[user[i]])
-            out[i] = mmr.redundancy_to(int(pick[i]), unit, dims, tags, tags.sum(axis=1), tag_weight)
+        for store, units, dims, tags in self._stores:  # users without tables, by vector width
+            rest = np.flatnonzero(~tabled & (self._store_of[user] == store))
+            if not len(rest):
+                continue
+            rows = self._base_of[user[rest]][:, None] + loc[rest]
+            picked = rows[np.arange(len(rest)), pick[rest]]
+            dots = np.clip(mmr.group_dots(units[rows], units[picked]), 0.0, 1.0)
+            cos = np.where((dims[rows] == dims[picked][:, None]) & (dims[rows] > 0), dots, 0.0)
+            mine, theirs = tags[rows], tags[picked]  # tag ids, -1 = none
+            inter = ((mine[:, :, :, None] == theirs[:, None, None, :]) & (mine[:, :, :, None] >= 0)).sum(axis=(2, 3))
+            union = (mine >= 0).sum(axis=2) + (theirs >= 0).sum(axis=1)[:, None] - inter
+            jac = np.divide(inter, union, out=np.zeros(inter.shape), where=union > 0)
+            out[rest] = np.maximum(cos, tag_weight * jac)
         return out
+
+def _stores(users: Sequence[_User], tabled: Sequence[bool]):
+    """The chunks of the users without tables, one store per vector width: (store, unit vectors,
+    dims, tag ids padded with -1), and each user's store and first row in it (-1: tabled)."""
+    vocab: dict = {}
+    widths: dict[int, list[int]] = {}
+    for u, user in enumerate(users):
+        if not tabled[u]:
+            widths.setdefault(user._vectors.shape[1], []).append(u)
+    store_of = np.full(len(users), -1, dtype=np.int64)
+    base_of = np.zeros(len(users), dtype=np.int64)
+    stores = []
+    for store, members in enumerate(widths.values()):
+        sets = [sorted(vocab.setdefault(t, len(vocab)) for t in tags) for u in members for tags in users[u].tags]
+        ids = np.full((len(sets), max([len(t) for t in sets] + [1])), -1, dtype=np.int64)
+        for i, t in enumerate(sets):
+            ids[i, : len(t)] = t
+        units = np.concatenate([users[u].arrays()[0] for u in members])
+        dims = np.concatenate([np.array(users[u].dims, dtype=np.int64) for u in members])
+        starts = np.cumsum([0] + [users[u].size for u in members])[:-1]
+        store_of[members], base_of[members] = store, starts
+        stores.append((store, units, dims, ids))
+    return stores, store_of, base_of
 
 
 def _fuse(blk: _Block, cfg: Config) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,9 @@ Trials are asked and told one ahead (`_optimize`): TPE picks the next point whil
 processes score this one (`jobs`, `core.evaluation.parallel`), and since each ask follows the
 same tells whatever the timing, a seeded run makes the same trials with any number of jobs.
 
-Parameter importances are Optuna's fANOVA importances of the train objective over the trials.
+Parameter importances are Optuna's fANOVA importances of the train objective over the trials;
+like the sweep of each knob, they are left out with `sensitivity_points` < 2 (cross-validation's
+folds), since fitting the forest takes seconds at hundreds of trials.
 """
 from __future__ import annotations
 
@@ -115,7 +117,8 @@ def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: S
         sens = {} if cancelled or sensitivity_points < 2 else sensitivity(
             best.config, knobs, scorer, sensitivity_points, cancel)
     return TuneResult(name, tuple(sorted({q.user_id for q in train})), tuple(sorted({q.user_id for q in test})),
-                      len(train), len(test), tuple(history), best, sens, cancelled, importances(study, seed))
+                      len(train), len(test), tuple(history), best, sens, cancelled,
+                      importances(study, seed) if sensitivity_points >= 2 else {})
 
 
 def _optimize(study: optuna.Study, scorer: Scorer, start: Config, knobs: Sequence[Knob], n: int, budget: int,

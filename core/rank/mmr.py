@@ -70,6 +70,13 @@ def row_dots(unit: np.ndarray, vector: np.ndarray) -> np.ndarray:
                      np.ascontiguousarray(vector, dtype=np.float64))
 
 
+def group_dots(units: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """`row_dots(units[g], vectors[g])` for every group g of (groups, rows, d) units at once:
+    the same sum of products per row, bit for bit (`tests/rank/test_mmr.py`)."""
+    return np.einsum("gmd,gd->gm", np.ascontiguousarray(units, dtype=np.float64),
+                     np.ascontiguousarray(vectors, dtype=np.float64))
+
+
 def redundancy_to(
     row: int, unit: np.ndarray, dims: np.ndarray, tags: np.ndarray, tag_counts: np.ndarray, tag_weight: float
 ) -> np.ndarray:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from core.config import Config
-from core.evaluation.batch import PoolBatch, round6
+from core.evaluation.batch import PICKS, TABLE_BYTES, PoolBatch, round6
 from core.rank.rerank import rerank
 from core.rank.synthetic import synthetic_pool
 
@@ -30,11 +30,16 @@ def random_configs(seed: int, n: int):
         yield cfg.with_weights(lexical=float(rng.choice([0.0, 1.0, 2.5])), vec_user=float(rng.choice([0.0, 1.0])))
 
 
-@pytest.mark.parametrize("seed,gram_limit", [(0, 2048), (1, 2048), (2, 2048), (3, 0)])
-def test_batch_selects_what_rerank_selects(seed, gram_limit):
-    """With cosine tables (the usual case) and without (a user too large for them)."""
+@pytest.mark.parametrize("seed,table_bytes,picks", [(0, TABLE_BYTES, 10**6), (1, TABLE_BYTES, PICKS),
+                                                    (2, 40_000, 10**6), (3, 0, 10**6)])
+def test_batch_selects_what_rerank_selects(seed, table_bytes, picks):
+    """With cosine tables for every user, as the batch chooses, for some users, and for none
+    (each pick's row computed when first taken, then kept)."""
     ps = pools()
-    batch = PoolBatch(ps, gram_limit=gram_limit)
+    batch = PoolBatch(ps, table_bytes=table_bytes, picks=picks)
+    tables = {0: [True, True], 2: [False, True], 3: [False, False]}  # users: the dim-12 pools, the dim-4 one
+    if seed in tables:
+        assert batch._tabled.tolist() == tables[seed]
     for cfg in random_configs(seed, 40):
         expected = [[p.chunks[r.index].session_number for r in rerank(p, cfg).selected_rows] for p in ps]
         assert batch.selected_sessions(cfg) == expected, cfg
@@ -53,3 +58,4 @@ def test_round6_is_pythons_round():
     values = np.concatenate([rng.random(20000) * 3, rng.integers(0, 10**7, 5000) / 1e6 + 5e-7,  # halves
                              np.array([0.0, -0.0, 1e-7, 0.1234565, 2.5e-6, 1e17, np.inf, -1.0000005])])
     assert round6(values).tolist() == [round(float(v), 6) for v in values]
+

@@ -89,11 +89,12 @@ def test_study_resumes_from_disk_and_refuses_other_settings(tmp_path):
 
 def test_tpe_is_seeded_and_reports_importances():
     pools, questions = judged(per_user=2)
-    a = tune_tpe(pools, questions, [], trials=15, seed=4, sensitivity_points=0)
+    a = tune_tpe(pools, questions, [], trials=15, seed=4, sensitivity_points=2)
     b = tune_tpe(pools, questions, [], trials=15, seed=4, sensitivity_points=0)
     assert [t.train for t in a.trials] == [t.train for t in b.trials]
     assert a.importances and set(a.importances) <= {k.name for k in KNOBS}
     assert sum(a.importances.values()) == pytest.approx(1.0)
+    assert b.importances == {}  # no sensitivity analysis asked for: no forest fitted
 
 
 @pytest.mark.slow

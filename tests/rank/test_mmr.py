@@ -24,6 +24,16 @@ def test_row_dots_do_not_depend_on_the_rows_around_them():
         assert (mmr.row_dots(sub, sub[pick]) == table[rows, rows[pick]]).all()
 
 
+def test_group_dots_are_row_dots_of_each_group():
+    rng = np.random.default_rng(1)
+    for d in (4, 12, 384):
+        unit = rng.normal(size=(500, d))
+        unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+        rows, picks = rng.integers(0, 500, size=(40, 30)), rng.integers(0, 500, size=40)
+        want = np.array([mmr.row_dots(unit[r], unit[p]) for r, p in zip(rows, picks)])
+        assert (mmr.group_dots(unit[rows], unit[picks]) == want).all()
+
+
 def test_redundancy_is_the_larger_of_cosine_and_weighted_jaccard():
     unit = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0], [0.0, 0.0]])
     dims = np.array([2, 2, 2, 0])
