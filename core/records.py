@@ -24,9 +24,14 @@ DEFAULT_MEMORY_SCORE = 0.5
 """What Memsense stores for every chunk (SPEC §1); promote / demote move it by ±0.15."""
 
 
+_CONTENT_JSON = json.JSONEncoder(ensure_ascii=False)
+"""`json.dumps(…, ensure_ascii=False)` without building an encoder per call (BM25 indexes the
+content of every chunk when a user is opened)."""
+
+
 def canonical_content(user: str, assistant: str) -> str:
     """The canonical QA JSON Memsense stores as `content` (SPEC §1)."""
-    return json.dumps({"user": user, "assistant": assistant}, ensure_ascii=False)
+    return _CONTENT_JSON.encode({"user": user, "assistant": assistant})
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,18 @@
 """GUI latency benchmark: slider change -> table and plots updated, and app start -> usable window.
 
     python tools/bench_gui.py                      # a synthetic LoCoMo-sized pool, no model
+    python tools/bench_gui.py --synthetic 30000    # a synthetic store, one user of 30,000 chunks, no model
     python tools/bench_gui.py --store DIR --user demo-ana --query "How many races has Ana run in 2024?"
 
 Slider: 200 changes cycling over lambda, duplicate threshold, RRF k, alpha, turn support,
 route weights and top_k; each is timed from the slider's new value to the re-ranked results
 table, pool, route matrix, MMR trace and both plots updated and painted (the throttle is
-flushed so the figure is the work, not the wait). Prints median and p95.
+flushed so the figure is the work, not the wait). Prints median and p95. With --synthetic N
+the app runs the real engine (recall pools as deep as the settings need, deepened from the
+cached scores when a knob asks for more) over a synthetic store of N chunks with random
+vectors (no model); a change that deepens the pool is timed until its deeper ranking is on
+screen, and a second pass moves top_k and the pool limits to their maximum (route lists
+`MAX_ROUTE_DEPTH` deep), reported apart.
 Start: with --store, a fresh process opens the store through the real entry point, with the
 query as the last one typed, and reports when the window is shown and usable (store open,
 users listed), when the model is ready in the background, and when the query's answer is on
@@ -21,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project first, from any folder
@@ -63,6 +70,37 @@ class SyntheticEngine:
         pass
 
 
+DEEPEST_STEPS: tuple[tuple[str, float], ...] = (
+    ("top_k", 50), ("candidate_min", 2000), ("route_min", 4000), ("route_multiplier", 4), ("candidate_multiplier", 8),
+    ("mmr_lambda", 0.6), ("route_multiplier", 2), ("candidate_min", 32), ("route_min", 40), ("top_k", 4),
+)
+"""top_k and the pool limits (set by a config file or auto-tune: they have no slider) up to the
+deepest lists any config allows, and back."""
+
+
+def synthetic_store(chunks: int) -> tuple[str, str]:
+    """A temporary store with one user of `chunks` synthetic chunks; (folder, user)."""
+    import numpy as np
+
+    from core.cli.bench_scale import DIM, RandomEmbedder, synthetic_user
+    from core.recall.backends import open_store
+
+    folder = Path(tempfile.mkdtemp(prefix="memsense-bench-store-")) / "store"
+    user_chunks, vectors = synthetic_user("big", chunks, np.random.default_rng(chunks))
+    store = open_store(folder, create=True)
+    store.write_user("big", user_chunks, vectors, RandomEmbedder.key, DIM)
+    store.close()
+    return str(folder), "big"
+
+
+def synthetic_engine(location: str):
+    """The real engine over a synthetic store, a seeded random vector standing in for the model."""
+    from core.cli.bench_scale import RandomEmbedder
+    from core.recall.engine import Engine
+
+    return Engine(location, embedder=RandomEmbedder())
+
+
 def _wait(app, signal, timeout_s: float = 120.0) -> None:
     from PySide6.QtCore import QEventLoop, QTimer
 
@@ -72,8 +110,9 @@ def _wait(app, signal, timeout_s: float = 120.0) -> None:
     loop.exec()
 
 
-def slider_changes(args: argparse.Namespace) -> list[float]:
-    """Milliseconds per slider change, `args.changes` of them."""
+def slider_changes(args: argparse.Namespace) -> tuple[list[float], list[float]]:
+    """Milliseconds per slider change, `args.changes` of them; then, with --synthetic, per change
+    of the pool-limit pass (`DEEPEST_STEPS`)."""
     from PySide6.QtWidgets import QApplication
 
     from memsense_gui import theme
@@ -83,43 +122,65 @@ def slider_changes(args: argparse.Namespace) -> list[float]:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     home = Path(tempfile.mkdtemp(prefix="memsense-bench-"))
-    factory = default_engine_factory if args.store else SyntheticEngine
+    store, user = args.store, args.user
+    if args.synthetic:
+        store, user = synthetic_store(args.synthetic)
+        factory = synthetic_engine
+    else:
+        factory = default_engine_factory if args.store else SyntheticEngine
     window = MainWindow(home, paths.settings(home), engine_factory=factory)
     theme.apply(app, False)
     window.resize(1600, 1000)
     window.show()
     window.default_layout()
-    window.stores.open_store(args.store or "synthetic")
+    window.stores.open_store(store or "synthetic")
     _wait(app, window.ctx.model_loaded)
     if window.ctx.engine is None:
         raise SystemExit("bench: the store did not open")
-    if args.user:
-        window.user_combo.setCurrentText(args.user)
+    if user:
+        window.user_combo.setCurrentText(user)
     window.query_edit.setText(args.query)
     window.queries.run_query()
     _wait(app, window.ctx.ranking_updated)
-    ranking = window.ctx.session.ranking
-    print(f"pool: {ranking.pool.size} chunks recalled, {len(ranking.candidates)} candidates, "
-          f"{len(ranking.rows)} re-ranked rows ({'store ' + args.store if args.store else 'synthetic'})")
+    session = window.ctx.session
+    ranking = session.ranking
+    where = f"{args.synthetic} synthetic chunks" if args.synthetic else ("store " + args.store if args.store else "synthetic")
+    print(f"pool: {ranking.pool.size} chunks recalled (lists {ranking.pool.depth} deep), {len(ranking.candidates)} "
+          f"candidates, {len(ranking.rows)} re-ranked rows ({where})")
     window.results.view.selectRow(0)
     app.processEvents()
-    times = []
-    steps = [(k, v) for k, values in SLIDER_STEPS for v in values]
-    for i in range(args.changes):
-        knob, value = steps[i % len(steps)]
+
+    def change(knob: str, value: float) -> float:
         t0 = time.perf_counter()
-        window.tuning.set_knob(knob, value)
-        window.ctx.session.flush()
+        if knob in window.tuning.sliders:
+            window.tuning.set_knob(knob, value)
+        else:  # pool limits have no slider: a config file or an auto-tune result sets them
+            cfg = replace(session.config, **{knob: value})
+            window.tuning.set_config(cfg)
+            session.request_config(cfg, knob)
+        session.flush()
         app.processEvents()
-        times.append((time.perf_counter() - t0) * 1000)
+        if session.is_deepening:  # the deeper pool is ranked off the UI thread: time it to the screen
+            _wait(app, session.ranking_changed)
+            app.processEvents()
+        return (time.perf_counter() - t0) * 1000
+
+    steps = [(k, v) for k, values in SLIDER_STEPS for v in values]
+    times = [change(*steps[i % len(steps)]) for i in range(args.changes)]
+    deepest, depths = [], []
+    for knob, value in DEEPEST_STEPS if args.synthetic or args.store else ():
+        deepest.append(change(knob, value))
+        depths.append(session.ranking.pool.depth)
+    if deepest:
+        print(f"pool limits pass: lists up to {max(depths)} deep per route ({' → '.join(map(str, depths))})")
     window.close()
-    return times
+    return times, deepest
 
 
-def report(times: list[float]) -> None:
+def report(times: list[float], what: str = "slider change") -> None:
     ordered = sorted(times)
     p95 = ordered[max(0, int(round(0.95 * len(ordered))) - 1)]
-    print(f"slider change -> table and plots updated: median {statistics.median(times):.1f} ms, "
+    print(f"{what} -> table and plots updated: median {statistics.median(times):.1f} ms, "
           f"p95 {p95:.1f} ms, max {ordered[-1]:.1f} ms over {len(times)} changes")
 
 
@@ -202,6 +263,8 @@ def make_store(location: str, chunks: int, dataset: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", help="a store folder (default: a synthetic pool, no model)")
+    parser.add_argument("--synthetic", type=int, metavar="N",
+                        help="slider timing on a synthetic store of one user with N chunks (random vectors, no model)")
     parser.add_argument("--user", help="user (conversation) to query")
     parser.add_argument("--query", default="How many races has Ana run in 2024?")
     parser.add_argument("--changes", type=int, default=200)
@@ -220,7 +283,10 @@ def main(argv: list[str] | None = None) -> int:
         startup_child(args.store, args.user, args.query)
         return 0
     if not args.startup_only:
-        report(slider_changes(args))
+        times, deepest = slider_changes(args)
+        report(times)
+        if deepest:
+            report(deepest, "top_k and pool limits up to the deepest lists and back")
     if args.store:
         startup(args.store, args.user, args.query)
     return 0

@@ -49,20 +49,14 @@ def fate_of(ranking: Ranking, memory_id: str) -> Fate:
     """Why this chunk is, or is not, in the results."""
     cfg = ranking.config
     i = ranking.pool.index_of(memory_id)
-    if i is None or not (ranking.pool.ranks[i] > 0).any():
-        return Fate(memory_id, "absent", f"absent from every route's list (each kept to depth {ranking.pool.depth})")
-    row_pos = ranking.row_of_index.get(i)
-    if row_pos is not None:
-        return _row_fate(ranking, memory_id, row_pos)
-    if i in ranking.drop_reasons:
-        return Fate(memory_id, "dropped", ranking.drop_reasons[i])
-    found = ranking.pool.ranks[i] > 0
-    if not ranking.live[i].any():
-        zero = found & (np.array([cfg.weight(r) for r in ROUTES]) == 0)
-        if zero.any() and not (found & ~zero & (ranking.pool.ranks[i] <= cfg.route_limit)).any():
-            return Fate(memory_id, "zero_weight", f"found only by routes weighted 0: {_hits(ranking, i, found)}")
-        return Fate(memory_id, "beyond_route_limit",
-                    f"ranked only below route_limit {cfg.route_limit}: {_hits(ranking, i, found)}")
+    if i is not None:
+        row_pos = ranking.row_of_index.get(i)
+        if row_pos is not None:  # also a session row no route found, returned for its turns' support
+            return _row_fate(ranking, memory_id, row_pos)
+        if i in ranking.drop_reasons:
+            return Fate(memory_id, "dropped", ranking.drop_reasons[i])
+    if i is None or not ranking.live[i].any():
+        return _unlisted(ranking.pool.deepest, cfg, memory_id)
     pool_rank = ranking.candidate_rank.get(i)
     if pool_rank is None:
         better = int((ranking.fused[ranking.live.any(axis=1)] > ranking.fused[i]).sum()) + 1
@@ -75,6 +69,20 @@ def fate_of(ranking: Ranking, memory_id: str) -> Fate:
                     f"turn chunk in the pool at #{pool_rank}: session-first returns sessions; it supports "
                     f"{chunk.session_id}", supports_session=chunk.session_id)
     return Fate(memory_id, "outranked", f"in the pool at #{pool_rank} but not a re-ranked row")
+
+
+def _unlisted(deep: RecallPool, cfg: Config, memory_id: str) -> Fate:
+    """A chunk no counted route found: read from the query's deepest pool, so the answer does
+    not depend on how deep the pool of this re-rank is (it holds `route_limit`)."""
+    i = deep.index_of(memory_id)
+    if i is None or not (deep.ranks[i] > 0).any():
+        return Fate(memory_id, "absent", f"absent from every route's list (each kept to depth {deep.depth})")
+    found = deep.ranks[i] > 0
+    hits = ", ".join(f"{ROUTES[j]} #{int(deep.ranks[i, j])}" for j in np.flatnonzero(found))
+    zero = found & (np.array([cfg.weight(r) for r in ROUTES]) == 0)
+    if zero.any() and not (found & ~zero & (deep.ranks[i] <= cfg.route_limit)).any():
+        return Fate(memory_id, "zero_weight", f"found only by routes weighted 0: {hits}")
+    return Fate(memory_id, "beyond_route_limit", f"ranked only below route_limit {cfg.route_limit}: {hits}")
 
 
 def _row_fate(ranking: Ranking, memory_id: str, row_pos: int) -> Fate:

@@ -2,12 +2,18 @@
 
 Recall is slow (embedding, vector search, BM25) and runs once per query; everything after it
 is a pure function of a `RecallPool` and a `Config` (see `core.rank.rerank`).
+
+A pool is as deep as it was asked for. A pool from the embedded engine also keeps its query's
+exact route scores (its `source`), so `at_depth(n)` gives, with no new search, the pool a
+fresh recall `n` deep would give: a re-rank asks for its config's `route_limit`, so pools stay
+as shallow as the settings in use need and deepen when a knob asks for more. Pools that cannot
+(replayed Memsense rows, a live Memsense) have the fixed depth they were made with.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Sequence
+from typing import Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -25,10 +31,10 @@ class RecallPool:
 
     query: str
     user_id: str
-    chunks: tuple[Chunk, ...]
+    chunks: Sequence[Chunk]  # a tuple, or `ChunkRows` (the user's chunks, read when indexed)
     ranks: np.ndarray  # int32 (n, 8): 1-based rank in each route's list, 0 = absent
     scores: np.ndarray  # float64 (n, 8): raw route score (cosine or BM25), nan = absent
-    vectors: np.ndarray  # float64 (n, d): unit vec_full vectors, zero rows where missing
+    vectors: "np.ndarray | UnitRows"  # float64 (n, d): unit vec_full vectors, zero rows where missing
     depth: int  # how deep every route list was kept
     neighbors: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     """memory_id -> (previous, next) memory_id of the same session and kind (§4)."""
@@ -37,11 +43,19 @@ class RecallPool:
     tie_order: str = "memory_id"
     """What the row order is, so what breaks ties: "memory_id", or the order a source's own
     database gave (a live Memsense: its pool order, see core.recall.postgres)."""
+    arrays: "PoolArrays | None" = field(default=None, repr=False)
+    """`static`, when the maker has it at hand (the engine indexes its per-user arrays)."""
+    source: "Deepener | None" = field(default=None, repr=False)
+    """Where pools of this query at other depths come from; None: the depth is fixed."""
 
     def __post_init__(self) -> None:
-        ids = [c.memory_id for c in self.chunks]
-        if self.tie_order == "memory_id" and ids != sorted(ids):
-            raise ValueError("RecallPool.chunks must be sorted by memory_id")
+        if isinstance(self.chunks, ChunkRows):  # the user's chunks are sorted: rows must rise
+            if len(self.chunks.rows) > 1 and not (np.diff(self.chunks.rows) > 0).all():
+                raise ValueError("RecallPool.chunks must be sorted by memory_id")
+        else:
+            ids = [c.memory_id for c in self.chunks]
+            if self.tie_order == "memory_id" and ids != sorted(ids):
+                raise ValueError("RecallPool.chunks must be sorted by memory_id")
         n = len(self.chunks)
         if self.ranks.shape != (n, len(ROUTES)) or self.scores.shape != (n, len(ROUTES)):
             raise ValueError("ranks and scores must be (n_chunks, 8)")
@@ -63,9 +77,34 @@ class RecallPool:
     def _id_index(self) -> dict[str, int]:
         return {c.memory_id: i for i, c in enumerate(self.chunks)}
 
+    def at_depth(self, depth: int) -> "RecallPool":
+        """The pool a fresh recall keeping every route list `depth` deep gives (SPEC §2).
+
+        A pool with a source is re-cut or deepened from its query's cached route scores, so
+        the answer is exact at any depth. A fixed pool serves any depth up to its own (and
+        deeper when no list reached its depth: they hold every hit); deeper raises ValueError.
+        """
+        if self.source is not None:
+            return self if depth == self.depth else self.source.pool(depth)
+        if self.depth < depth and int(self.ranks.max(initial=0)) >= self.depth:
+            raise ValueError(f"recall kept {self.depth} per route; this config needs {depth}")
+        return self
+
+    def ready(self, depth: int) -> bool:
+        """Whether `at_depth(depth)` is quick: no list has to be ranked deeper than before."""
+        return self.source is None or depth == self.depth or self.source.ready(depth)
+
+    @property
+    def deepest(self) -> "RecallPool":
+        """This query's pool at the deepest depth it can reach ("why not" on chunks a
+        shallow pool does not hold); a fixed pool is its own deepest."""
+        return self if self.source is None else self.at_depth(self.source.max_depth)
+
     @cached_property
     def static(self) -> "PoolArrays":
         """Per-row arrays that no knob changes, computed once per pool."""
+        if self.arrays is not None:
+            return self.arrays
         sessions = [c.session_id for c in self.chunks]
         codes = {s: i for i, s in enumerate(sorted(set(sessions)))}
         return PoolArrays(
@@ -74,6 +113,79 @@ class RecallPool:
             memory_score=np.array([clamp01(c.memory_score) for c in self.chunks]),
             dims=np.where(np.abs(self.vectors).sum(axis=1) > 0, self.vectors.shape[1], 0),
         )
+
+
+class Deepener(Protocol):
+    """Pools of one query at any depth, cut from its cached exact route scores."""
+
+    max_depth: int
+
+    def pool(self, depth: int) -> RecallPool:
+        """The pool `depth` deep (identical to a fresh recall at that depth)."""
+
+    def ready(self, depth: int) -> bool:
+        """Whether `pool(depth)` needs no list ranked deeper than before."""
+
+
+class ChunkRows(Sequence[Chunk]):
+    """The pool rows' chunks as rows of the user's chunk list: no tuple of tens of thousands
+    of chunks is built for a pool whose re-rank reads a few hundred of them."""
+
+    __slots__ = ("_all", "rows")
+
+    def __init__(self, chunks: Sequence[Chunk], rows: np.ndarray):
+        self._all, self.rows = chunks, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return tuple(self._all[r] for r in self.rows[i].tolist())
+        return self._all[int(self.rows[i])]
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return map(self._all.__getitem__, self.rows.tolist())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class UnitRows:
+    """(n, d) float64 unit vectors of the pool rows, converted from the store's float32 rows
+    only for the rows read (`vectors[idx]`): a re-rank reads the few hundred MMR sees."""
+
+    __slots__ = ("_matrix", "_rows", "shape")
+    ndim = 2
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, matrix: np.ndarray, rows: np.ndarray):
+        self._matrix, self._rows = matrix, rows
+        self.shape = (len(rows), matrix.shape[1])
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, idx) -> np.ndarray:
+        out = self._matrix[self._rows[idx]].astype(np.float64)
+        if out.ndim == 1:
+            return _unit(out[None, :])[0]
+        return _unit(out)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self[np.arange(self.shape[0])]
+        return out if dtype is None else out.astype(dtype)
+
+    def tolist(self) -> list:
+        return np.asarray(self).tolist()
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 in float64 (zero rows stay zero), in place."""
+    norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]
+    return np.divide(vectors, norms, out=vectors, where=norms > 0)
 
 
 @dataclass(frozen=True, eq=False)

@@ -54,9 +54,12 @@ def _session_rows(pool: RecallPool, cfg: Config, fused: np.ndarray, routes_of, c
 
 
 def rerank(pool: RecallPool, cfg: Config) -> Ranking:
-    """Fuse, cut the pool, add turn support, score and select with MMR (§3-§5)."""
-    if pool.depth < cfg.route_limit and int(pool.ranks.max(initial=0)) >= pool.depth:
-        raise ValueError(f"recall kept {pool.depth} per route; this config needs {cfg.route_limit}")
+    """Fuse, cut the pool, add turn support, score and select with MMR (§3-§5).
+
+    The pool is first taken at the config's `route_limit` (`RecallPool.at_depth`): the pool a
+    fresh search with this config recalls, so the ranking and its explain are that search's.
+    A pool too shallow and fixed raises ValueError."""
+    pool = pool.at_depth(cfg.route_limit)
     live = live_mask(pool.ranks, cfg)
     fused, contributions = FUSIONS[cfg.scheme](pool.ranks, pool.scores, live, cfg, pool.chunks)
     drops = cut_rows(fused, pool.ranks, live, cfg, pool.chunks)

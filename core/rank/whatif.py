@@ -90,12 +90,13 @@ def what_would_change(pool: RecallPool, cfg: Config, memory_id: str, *,
     base = base or rerank(pool, cfg)
     if memory_id in base.result_ids:
         return WhatIf(memory_id, (), "it is returned already")
-    i = pool.index_of(memory_id)
-    if i is None or not (pool.ranks[i] > 0).any():
-        return WhatIf(memory_id, (), f"no route recalled it (each list kept to depth {pool.depth}); "
+    deep = pool.deepest
+    i = deep.index_of(memory_id)
+    if i is None or not (deep.ranks[i] > 0).any():
+        return WhatIf(memory_id, (), f"no route recalled it (each list kept to depth {deep.depth}); "
                                      "no re-rank knob can bring in what recall did not find")
-    chunk = pool.chunks[i]
-    if chunk.kind == "turn" and base.session_first and _has_session_chunk(pool, chunk.session_id):
+    chunk = deep.chunks[i]
+    if chunk.kind == "turn" and base.session_first and _has_session_chunk(deep, chunk.session_id):
         return WhatIf(memory_id, (), f"turn chunk: session-first results are sessions, and its session "
                                      f"{chunk.session_id} has a session chunk, so no knob of the re-rank returns it "
                                      "(ask about its session instead)")

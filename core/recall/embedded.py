@@ -22,6 +22,7 @@ import json
 import os
 import re
 import sqlite3
+import threading
 import uuid
 import zlib
 from pathlib import Path
@@ -78,7 +79,7 @@ class EmbeddedStore:
             raise
         self._vectors: dict[str, np.ndarray] = {}
         self._present: dict[str, np.ndarray] = {}
-        self._last: tuple[tuple[str, bytes] | None, dict[int, np.ndarray]] = (None, {})
+        self._last: tuple[tuple[str, bytes] | None, np.ndarray | None] = (None, None)
         if write:
             self._drop_orphans()
 
@@ -153,60 +154,86 @@ class EmbeddedStore:
 
     # -- reading ------------------------------------------------------------------------------
     def read_user(self, user_id: str) -> tuple[list[Chunk], np.ndarray]:
-        """All chunks of a user sorted by memory_id, and their unit vec_full vectors (float32)."""
+        """All chunks of a user sorted by memory_id, and their unit vec_full vectors (float32).
+
+        The vector file's checksum is computed on a second thread while the chunks are decoded
+        (zlib releases the GIL), and checked before anything is returned."""
         _, n, _ = self._user_row(user_id)
-        rows = self.db.execute("SELECT memory_id, payload FROM chunks WHERE user_id=? ORDER BY row", (user_id,)).fetchall()
-        try:
-            chunks = [Chunk.from_payload(p) for p in json.loads("[" + ",".join(p for _, p in rows) + "]")]
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise self._damaged(user_id, f"a chunk cannot be read: {exc}") from None
+        if user_id in self._vectors:
+            chunks, rows = self._chunks(user_id)
+        else:
+            m, crc = self._open_vectors(user_id)
+            sums: list[int] = []
+            worker = threading.Thread(target=lambda: sums.append(_crc(m)), name="store-checksum", daemon=True)
+            worker.start()
+            try:
+                chunks, rows = self._chunks(user_id)
+            finally:
+                worker.join()
+            self._install(user_id, m, sums[0] if sums else None, crc)
         ids = [c.memory_id for c in chunks]
         if len(chunks) != n or ids != [m for m, _ in rows] or ids != sorted(ids):
             raise self._damaged(user_id, f"{len(chunks)} readable chunks of {n} recorded")
-        return chunks, self._matrix(user_id)[DENSE_ROUTES.index("vec_full")]
+        return chunks, self._vectors[user_id][DENSE_ROUTES.index("vec_full")]
+
+    def _chunks(self, user_id: str) -> tuple[list[Chunk], list[tuple[str, str]]]:
+        rows = self.db.execute("SELECT memory_id, payload FROM chunks WHERE user_id=? ORDER BY row", (user_id,)).fetchall()
+        try:
+            return [Chunk.from_payload(p) for p in json.loads("[" + ",".join(p for _, p in rows) + "]")], rows
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise self._damaged(user_id, f"a chunk cannot be read: {exc}") from None
 
     def _matrix(self, user_id: str) -> np.ndarray:
         if user_id not in self._vectors:
-            file, n, crc = self._user_row(user_id)
-            dim = self.meta().dim
-            try:
-                m = np.load(self.path / "vectors" / file, mmap_mode="r")
-            except FileNotFoundError:
-                raise self._damaged(user_id, f"its vector file vectors/{file} is missing") from None
-            except (ValueError, OSError) as exc:
-                raise self._damaged(user_id, f"vectors/{file} cannot be read: {exc}") from None
-            if m.dtype != np.float32 or m.shape != (len(DENSE_ROUTES), n, dim):
-                raise self._damaged(user_id, f"vectors/{file} holds {m.dtype} {m.shape}, "
-                                             f"expected float32 {(len(DENSE_ROUTES), n, dim)}")
-            if _crc(m) != crc:
-                raise self._damaged(user_id, f"vectors/{file} does not match its checksum")
-            masks = np.array([r for (r,) in self.db.execute(
-                "SELECT routes FROM chunks WHERE user_id=? ORDER BY row", (user_id,))], dtype=np.int64)
-            self._present[user_id] = (masks[None, :] >> np.arange(len(DENSE_ROUTES))[:, None]) & 1 == 1
-            self._vectors[user_id] = np.asarray(m)  # a plain array over the map: no memmap overhead per use
+            m, crc = self._open_vectors(user_id)
+            self._install(user_id, m, _crc(m), crc)
         return self._vectors[user_id]
+
+    def _open_vectors(self, user_id: str) -> tuple[np.ndarray, int]:
+        """The user's vector file, memory-mapped and of the recorded shape, and its recorded checksum."""
+        file, n, crc = self._user_row(user_id)
+        dim = self.meta().dim
+        try:
+            m = np.load(self.path / "vectors" / file, mmap_mode="r")
+        except FileNotFoundError:
+            raise self._damaged(user_id, f"its vector file vectors/{file} is missing") from None
+        except (ValueError, OSError) as exc:
+            raise self._damaged(user_id, f"vectors/{file} cannot be read: {exc}") from None
+        if m.dtype != np.float32 or m.shape != (len(DENSE_ROUTES), n, dim):
+            raise self._damaged(user_id, f"vectors/{file} holds {m.dtype} {m.shape}, "
+                                         f"expected float32 {(len(DENSE_ROUTES), n, dim)}")
+        return m, crc
+
+    def _install(self, user_id: str, m: np.ndarray, computed: int | None, crc: int) -> None:
+        """Keep the vectors for searches once their checksum matches the recorded one."""
+        if computed != crc:
+            file = self._user_row(user_id)[0]
+            raise self._damaged(user_id, f"vectors/{file} does not match its checksum")
+        masks = np.array([r for (r,) in self.db.execute(
+            "SELECT routes FROM chunks WHERE user_id=? ORDER BY row", (user_id,))], dtype=np.int64)
+        self._present[user_id] = (masks[None, :] >> np.arange(len(DENSE_ROUTES))[:, None]) & 1 == 1
+        self._vectors[user_id] = np.asarray(m)  # a plain array over the map: no memmap overhead per use
 
     def route_matrix(self, user_id: str) -> np.ndarray:
         """The user's unit route vectors, float32 `(7, n, dim)` in `DENSE_ROUTES` order (memory-mapped)."""
         return self._matrix(user_id)
 
-    def search(self, user_id: str, query: np.ndarray, routes: Iterable[str], limit: int) -> dict[str, RouteHits]:
-        """Exact cosine search of each route: rows of `read_user`'s order, best first, ties by row."""
+    def scan(self, user_id: str, query: np.ndarray) -> np.ndarray:
+        """Exact cosine of the query with every route vector of the user, in one BLAS call:
+        float32 `(7, n)` in `DENSE_ROUTES` order, -inf where a chunk has no vector for a route."""
         m = self._matrix(user_id)
-        present = self._present[user_id]
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))
         q = q / norm if norm > 0 else q
-        key = (user_id, q.tobytes())
+        every = (m.reshape(-1, m.shape[2]) @ q).reshape(m.shape[:2])
+        return np.where(self._present[user_id], every, np.float32(-np.inf))
+
+    def search(self, user_id: str, query: np.ndarray, routes: Iterable[str], limit: int) -> dict[str, RouteHits]:
+        """Exact cosine search of each route: rows of `read_user`'s order, best first, ties by row."""
+        key = (user_id, np.asarray(query, dtype=np.float32).tobytes())
         if self._last[0] != key:  # a deeper fetch of the same query (a tie across the cut) reuses the scan
-            self._last = (key, {})
+            self._last = (key, self.scan(user_id, query))
         scanned = self._last[1]
-        routes = list(routes)
-        wanted = [DENSE_ROUTES.index(r) for r in routes if DENSE_ROUTES.index(r) not in scanned]
-        if wanted:
-            every = (m.reshape(-1, m.shape[2]) @ q).reshape(m.shape[:2])  # one BLAS call for every route
-            for j in wanted:
-                scanned[j] = np.where(present[j], every[j], np.float32(-np.inf))
         out = {}
         for route in routes:
             j = DENSE_ROUTES.index(route)
@@ -271,6 +298,7 @@ class EmbeddedStore:
             db.execute("ROLLBACK")
             raise
         self._vectors.pop(user_id, None)
+        self._last = (None, None)
 
     def drop_user(self, user_id: str) -> None:
         """Remove a user (even one whose data is damaged); other users are untouched."""
@@ -282,6 +310,7 @@ class EmbeddedStore:
         db.execute("DELETE FROM users WHERE user_id=?", (user_id,))
         db.execute("COMMIT")
         self._vectors.pop(user_id, None)
+        self._last = (None, None)
         self._drop_orphans()
 
     def _drop_orphans(self) -> None:

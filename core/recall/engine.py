@@ -16,15 +16,17 @@ import numpy as np
 from core.config import MAX_ROUTE_DEPTH, Config
 from core.errors import MemsenseError
 from core.recall.backends import open_store
+from core.recall.deepen import ScanPools, assemble, best_lexical
 from core.recall.embed import Embedder, is_content_key, legacy_model_key
 from core.recall.fulltext import FullTextIndex
 from core.recall.lexical import LexicalIndex
-from core.rank.pool import RecallPool, neighbors_of
+from core.rank.pool import PoolArrays, RecallPool, neighbors_of
 from core.rank.ranking import Ranking
 from core.rank.rerank import rerank
-from core.recall.store import RouteHits, Store, StoreMeta, is_url, top_rows
+from core.rank.score import clamp01
+from core.recall.store import RouteHits, Store, StoreMeta, is_url
 from core.recall.ties import ranked_lists
-from core.records import DENSE_ROUTES, ROUTES, Chunk
+from core.records import DENSE_ROUTES, Chunk
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 DEMO_DATASET = RESOURCES / "demo" / "demo-conversations.jsonl"
@@ -143,6 +145,7 @@ class _UserIndex:
     is_session: np.ndarray  # row -> is a session chunk
     neighbors: dict[str, tuple[str | None, str | None]]
     by_id: dict[str, Chunk]
+    static: PoolArrays  # `RecallPool.static` of every row: a pool takes its rows' entries
 
     @classmethod
     def build(cls, chunks: list[Chunk], vec_full: np.ndarray, lexical: str = "bm25") -> "_UserIndex":
@@ -153,8 +156,14 @@ class _UserIndex:
         order = rows[np.argsort(session_of[rows], kind="stable")]
         bounds = np.searchsorted(session_of[order], np.arange(len(codes) + 1))
         session_rows = [order[bounds[i]:bounds[i + 1]] for i in range(len(codes))]
+        static = PoolArrays(
+            is_turn=np.array([c.kind == "turn" for c in chunks], dtype=bool),
+            session_of=session_of,
+            memory_score=np.array([clamp01(c.memory_score) for c in chunks], dtype=np.float64),
+            dims=np.where(vec_full.any(axis=1), vec_full.shape[1], 0) if len(chunks) else np.zeros(0, np.int64),
+        )
         return cls(chunks, vec_full, LEXICAL_MODES[lexical]([c.lexical_text for c in chunks]), session_of, session_rows, is_session,
-                   neighbors_of(chunks), {c.memory_id: c for c in chunks})
+                   neighbors_of(chunks), {c.memory_id: c for c in chunks}, static)
 
 
 class Engine:
@@ -187,6 +196,12 @@ class Engine:
     def load_model(self) -> None:
         self.embedder.load()
 
+    @property
+    def pools_deepen(self) -> bool:
+        """Whether recall pools deepen themselves (`RecallPool.at_depth`): a store that scans
+        every vector keeps the query's scores; a Qdrant server returns lists, so its pools are fixed."""
+        return hasattr(self.store, "scan")
+
     def users(self) -> list[str]:
         return self.store.users()
 
@@ -199,56 +214,43 @@ class Engine:
     def chunks(self, user_id: str) -> list[Chunk]:
         return self._index(user_id).chunks
 
-    def recall(self, user_id: str, query: str, depth: int = MAX_ROUTE_DEPTH) -> RecallPool:
-        """Every route's ranked list to `depth`, plus the session chunks of touched sessions."""
+    def recall(self, user_id: str, query: str, depth: int | None = None) -> RecallPool:
+        """Every route's ranked list to `depth` (default: what the default settings need), plus
+        the session chunks of touched sessions. The pool keeps the query's exact route scores,
+        so it deepens with no new search (`RecallPool.at_depth`); on a Qdrant server, which
+        returns lists and not full scans, the pool is fixed at `depth` (default the deepest
+        any config needs, `MAX_ROUTE_DEPTH`)."""
         query = validate_query(query)
         ix = self._index(user_id)
         t0 = time.perf_counter()
         qvec = self.embedder.encode([query])[0]
         t1 = time.perf_counter()
-        hits = self._dense(user_id, qvec, depth)
+        if not self.pools_deepen:
+            return self._fixed(ix, user_id, query, qvec, MAX_ROUTE_DEPTH if depth is None else depth, (t1 - t0) * 1e3)
+        dense = self.store.scan(user_id, qvec)
         t2 = time.perf_counter()
         lex = ix.lexical.scores(query)
-        hits["lexical"] = RouteHits(*ranked_lists(lambda _, n: {"lexical": _best(lex, n)}, ["lexical"], depth)["lexical"])
         t3 = time.perf_counter()
         timings = {"embed": (t1 - t0) * 1e3, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}
-        pool = self._assemble(ix, query, user_id, hits, depth, timings)
-        timings["assemble"] = (time.perf_counter() - t3) * 1e3
+        return ScanPools(ix, user_id, query, dense, lex, timings).pool(Config().route_limit if depth is None else depth)
+
+    def _fixed(self, ix: _UserIndex, user_id: str, query: str, qvec: np.ndarray, depth: int, embed_ms: float) -> RecallPool:
+        """A pool from the store's route lists `depth` deep (noise-tied cosines ordered by id)."""
+        t1 = time.perf_counter()
+        lists = ranked_lists(lambda routes, n: self.store.search(user_id, qvec, routes, n), DENSE_ROUTES, depth)
+        hits = {r: RouteHits(*h) for r, h in lists.items()}
+        t2 = time.perf_counter()
+        lex = ix.lexical.scores(query)
+        hits["lexical"] = RouteHits(*ranked_lists(lambda _, n: {"lexical": best_lexical(lex, n)}, ["lexical"], depth)["lexical"])
+        t3 = time.perf_counter()
+        timings = {"embed": embed_ms, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}
+        pool = assemble(ix, query, user_id, hits, depth, timings)
+        pool.timings_ms["assemble"] = (time.perf_counter() - t3) * 1e3
         return pool
 
-    @staticmethod
-    def _assemble(ix: _UserIndex, query: str, user_id: str, hits: dict[str, RouteHits], depth: int,
-                  timings: dict[str, float]) -> RecallPool:
-        """The pool: every row some route found, plus the session chunks of every touched session."""
-        n = len(ix.chunks)
-        keep = np.zeros(n, dtype=bool)
-        for r in ROUTES:
-            keep[hits[r].rows] = True
-        touched = np.zeros(len(ix.session_rows), dtype=bool)
-        touched[ix.session_of[keep]] = True
-        keep |= ix.is_session & touched[ix.session_of]
-        rows = np.flatnonzero(keep)
-        pos = np.zeros(n, dtype=np.int64)
-        pos[rows] = np.arange(len(rows))
-        ranks = np.zeros((len(rows), len(ROUTES)), dtype=np.int32)
-        scores = np.full((len(rows), len(ROUTES)), np.nan)
-        for j, route in enumerate(ROUTES):
-            at = pos[hits[route].rows]
-            ranks[at, j] = np.arange(1, len(at) + 1)
-            scores[at, j] = hits[route].scores
-        vectors = ix.vec_full[rows].astype(np.float64)
-        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]
-        vectors = np.divide(vectors, norms, out=vectors, where=norms > 0)
-        return RecallPool(query, user_id, tuple(ix.chunks[r] for r in rows.tolist()), ranks, scores, vectors,
-                          depth=depth, neighbors=ix.neighbors, neighbor_chunks=ix.by_id, timings_ms=timings)
-
-    def _dense(self, user_id: str, qvec: np.ndarray, depth: int) -> dict[str, RouteHits]:
-        """Each dense route to `depth`, noise-tied cosines ordered by id (`core.recall.ties`)."""
-        lists = ranked_lists(lambda routes, n: self.store.search(user_id, qvec, routes, n), DENSE_ROUTES, depth)
-        return {r: RouteHits(*hits) for r, hits in lists.items()}
-
     def search(self, user_id: str, query: str, cfg: Config | None = None) -> Ranking:
-        return rerank(self.recall(user_id, query), cfg or Config())
+        cfg = cfg or Config()
+        return rerank(self.recall(user_id, query, cfg.route_limit), cfg)
 
     def close(self) -> None:
         self.store.close()
@@ -279,12 +281,6 @@ def check_model(store: Store, meta: StoreMeta | None, embedder: Embedder) -> Non
         raise MemsenseError(f"{where} was built with a different model that has the same folder name and file "
                             f"sizes as {embedder.model_path}; pass the --model it was built with, or ingest into "
                             "a new --store")
-
-
-def _best(scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The `n` best rows with a positive score (BM25: no match is no hit), and their scores."""
-    rows = top_rows(np.where(scores > 0, scores, -np.inf), n)
-    return rows, scores[rows]
 
 
 def validate_query(query: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Protocol, Sequence, runtime_checkable
 
-from core.config import MAX_ROUTE_DEPTH
 from core.rank.pool import RecallPool
 from core.records import Chunk
 
@@ -23,8 +22,10 @@ class RecallEngine(Protocol):
     def load_model(self) -> None:
         """Load the query embedding model now (otherwise on the first recall)."""
 
-    def recall(self, user_id: str, query: str, depth: int = MAX_ROUTE_DEPTH) -> RecallPool:
-        """Every route's list for `query`, kept `depth` deep (SPEC §2); the app asks at the default depth."""
+    def recall(self, user_id: str, query: str, depth: int | None = None) -> RecallPool:
+        """Every route's list for `query`, kept `depth` deep (SPEC §2): the app asks for its
+        settings' `route_limit`; a pool that can deepens itself when a knob needs more
+        (`RecallPool.at_depth`), others are fixed (None: `MAX_ROUTE_DEPTH`, deep enough for any)."""
 
     def close(self) -> None:
         """Release the store and the model."""

@@ -7,15 +7,23 @@ burst of slider ticks costs one re-rank per interval, and the last tick is alway
 Rank movement is shown against a baseline ranking of the same pool: a pinned baseline (a
 preset, or a snapshot of the settings at some moment) when there is one, re-ranked once per
 new pool; else the settings before the last gesture.
+
+A pool is recalled as deep as the settings need; a knob that needs deeper route lists (top_k
+up, say) has the pool deepen itself from its cached scores (`RecallPool.at_depth`). That ranks
+lists thousands deep on large users, so it runs on a worker thread, as deep as top_k's slider
+can then ask without another wait (the shallower pools are cut from it); the ranking on screen
+stays until the deeper pool is ready, then the newest settings are applied.
 """
 from __future__ import annotations
 
+import threading
 import time
+from dataclasses import replace
 from typing import Iterable, NamedTuple
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from core.config import Config
+from core.config import TOP_K_MAX, Config
 from core.rank.pool import RecallPool
 from core.rank.ranking import Ranking
 from core.rank.rerank import rerank
@@ -41,6 +49,8 @@ class QuerySession(QObject):
     pins_changed = Signal(object)  # tuple[str, ...]
     baseline_changed = Signal(object)  # Baseline | None
     rerank_failed = Signal(object)  # exception
+    deepening = Signal(bool)  # True while the pool ranks deeper lists off the UI thread
+    _deepened = Signal(object, object)  # pool, exception or None (from the worker thread)
 
     def __init__(self, config: Config | None = None, throttle_ms: int = 30, parent: QObject | None = None):
         super().__init__(parent)
@@ -59,6 +69,8 @@ class QuerySession(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(throttle_ms)
         self._timer.timeout.connect(self.flush)
+        self._deepening: RecallPool | None = None
+        self._deepened.connect(self._on_deepened)
 
     # ---- pool -----------------------------------------------------------------------------
     def set_pool(self, pool: RecallPool | None, gold: Iterable[str] = (), evidence: Iterable[str] = ()) -> None:
@@ -108,6 +120,10 @@ class QuerySession(QObject):
             self._rerank()
 
     def _rerank(self) -> None:
+        if not self.pool.ready(self.config.route_limit):
+            slider_max = replace(self.config, top_k=TOP_K_MAX).route_limit
+            self._deepen(self.pool, max(self.config.route_limit, slider_max))
+            return
         try:
             ranking = rerank(self.pool, self.config)
         except Exception as exc:  # noqa: BLE001 - a bad scheme or pool is reported, not fatal
@@ -142,6 +158,38 @@ class QuerySession(QObject):
         self.baseline_changed.emit(self.pinned_baseline)
         if self.ranking is not None:
             self.ranking_changed.emit(self.ranking)
+
+    @property
+    def is_deepening(self) -> bool:
+        return self._deepening is not None
+
+    def _deepen(self, pool: RecallPool, depth: int) -> None:
+        """Rank `pool` `depth` deep on a worker thread; `_on_deepened` then re-ranks with the
+        newest settings (one worker per pool at a time: later ticks wait for it)."""
+        if self._deepening is pool:
+            return
+        self._deepening = pool
+        self.deepening.emit(True)
+
+        def work() -> None:
+            try:
+                pool.at_depth(depth)
+            except Exception as exc:  # noqa: BLE001 - reported on the UI thread
+                self._deepened.emit(pool, exc)
+                return
+            self._deepened.emit(pool, None)
+
+        threading.Thread(target=work, name="deepen-pool", daemon=True).start()
+
+    def _on_deepened(self, pool: RecallPool, error: BaseException | None) -> None:
+        self._deepening = None
+        self.deepening.emit(False)
+        if pool is not self.pool:
+            return  # a new query replaced it meanwhile
+        if error is not None:
+            self.rerank_failed.emit(error)
+            return
+        self._rerank()
 
     # ---- movement and pins ----------------------------------------------------------------
     def previous_rank(self, memory_id: str) -> int | None:

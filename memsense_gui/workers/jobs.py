@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from core.config import Config
+from core.config import MAX_ROUTE_DEPTH, Config
 from core.errors import MemsenseError
 from core.evaluation.evaluate import QuestionOutcome, evaluate_config
 from core.evaluation.judged import session_docid
@@ -58,6 +58,7 @@ class RecallRequest:
     query: str
     gold: frozenset[str] = frozenset()
     evidence: frozenset[str] = frozenset()  # evidence turn (dialogue) ids of a judged question
+    depth: int | None = None  # the settings' route_limit: the pool deepens itself when a knob asks for more
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,9 @@ def recall(engine: RecallEngine, request: RecallRequest, task: Job | None = None
     """Embed the query and run the eight routes (the slow half of a search)."""
     if task is not None:
         task.check()
-    return RecallResult(request, engine.recall(request.user_id, request.query))
+    # an engine whose pools cannot deepen (a live Memsense, a Qdrant server) recalls deep enough for any knob
+    deepens = getattr(engine, "pools_deepen", False) and request.depth is not None
+    return RecallResult(request, engine.recall(request.user_id, request.query, request.depth if deepens else MAX_ROUTE_DEPTH))
 
 
 def preset_run(engine: RecallEngine, questions: list[Question], cfg: Config, level: str = "memory",
@@ -82,7 +85,7 @@ def preset_run(engine: RecallEngine, questions: list[Question], cfg: Config, lev
         if task is not None:
             task.check()
             task.report(n, len(questions), q.text)
-        ranking = rerank(engine.recall(q.user_id, q.text), cfg)
+        ranking = rerank(engine.recall(q.user_id, q.text, cfg.route_limit), cfg)
         chunks = [ranking.pool.chunks[r.index] for r in ranking.selected_rows]
         ids = [c.memory_id if level == "memory" else session_docid(c.user_id, c.session_number) for c in chunks]
         entries[q.question_id] = list(zip(ids, (r.final_score for r in ranking.selected_rows)))

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from core.cli.main import main as cli
+from core.config import MAX_ROUTE_DEPTH, Config
 
 
 def test_bench_scale_json_has_one_object_per_size(capsys):
@@ -14,9 +15,11 @@ def test_bench_scale_json_has_one_object_per_size(capsys):
     assert [r["chunks"] for r in rows] == [300, 700] and all(r["users"] == 3 for r in rows)
     for r in rows:
         for key in ("open_s", "first_recall_ms", "recall_median_ms", "recall_p95_ms", "floor_ms", "rerank_top4_ms",
-                    "rerank_top50_ms"):
+                    "rerank_top50_ms", "deepen_max_median_ms", "deepen_max_p95_ms"):
             assert r[key] > 0, key
-        assert r["pool_rows"] == r["chunks"]  # lists as deep as the controls allow cover a small user whole
+        assert r["depth"] == Config().route_limit and r["max_depth"] == MAX_ROUTE_DEPTH
+        assert r["pool_rows"] < r["chunks"]  # recall keeps what the default settings need...
+        assert r["max_pool_rows"] == r["chunks"]  # ...and lists as deep as the controls allow cover a small user whole
         assert r["ratio"] == pytest.approx(r["recall_median_ms"] / r["floor_ms"], rel=0.05, abs=0.1)
 
 

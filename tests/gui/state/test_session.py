@@ -66,3 +66,33 @@ def test_a_failing_rerank_is_reported(qtbot):
     object.__setattr__(bad, "scheme", "no-such-scheme")  # bypass validation: a scheme the core lacks
     with qtbot.waitSignal(s.rerank_failed):
         s.set_config(bad)
+
+
+def test_a_knob_that_needs_deeper_lists_deepens_the_pool_off_the_ui_thread(qtbot, tmp_path):
+    """A pool recalled for top_k 4 and moved to top_k 50: the deeper ranking comes from a worker
+    thread, equals a fresh search at that depth, and the newest settings win meanwhile."""
+    from core.recall.backends import open_store
+    from core.recall.engine import Engine
+    from tests.recall.test_deepen import DIM, TinyEmbedder, fresh, user_data
+
+    store = open_store(tmp_path / "store", create=True)
+    store.write_user("u", *user_data(120, seed=5), TinyEmbedder.key, DIM)
+    store.close()
+    engine = Engine(tmp_path / "store", embedder=TinyEmbedder())
+    try:
+        s = QuerySession(throttle_ms=0)
+        s.set_pool(engine.recall("u", "w3 w4 w5", Config().route_limit))
+        assert s.ranking.pool.depth == Config().route_limit
+        deep = replace(Config(), top_k=50)
+        with qtbot.waitSignal(s.ranking_changed, timeout=10000) as blocker:
+            s.set_config(deep, "top_k")
+            assert s.is_deepening and s.ranking.config.top_k == 4  # the old ranking stays meanwhile
+            s.set_config(replace(deep, mmr_lambda=0.5), "mmr_lambda")  # a newer tick while it deepens
+        assert not s.is_deepening
+        got = blocker.args[0]
+        assert got.config.mmr_lambda == 0.5 and got.pool.depth == deep.route_limit
+        assert got.results == rerank(fresh(engine, "w3 w4 w5", deep.route_limit), got.config).results
+        s.set_config(Config(), "top_k")  # back down: the cached shallower pool, at once
+        assert not s.is_deepening and s.ranking.pool.depth == Config().route_limit
+    finally:
+        engine.close()

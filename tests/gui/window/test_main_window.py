@@ -190,7 +190,7 @@ def test_a_store_that_cannot_open_is_a_dialog_and_the_window_stays(qtbot, make_w
 
 def test_an_unexpected_failure_in_recall_is_a_dialog_not_a_crash(qtbot, make_window, monkeypatch):
     w = make_window()
-    monkeypatch.setattr(w.engines[-1], "recall", lambda u, q: 1 / 0)
+    monkeypatch.setattr(w.engines[-1], "recall", lambda u, q, depth=None: 1 / 0)
     w.query_edit.setText("boom")
     with qtbot.waitSignal(w.ctx.error_reported, timeout=5000) as blocker:
         w.queries.run_query()

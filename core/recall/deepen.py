@@ -1,0 +1,164 @@
+"""Recall pools of one query at any depth, from its exact route scores (SPEC §2).
+
+The embedded store scans every vector of the user for each query (`EmbeddedStore.scan`), and
+BM25 scores every chunk, so the query's full per-route scores are at hand after a recall
+(a few MB). `ScanPools` keeps them: the pool a re-rank needs (`route_limit` deep) is ranked
+from them when first asked for, and a pool already ranked deeper is cut, with no new search.
+Either way the pool is the one a fresh recall at that depth gives: route lists are ranked by
+`core.recall.ties.ranked_lists` (the same tie rules, the same noise grouping), and a list `n`
+deep is the first `n` of any deeper list.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from core.config import MAX_ROUTE_DEPTH
+from core.rank.pool import ChunkRows, PoolArrays, RecallPool, UnitRows
+from core.recall.store import RouteHits, top_rows
+from core.recall.ties import ranked_lists
+from core.records import DENSE_ROUTES, ROUTES, Chunk
+
+KEEP_POOLS = 6
+"""Pools of other depths kept per query besides the deepest ranked (a slider moving back and
+forth over a few depths re-uses them)."""
+
+
+class UserRows(Protocol):
+    """What a pool needs of one user's index (`core.recall.engine._UserIndex`)."""
+
+    chunks: list[Chunk]
+    vec_full: np.ndarray
+    session_of: np.ndarray
+    is_session: np.ndarray
+    static: PoolArrays
+    neighbors: dict[str, tuple[str | None, str | None]]
+    by_id: dict[str, Chunk]
+
+
+def best_lexical(scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The `n` best rows with a positive score (BM25: no match is no hit), and their scores."""
+    rows = top_rows(np.where(scores > 0, scores, -np.inf), n)
+    return rows, scores[rows]
+
+
+def assemble(ix: UserRows, query: str, user_id: str, hits: dict[str, RouteHits], depth: int,
+             timings: dict[str, float], source: "ScanPools | None" = None) -> RecallPool:
+    """The pool: every row some route found, plus the session chunks of every touched session."""
+    n = len(ix.chunks)
+    keep = np.zeros(n, dtype=bool)
+    for r in ROUTES:
+        keep[hits[r].rows] = True
+    touched = np.zeros(int(ix.session_of.max(initial=-1)) + 1, dtype=bool)
+    touched[ix.session_of[keep]] = True
+    keep |= ix.is_session & touched[ix.session_of]
+    rows = np.flatnonzero(keep)
+    pos = np.zeros(n, dtype=np.int64)
+    pos[rows] = np.arange(len(rows))
+    ranks = np.zeros((len(rows), len(ROUTES)), dtype=np.int32)
+    scores = np.full((len(rows), len(ROUTES)), np.nan)
+    for j, route in enumerate(ROUTES):
+        at = pos[hits[route].rows]
+        ranks[at, j] = np.arange(1, len(at) + 1)
+        scores[at, j] = hits[route].scores
+    return _pool(ix, query, user_id, rows, ranks, scores, depth, timings, source)
+
+
+def _pool(ix: UserRows, query: str, user_id: str, rows: np.ndarray, ranks: np.ndarray, scores: np.ndarray,
+          depth: int, timings: dict[str, float], source: "ScanPools | None") -> RecallPool:
+    st = ix.static
+    arrays = PoolArrays(st.is_turn[rows], st.session_of[rows], st.memory_score[rows], st.dims[rows])
+    return RecallPool(query, user_id, ChunkRows(ix.chunks, rows), ranks, scores, UnitRows(ix.vec_full, rows),
+                      depth=depth, neighbors=ix.neighbors, neighbor_chunks=ix.by_id, timings_ms=dict(timings),
+                      arrays=arrays, source=source)
+
+
+@dataclass(eq=False)
+class ScanPools:
+    """One query's exact scores on every route, and the pools ranked from them so far."""
+
+    ix: UserRows
+    user_id: str
+    query: str
+    dense: np.ndarray  # float32 (7, n) cosine per dense route, -inf where the chunk has no vector
+    lexical: np.ndarray  # float64 (n,) BM25, 0 = no match
+    timings: dict[str, float]
+    max_depth: int = MAX_ROUTE_DEPTH
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._deepest: RecallPool | None = None
+        self._pools: OrderedDict[int, RecallPool] = OrderedDict()
+
+    def __getstate__(self) -> dict:
+        """Pickled (a pool sent to another process) without its lock and cached pools."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_deepest", "_pools")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__post_init__()
+
+    def ready(self, depth: int) -> bool:
+        with self._lock:
+            return depth in self._pools or (self._deepest is not None and self._deepest.depth >= depth)
+
+    def pool(self, depth: int) -> RecallPool:
+        """The pool `depth` deep: cached, cut from a deeper one, or ranked from the scores.
+        Ranking happens outside the lock, so a reader of a ready depth never waits for it."""
+        depth = max(int(depth), 1)
+        with self._lock:
+            if depth in self._pools:
+                self._pools.move_to_end(depth)
+                return self._pools[depth]
+            deeper = self._deepest if self._deepest is not None and self._deepest.depth >= depth else None
+        pool = self._cut(deeper, depth) if deeper is not None else self._rank(depth)
+        with self._lock:
+            if self._deepest is None or depth > self._deepest.depth:
+                self._deepest = pool
+            self._pools[depth] = pool
+            while len(self._pools) > KEEP_POOLS:
+                self._pools.popitem(last=False)
+        return pool
+
+    def _rank(self, depth: int) -> RecallPool:
+        t0 = time.perf_counter()
+        hits = {r: RouteHits(*h) for r, h in ranked_lists(self._fetch, DENSE_ROUTES, depth).items()}
+        t1 = time.perf_counter()
+        lists = ranked_lists(lambda _, n: {"lexical": best_lexical(self.lexical, n)}, ["lexical"], depth)
+        hits["lexical"] = RouteHits(*lists["lexical"])
+        t2 = time.perf_counter()
+        timings = {**self.timings, "rank_dense": (t1 - t0) * 1e3, "rank_lexical": (t2 - t1) * 1e3}
+        pool = assemble(self.ix, self.query, self.user_id, hits, depth, timings, self)
+        timings["assemble"] = (time.perf_counter() - t2) * 1e3
+        pool.timings_ms.update(timings)
+        return pool
+
+    def _fetch(self, routes: Sequence[str], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        out = {}
+        for route in routes:
+            scores = self.dense[DENSE_ROUTES.index(route)]
+            rows = top_rows(scores, n)
+            out[route] = (rows.astype(np.int64), scores[rows].astype(np.float64))
+        return out
+
+    def _cut(self, deeper: RecallPool, depth: int) -> RecallPool:
+        """The first `depth` of every list of a deeper pool: each list `depth` deep is the
+        start of the deeper one, and the deeper pool holds the session chunks of every session
+        its lists touch, so of every session the shorter lists touch."""
+        t0 = time.perf_counter()
+        user_rows = deeper.chunks.rows  # type: ignore[attr-defined]
+        inside = (deeper.ranks > 0) & (deeper.ranks <= depth)
+        found = inside.any(axis=1)
+        session_of = self.ix.session_of[user_rows]
+        touched = np.zeros(int(session_of.max(initial=-1)) + 1, dtype=bool)
+        touched[session_of[found]] = True
+        keep = np.flatnonzero(found | (self.ix.is_session[user_rows] & touched[session_of]))
+        ranks = np.where(inside[keep], deeper.ranks[keep], 0).astype(np.int32)
+        scores = np.where(inside[keep], deeper.scores[keep], np.nan)
+        timings = {**self.timings, "cut": (time.perf_counter() - t0) * 1e3}
+        return _pool(self.ix, self.query, self.user_id, user_rows[keep], ranks, scores, depth, timings, self)

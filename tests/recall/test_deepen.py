@@ -1,0 +1,182 @@
+"""Pools kept only as deep as the settings need, deepened from the query's cached scores (SPEC §2):
+every depth must give the pool, the ranking and the explain a fresh search at that depth gives."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from core.config import MAX_ROUTE_DEPTH, SCHEMES, TOP_K_MAX, Config
+from core.rank.rerank import rerank
+from core.recall.backends import open_store
+from core.recall.engine import Engine
+from core.records import DENSE_ROUTES, ROUTES, Chunk
+
+DIM = 8
+WORDS = [f"w{i}" for i in range(60)]
+
+
+class TinyEmbedder:
+    """A unit vector seeded by the text (no model): the same text always maps alike."""
+
+    key = "test-tiny-8"
+    dim = DIM
+    embedded = cached = 0
+
+    def encode(self, texts, **_):
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for i, t in enumerate(texts):
+            v = np.random.default_rng(int.from_bytes(hashlib.sha1(t.encode()).digest()[:8], "little")).standard_normal(DIM)
+            out[i] = v / np.linalg.norm(v)
+        return out
+
+    def load(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def user_data(n_sessions: int, seed: int):
+    """Sessions of a session chunk and 1-12 turns. Ties as in real stores: a session's turns
+    carry its facet vectors (exact ties), some vec_full rows are copies, BM25 over 60 words."""
+    rng = np.random.default_rng(seed)
+    chunks, vecs = [], {r: [] for r in DENSE_ROUTES}
+    for s in range(n_sessions):
+        sid = f"u:S{s:04d}"
+        facets = {r: rng.standard_normal(DIM).astype(np.float32) * (rng.random() > 0.2)
+                  for r in DENSE_ROUTES if r.startswith("facet")}
+        for k in range(int(rng.integers(2, 14))):
+            words = " ".join(rng.choice(WORDS, size=int(rng.integers(3, 12))))
+            chunks.append(Chunk(f"{sid}:{'P0' if k == 0 else f'T{k:02d}'}", "u", sid, s + 1, "session" if k == 0 else "turn",
+                                k, f"2024-{1 + s % 12:02d}-01T10:00:00", words[:20], words[20:],
+                                next_user_text=words[:5] if rng.random() < 0.7 else "",
+                                tags=tuple(sorted(set(rng.choice(WORDS[:8], size=2)))), task_tag=str(rng.choice(WORDS)),
+                                memory_score=float(rng.choice([0.5, 0.35, 0.65]))))
+            for r in DENSE_ROUTES:
+                v = facets[r] if r in facets else rng.standard_normal(DIM).astype(np.float32)
+                if r == "vec_full" and len(vecs[r]) and rng.random() < 0.1:
+                    v = vecs[r][-1]  # an exact duplicate of the previous chunk's vector
+                if r == "vec_next_user" and not chunks[-1].next_user_text:
+                    v = np.zeros(DIM, np.float32)
+                vecs[r].append(v)
+    return chunks, {r: np.array(v, dtype=np.float32) for r, v in vecs.items()}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    location = tmp_path_factory.mktemp("deepen") / "store"
+    chunks, vectors = user_data(260, seed=3)
+    store = open_store(location, create=True)
+    store.write_user("u", chunks, vectors, TinyEmbedder.key, DIM)
+    store.close()
+    e = Engine(location, embedder=TinyEmbedder())
+    yield e
+    e.close()
+
+
+def fresh(engine: Engine, query: str, depth: int):
+    """A pool from the store's own route lists at `depth`: the path of a store with no full scan."""
+    return engine._fixed(engine._index("u"), "u", query, engine.embedder.encode([query])[0], depth, 0.0)
+
+
+def assert_same_pool(a, b):
+    assert a.depth == b.depth
+    assert a.ids == b.ids
+    assert np.array_equal(a.ranks, b.ranks)
+    assert np.array_equal(a.scores, b.scores, equal_nan=True)
+    assert np.array_equal(np.asarray(a.vectors), np.asarray(b.vectors))
+    for name in ("is_turn", "session_of", "memory_score", "dims"):
+        assert np.array_equal(getattr(a.static, name), getattr(b.static, name)), name
+
+
+QUERIES = ("w1 w2 w3", "w7", "w10 w11 w12 w13 w14 w15", "w59 w0")
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_every_depth_is_the_pool_a_fresh_recall_gives(engine, query):
+    rng = np.random.default_rng(len(query))
+    depths = [1, 2, 40, 64, 300, 2000, MAX_ROUTE_DEPTH] + rng.integers(1, 3000, size=6).tolist()
+    for start in (64, 1, MAX_ROUTE_DEPTH):
+        pool = engine.recall("u", query, start)
+        for d in rng.permutation(depths).tolist():  # deepen and cut in random order, through the cache
+            assert_same_pool(pool.at_depth(d), fresh(engine, query, d))
+
+
+def test_a_pool_is_kept_only_as_deep_as_asked(engine):
+    shallow = engine.recall("u", "w1 w2 w3")
+    assert shallow.depth == Config().route_limit
+    assert int(shallow.ranks.max()) <= shallow.depth
+    assert shallow.size < shallow.deepest.size
+    assert shallow.deepest.depth == MAX_ROUTE_DEPTH
+
+
+def random_config(rng: np.random.Generator) -> Config:
+    cfg = replace(Config(), scheme=str(rng.choice(SCHEMES)), rrf_k=float(rng.choice([0.0, 1.0, 15.0, 60.0])),
+                  alpha=float(rng.choice([0.0, 0.1, 1.0])), mmr_lambda=float(rng.random()),
+                  duplicate_threshold=float(rng.choice([0.3, 0.9, 0.94, 1.0])), tag_weight=float(rng.random()),
+                  top_k=int(rng.choice([1, 4, 10, 25, TOP_K_MAX])), candidate_multiplier=int(rng.integers(1, 9)),
+                  candidate_min=int(rng.choice([1, 8, 32, 300, 2000])), route_multiplier=int(rng.integers(1, 5)),
+                  route_min=int(rng.choice([1, 16, 40, 500, 4000])), turn_support_cap=float(rng.choice([0.0, 0.12, 1.0])),
+                  turn_support_factor=float(rng.random() * 2), session_first=bool(rng.random() < 0.8),
+                  fallback_fill=bool(rng.random() < 0.8), linear_min_score=float(rng.choice([0.0, 0.15, 0.5])),
+                  linear_max_results=int(rng.choice([3, 10, 100])), quality_recency_base=float(rng.choice([0.9, 0.995])))
+    weights = {r: float(rng.choice([0.0, 0.5, 1.0, 2.5])) for r in ROUTES if rng.random() < 0.5}
+    return cfg.with_weights(**{**weights, "vec_full": float(rng.choice([0.5, 1.0]))})
+
+
+def without_deep_hits(results, limit: int):
+    """Results with the route hits a pool deeper than `limit` adds (ranked but not counted) left out."""
+    out = []
+    for r in results:
+        hits = {k: v for k, v in r["explain"]["route_hits"].items() if v["rank"] <= limit}
+        out.append({**r, "explain": {**r["explain"], "route_hits": hits}})
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_reranks_of_a_deepened_pool_are_those_of_a_fresh_search(engine, seed):
+    """Over random configs, a re-rank of the shallow pool (deepened or cut as each config
+    asks) gives exactly the ranking, scores and explain of a recall at that config's depth,
+    of the full-depth pool, and of a fixed pool kept 8,000 deep (the old way)."""
+    rng = np.random.default_rng(seed)
+    query = QUERIES[seed]
+    shallow, full = engine.recall("u", query), engine.recall("u", query, MAX_ROUTE_DEPTH)
+    fixed_full = fresh(engine, query, MAX_ROUTE_DEPTH)
+    some_ids = [c.memory_id for c in engine.chunks("u")][::7]
+    for _ in range(25):
+        cfg = random_config(rng)
+        got = rerank(shallow, cfg)
+        assert got.pool.depth == cfg.route_limit
+        for other in (rerank(full, cfg), rerank(fresh(engine, query, cfg.route_limit), cfg)):
+            assert got.result_ids == other.result_ids, cfg
+            assert got.results == other.results, cfg
+        # "why not" reads the deepest pool the query has, so the fixed pool above answers less
+        again = rerank(full, cfg)
+        assert [got.fate(m) for m in some_ids] == [again.fate(m) for m in some_ids], cfg
+        if cfg.scheme == "quality" and not cfg.quality_as_of:
+            continue  # its "as of" time is the newest chunk of the pool, so of the pool's depth
+        old = rerank(fixed_full, cfg)
+        assert got.result_ids == old.result_ids, cfg
+        assert got.results == tuple(without_deep_hits(old.results, cfg.route_limit)), cfg
+        assert [got.fate(m) for m in some_ids] == [old.fate(m) for m in some_ids], cfg
+        assert np.array_equal(got.fused[got.candidates], old.fused[old.candidates]), cfg
+
+
+def test_a_fixed_pool_keeps_its_depth(engine):
+    fixed = fresh(engine, "w1 w2", 64)
+    assert fixed.at_depth(40) is fixed
+    with pytest.raises(ValueError, match="recall kept 64 per route; this config needs 400"):
+        rerank(fixed, replace(Config(), top_k=50))
+    assert fixed.deepest is fixed
+
+
+def test_a_pickled_pool_still_deepens(engine):
+    import pickle
+
+    pool = engine.recall("u", "w1 w2 w3")
+    copy = pickle.loads(pickle.dumps(pool))
+    assert_same_pool(copy, pool)
+    assert_same_pool(copy.at_depth(2000), pool.at_depth(2000))
