@@ -1,8 +1,8 @@
 """Typed records handed across the core's boundary."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
 ROUTES: tuple[str, ...] = (
     "vec_full",
@@ -24,14 +24,12 @@ DEFAULT_MEMORY_SCORE = 0.5
 """What Memsense stores for every chunk (SPEC §1); promote / demote move it by ±0.15."""
 
 
-_CONTENT_JSON = json.JSONEncoder(ensure_ascii=False)
-"""`json.dumps(…, ensure_ascii=False)` without building an encoder per call (BM25 indexes the
-content of every chunk when a user is opened)."""
-
-
 def canonical_content(user: str, assistant: str) -> str:
-    """The canonical QA JSON Memsense stores as `content` (SPEC §1)."""
-    return _CONTENT_JSON.encode({"user": user, "assistant": assistant})
+    """The canonical QA JSON Memsense stores as `content` (SPEC §1): the text of
+    `json.dumps({"user": user, "assistant": assistant}, ensure_ascii=False)`, built from json's
+    own string encoder without an encoder object per call (BM25 indexes the content of every
+    chunk when a user is opened)."""
+    return '{"user": ' + encode_basestring(user) + ', "assistant": ' + encode_basestring(assistant) + "}"
 
 
 @dataclass(frozen=True)
