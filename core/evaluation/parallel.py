@@ -1,6 +1,7 @@
 """Score configs on a fixed list of judged questions, in this process or across worker processes.
 
-An `Evaluator` splits the questions into `jobs` shards of about equal pool rows; each shard's
+An `Evaluator` splits the questions into `jobs` shards of about equal pool rows (fewer when a
+shard would have less than `MIN_SHARD_ROWS`); each shard's
 re-rank arrays (`core.evaluation.batch.PoolBatch`, without the pools themselves) and session
 grades go to one worker process once, when it starts. Scoring a config sends it to every
 worker; each re-ranks its shard at once and sends back the metric values of its questions,
@@ -33,6 +34,11 @@ from core.records import Question
 
 Metric = tuple[str, int]
 """A metric's key and its cut-off, e.g. ("recall_all@4", 4)."""
+
+
+MIN_SHARD_ROWS = 20_000
+"""Pool rows a worker process must have to be worth starting (a shard of fewer re-ranks in less
+time than a worker takes to start); smaller question sets are scored in this process."""
 
 
 def default_jobs() -> int:
@@ -96,7 +102,8 @@ class Evaluator:
         self.ids = [q.question_id for q in self.questions]
         self.metrics = list(metrics)
         self._pools = [pools[q] for q in self.ids]
-        parts = _split([p.size for p in self._pools], max(1, jobs))
+        rows = sum(p.size for p in self._pools)
+        parts = _split([p.size for p in self._pools], max(1, min(jobs, rows // max(MIN_SHARD_ROWS, 1))))
         self._workers: list[tuple[Any, Any]] = []
         self._pending: deque[int] = deque()  # tickets sent to the workers, oldest first
         self._done: dict[int, np.ndarray] = {}

@@ -13,6 +13,7 @@ import pytest
 from core.config import Config
 from core.evaluation.judged import session_qrels
 from core.evaluation.metrics import question_metrics
+from core.evaluation import parallel
 from core.evaluation.parallel import Evaluator, _split, pack
 from core.evaluation.study import tune_tpe
 from core.evaluation.tune import ALL_KNOBS, evaluator_for, tune
@@ -20,6 +21,12 @@ from core.rank.rerank import rerank
 from core.rank.synthetic import synthetic_pool
 from core.records import Question
 from tests.evaluation.test_batch import random_configs
+
+
+@pytest.fixture(autouse=True)
+def small_shards(monkeypatch):
+    """These question sets are small: workers anyway, so the parallel path is what is tested."""
+    monkeypatch.setattr(parallel, "MIN_SHARD_ROWS", 1)
 
 
 def case(n_users: int = 3, per_user: int = 5):
@@ -100,3 +107,10 @@ def test_shards_cover_the_questions_once():
         covered = [i for a, b in ranges for i in range(a, b)]
         assert covered == list(range(len(sizes))) and len(ranges) <= max(1, parts)
     assert Config(**pack(Config().with_weights(lexical=2.0))) == Config().with_weights(lexical=2.0)
+
+
+def test_a_small_question_set_is_scored_in_this_process(monkeypatch):
+    monkeypatch.setattr(parallel, "MIN_SHARD_ROWS", 10**9)
+    pools, questions = case()
+    with Evaluator(pools, questions, [("mrr", 4)], jobs=4) as ev:
+        assert ev.jobs == 1 and not multiprocessing.active_children()
