@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -32,12 +33,18 @@ DEFAULT_DATASET = ROOT.parent / "shared" / "datasets" / "locomo" / "locomo-dev.j
 DEPTH = 50
 
 
+CPU = {"s": 0.0}  # CPU seconds (user + system) of the last child: less sensitive to a loaded machine than wall time
+
+
 def _child(code: str, backend: str) -> tuple[float, str]:
     """Run `code` in a fresh Python with `backend`; (wall seconds from spawn to exit, stdout)."""
     env = {**os.environ, "MEMSENSE_EMBED_BACKEND": backend, "PYTHONPATH": str(ROOT)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU["s"] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if out.returncode:
         raise SystemExit(f"bench: the {backend} child failed:\n{out.stderr[-2000:]}")
     return wall, out.stdout
@@ -115,22 +122,23 @@ def main(argv: list[str] | None = None) -> int:
     if "onnx" in backends:
         prep = work / "onnx-export"
         shutil.rmtree(prep, ignore_errors=True)
-        print(f"one-time ONNX export (torch import, model load, export, checks): {export_onnx(prep):.1f} s")
-    stats = {}
+        print(f"one-time ONNX export (torch import, model load, export, checks): {export_onnx(prep):.1f} s "
+              f"({CPU['s']:.1f} s of CPU)")
+    stats, cpu = {}, {}
     for b in backends:
         cache = work / b / "cache"
         cache.mkdir(parents=True)
         if b == "onnx":
             shutil.copytree(work / "onnx-export" / "onnx", cache / "onnx")
         wall, s = ingest(args.dataset, work / b / "store", cache, b)
-        stats[b] = wall
-        print(f"cold ingest {args.dataset.name} with {b}: {wall:.1f} s from process start "
+        stats[b], cpu[b] = wall, CPU["s"]
+        print(f"cold ingest {args.dataset.name} with {b}: {wall:.1f} s from process start, {cpu[b]:.1f} s of CPU "
               f"({s['seconds']:.1f} s in build_store; {s['texts_embedded']} texts embedded, "
               f"{s['users']} users, {s['session_chunks'] + s['turn_chunks']} chunks); "
               f"load {os.getloadavg()[0]:.2f}", flush=True)
     if len(stats) == 2:
         (a, ta), (b, tb) = stats.items()
-        print(f"ratio {b}/{a}: {tb / ta:.2f}x")
+        print(f"ratio {b}/{a}: {tb / ta:.2f}x wall, {cpu[b] / cpu[a]:.2f}x CPU")
     if len(backends) != 2 or args.no_rankings:
         return 0
     n, diff, cos = compare_vectors(*(cache_vectors(work / b / "cache") for b in backends))

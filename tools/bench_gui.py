@@ -188,6 +188,7 @@ def startup(store: str, user: str | None, query: str) -> None:
     """App start (a new process, timed from before it is spawned) -> usable window -> first answer."""
     home = tempfile.mkdtemp(prefix="memsense-bench-start-")
     env = {**os.environ, "MEMSENSE_GUI_HOME": home}
+    query = f"{query} ({os.path.basename(home)})"  # never typed before: the embedding cache cannot answer it
     t0 = time.time()
     out = subprocess.run([sys.executable, __file__, "--startup-child", "--store", store, "--query", query,
                           *(["--user", user] if user else [])],
@@ -197,7 +198,8 @@ def startup(store: str, user: str | None, query: str) -> None:
         print(out.stdout, out.stderr, file=sys.stderr)
         raise SystemExit("bench: the child did not answer the query")
     print(f"app start -> window shown {marks['shown']:.2f} s; -> first usable window (store open, users "
-          f"listed) {marks['usable']:.2f} s; model ready in the background at {marks['model']:.2f} s; "
+          f"listed) {marks['usable']:.2f} s; user's chunks read and indexed at {marks.get('chunks', float('nan')):.2f} s; "
+          f"model ready in the background at {marks['model']:.2f} s; "
           f"first answer to the query on screen at {marks['answer']:.2f} s "
           f"(Python started in {marks['imported']:.2f} s; torch imported: {out.stdout.count('torch=1') > 0}; "
           f"embedding backend {os.environ.get('MEMSENSE_EMBED_BACKEND') or 'onnx'})")
@@ -219,6 +221,7 @@ def startup_child(store: str, user: str | None, query: str) -> None:
     app, window = app_module.create_window(sys.argv[:1])
     window.ctx.store_opened.connect(lambda _loc: print(f"usable={time.time()}", flush=True))
     window.ctx.model_loaded.connect(lambda: print(f"model={time.time()}", flush=True))
+    window.ctx.chunks_loaded.connect(lambda _user: print(f"chunks={time.time()}", flush=True))
     window.ctx.ranking_updated.connect(lambda _r: print(f"answer={time.time()}", flush=True))
     app.processEvents()
     print(f"shown={time.time()}", flush=True)

@@ -235,6 +235,9 @@ class Embedder:
         try:
             return onnx_embed.load(self.model_path, self.cache_dir, self.key)
         except onnx_embed.Unusable as exc:
+            if exc.settled:
+                log.info("%s cannot run with onnxruntime: %s; embedding with torch", self.model_path, exc)
+                return self._load_torch()
             missing = not onnx_embed.paths(self.cache_dir, self.key)[0].exists()
             (log.info if missing else log.warning)("%s; exporting it from %s (once)", exc, self.model_path)
         model = self._load_torch()

@@ -2,8 +2,8 @@
 
 Why: importing torch and sentence-transformers and loading MiniLM takes about 8 s on a 2-core
 machine, while onnxruntime plus the `tokenizers` library is ready in under a second and embeds a
-query without importing torch at all; it also embeds long batches several times faster on CPU
-(see README, "Embedding"). The vectors are the same to float noise (max |diff| ~2e-7), so stores
+query without importing torch at all; it also needs less CPU per text than the torch path
+(README, "Embedding"; tools/bench_embed.py). The vectors are the same to float noise (max |diff| ~2e-7), so stores
 keep the model's content key and need no re-ingest.
 
 The export traces the whole SentenceTransformer forward (transformer, pooling, normalisation)
@@ -23,6 +23,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from core.atomic import write_text_atomic
+
 FORMAT = 1
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 TOLERANCE = 1e-5
@@ -39,12 +41,23 @@ BATCH = 16
 
 
 class Unusable(Exception):
-    """The ONNX copy cannot be used (missing, damaged, another model's, or no onnxruntime)."""
+    """The ONNX copy cannot be used (missing, damaged, another model's, or no onnxruntime).
+    `settled`: an earlier export of this model already failed; do not try again."""
+
+    def __init__(self, reason: str, settled: bool = False):
+        super().__init__(reason)
+        self.settled = settled
 
 
 def paths(cache_dir: Path, key: str) -> tuple[Path, Path]:
     folder = Path(cache_dir) / "onnx"
     return folder / f"{key}.onnx", folder / f"{key}.json"
+
+
+def _failed_marker(cache_dir: Path, key: str) -> Path:
+    """Why this model could not be exported, so each start does not import torch to fail again;
+    delete it to retry."""
+    return paths(cache_dir, key)[0].with_suffix(".failed")
 
 
 class OnnxModel:
@@ -99,6 +112,10 @@ class OnnxModel:
 def load(model_dir: Path, cache_dir: Path, key: str) -> OnnxModel:
     """The checked ONNX copy of the model `key`; `Unusable` says why not."""
     onnx_file, meta_file = paths(cache_dir, key)
+    failed = _failed_marker(cache_dir, key)
+    if failed.is_file():
+        raise Unusable(f"{failed.read_text(encoding='utf-8', errors='replace').strip()} (noted in {failed}; "
+                       "delete it to try again)", settled=True)
     if not onnx_file.is_file() or not meta_file.is_file():
         raise Unusable(f"no ONNX copy of the model in {onnx_file.parent}")
     try:
@@ -118,18 +135,30 @@ def load(model_dir: Path, cache_dir: Path, key: str) -> OnnxModel:
 
 def export(st_model: Any, model_dir: Path, cache_dir: Path, key: str) -> OnnxModel:
     """Export a loaded SentenceTransformer, check it against torch, and keep it; `Unusable` if the
-    model cannot be run this way (no tokenizer.json, other inputs, vectors that disagree)."""
-    import torch
-
-    from core.atomic import write_text_atomic
-
-    if not (model_dir / "tokenizer.json").is_file():
-        raise Unusable(f"{model_dir} has no tokenizer.json for the `tokenizers` library")
+    model cannot be run this way (no tokenizer.json, other inputs, vectors that disagree); that
+    verdict is noted beside it, so later loads go straight to torch."""
     onnx_file, meta_file = paths(cache_dir, key)
     try:
         onnx_file.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise Unusable(f"cannot create {onnx_file.parent} ({exc.strerror})") from None
+    try:
+        return _export(st_model, model_dir, cache_dir, key)
+    except Unusable as exc:
+        if not exc.settled:
+            try:
+                write_text_atomic(_failed_marker(cache_dir, key), f"{exc}\n")
+            except OSError:
+                pass  # only costs trying again next time
+        raise
+
+
+def _export(st_model: Any, model_dir: Path, cache_dir: Path, key: str) -> OnnxModel:
+    import torch
+
+    onnx_file, meta_file = paths(cache_dir, key)
+    if not (model_dir / "tokenizer.json").is_file():
+        raise Unusable(f"{model_dir} has no tokenizer.json for the `tokenizers` library")
     max_length = int(st_model.max_seq_length)
     features = st_model.tokenizer(list(PROBES), padding=True, truncation=True, max_length=max_length,
                                   return_tensors="pt")

@@ -151,3 +151,26 @@ def test_cancel_before_the_model_loads_loads_nothing(tmp_path, monkeypatch):
         e.encode(["never embedded"], cancelled=lambda: True)
     assert loads == []
     e.close()
+
+
+def test_a_model_that_cannot_be_exported_is_noted_and_not_retried_on_every_start(tmp_path, monkeypatch, caplog):
+    folder = shutil.copytree(embed.default_model_path(), tmp_path / "model-without-tokenizer-json")
+    (folder / "tokenizer.json").unlink()
+    torch_loads = []
+    monkeypatch.setattr(embed.Embedder, "_load_torch", lambda self: torch_loads.append(1) or _StubTorchModel())
+    with caplog.at_level(logging.INFO, logger="memsense.embed"):
+        first = Embedder(folder, tmp_path / "cache", backend="onnx")
+        first.load()
+        second = Embedder(folder, tmp_path / "cache", backend="onnx")
+        second.load()
+    assert first.runtime == second.runtime == "torch" and torch_loads == [1, 1]
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "no tokenizer.json" in warned[0]  # said once, when the export failed
+    assert "delete it to try again" in caplog.records[-1].getMessage()
+    marker = onnx_embed.paths(tmp_path / "cache", first.key)[0].with_suffix(".failed")
+    marker.unlink()
+    with caplog.at_level(logging.INFO, logger="memsense.embed"):
+        Embedder(folder, tmp_path / "cache", backend="onnx").load()
+    assert sum(r.levelno == logging.WARNING for r in caplog.records) == 2  # tried again, failed again
+    for e in (first, second):
+        e.close()
