@@ -11,8 +11,8 @@ search); 512 rows to top_k 32 (a deep pool re-ranked deep, where rerank.js's MMR
 What is timed is the same work on both sides: the cases file is decoded once, outside the clock
 (node: JSON.parse; Python: json.loads), so each side starts from rows whose embeddings are still
 strings, then per case: read every row (parse each embedding string, score, tags), final score,
-sort, MMR, the picks. Ours also checks every row (one clear error on bad input) and builds the
-explain records; rerank.js does neither. Each side runs every case once to warm up, then `reps`
+sort, MMR, the picks, on one thread (BLAS is held to one, as node runs one). Ours also checks
+every row (one clear error on bad input) and builds the explain records; rerank.js does neither. Each side runs every case once to warm up, then `reps`
 times; its figure is the median over cases of the mean per call, and each side is measured twice,
 alternately (ours, node, ours, node), keeping the better of its two. The picks of both sides are
 compared case by case, so the two did the same re-rank.
@@ -20,9 +20,13 @@ Without `--rerank-js` (or without node) only our figures are printed.
 """
 from __future__ import annotations
 
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # one thread, as node runs rerank.js: set before numpy loads BLAS
+
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -104,8 +108,8 @@ def main() -> None:
     args = ap.parse_args()
     js = rerank_js(args.rerank_js)
     load = os.getloadavg()
-    print("timed on both sides, per case: parse every row's embedding string, final score, sort, MMR picks "
-          "(cases decoded from JSON outside the clock); ours also checks every row and builds explain records")
+    print("timed on both sides, per case, on one thread: parse every row's embedding string, final score, sort, "
+          "MMR picks (cases decoded from JSON outside the clock); ours also checks every row and builds explain records")
     with tempfile.TemporaryDirectory() as tmp:
         module, driver = Path(tmp) / "rerank.mjs", Path(tmp) / "drive.mjs"
         if js:
