@@ -77,9 +77,11 @@ def main() -> None:
     t = time.perf_counter()
     slow = []
     for cfg in cfgs:
-        rows = [question_metrics([pools[q.question_id].chunks[r.index].session_number
-                                  for r in rerank(pools[q.question_id], cfg).selected_rows], g, k)
-                for q, g in zip(questions, qrels)]
+        rows = []
+        for q, g in zip(questions, qrels):
+            ranking = rerank(pools[q.question_id], cfg)  # its rows are those of the pool at the config's depth
+            rows.append(question_metrics([ranking.pool.chunks[r.index].session_number for r in ranking.selected_rows],
+                                         g, k))
         slow.append(np.array([[r[name] for r in rows], [r[tiebreak] for r in rows]]))
     base_s = (time.perf_counter() - t) / len(cfgs)
     print(f"baseline, rerank pool by pool: {n / base_s:,.0f} question-trials/s ({base_s * 1e3:.0f} ms a trial)")

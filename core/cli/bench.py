@@ -132,7 +132,8 @@ def bench_tuning(questions: int = 200, trials: int = 8) -> dict[str, Any]:
     fast = [batch.selected_sessions(c) for c in cfgs]
     batched = time.perf_counter() - t
     t = time.perf_counter()
-    slow = [[[p.chunks[r.index].session_number for r in rerank(p, c).selected_rows] for p in pools] for c in cfgs]
+    slow = [[[k.pool.chunks[r.index].session_number for r in k.selected_rows] for k in (rerank(p, c) for p in pools)]
+            for c in cfgs]
     loop = time.perf_counter() - t
     if fast != slow:
         raise RuntimeError("batched re-rank selected other sessions than rerank")

@@ -242,7 +242,8 @@ class PoolBatch:
 
     @staticmethod
     def _by_rerank(q: int, pool: RecallPool, cfg: Config, out: np.ndarray, count: np.ndarray) -> None:
-        sessions = [pool.chunks[r.index].session_number for r in rerank(pool, cfg).selected_rows]
+        ranking = rerank(pool, cfg)  # rows of the pool at the config's depth (`RecallPool.at_depth`)
+        sessions = [ranking.pool.chunks[r.index].session_number for r in ranking.selected_rows]
         out[q, : len(sessions)] = sessions
         count[q] = len(sessions)
 

@@ -44,9 +44,9 @@ def case(n_users: int = 3, per_user: int = 5):
 
 
 def expected(pools, questions, cfg, names, k):
-    rows = [question_metrics([pools[q.question_id].chunks[r.index].session_number
-                              for r in rerank(pools[q.question_id], cfg).selected_rows], session_qrels(q), k)
-            for q in questions]
+    rankings = [rerank(pools[q.question_id], cfg) for q in questions]
+    rows = [question_metrics([g.pool.chunks[r.index].session_number for r in g.selected_rows], session_qrels(q), k)
+            for q, g in zip(questions, rankings)]
     return np.array([[r[n] for r in rows] for n in names])
 
 
