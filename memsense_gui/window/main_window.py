@@ -44,6 +44,9 @@ from memsense_gui.window.query_history import QueryHistory
 from memsense_gui.window.undo_actions import UndoActions
 from memsense_gui.window.whatif_actions import WhatIfActions
 
+DEFAULT_SIZE = (1500, 940)
+"""The first run's window size (width, height), shrunk to fit smaller screens."""
+
 RIGHT_DOCKS = ("Chunk", "Explain", "Turn support", "Why not?")
 """Tabbed on the right; the default layout makes them wide enough for the widest one's view."""
 LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
@@ -189,8 +192,9 @@ class MainWindow(QMainWindow):
         state = self.ctx.settings.value("window/state")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
-        else:
-            self.resize(1500, 940)
+        else:  # first run: the default size, but never larger than the screen (a 1280x720 laptop)
+            screen = self.screen().availableGeometry()
+            self.resize(min(DEFAULT_SIZE[0], screen.width()), min(DEFAULT_SIZE[1], screen.height()))
         if not (isinstance(state, QByteArray) and self.restoreState(state)):
             QTimer.singleShot(0, self.default_layout)
         self.set_dark(str(self.ctx.settings.value("view/dark", "false")).lower() == "true")

@@ -307,3 +307,16 @@ def test_every_route_weight_at_zero_says_why_the_results_are_empty(qtbot, make_w
     assert result_ids(window) == []
     assert "Every route weight is 0" in window.statusBar().currentMessage()
     assert not error_boxes(window)  # a message, not a dialog on every slider tick
+
+
+def test_first_run_window_fits_the_screen(qtbot, make_window, app_home):
+    """With no saved geometry the default size is shrunk to the screen (a 1280x720 laptop)."""
+    from memsense_gui.window.main_window import DEFAULT_SIZE
+
+    w = make_window(open_store=False)
+    w.ctx.settings.remove("window/geometry")
+    w.restore_layout()
+    screen = w.screen().availableGeometry()
+    assert screen.width() < DEFAULT_SIZE[0] or screen.height() < DEFAULT_SIZE[1]  # the offscreen screen is smaller
+    assert w.width() == min(DEFAULT_SIZE[0], screen.width())
+    assert w.height() == min(DEFAULT_SIZE[1], screen.height())
