@@ -52,11 +52,13 @@ def _settle(app, ms: int = 400) -> None:
     loop.exec()
 
 
-def take(store: Path | None, out: Path, dark: bool) -> Path:
+def open_window(store: Path | None, size: tuple[int, int], dark: bool = False):
+    """The app's window in a fresh temporary home, laid out at `size`, with `store` (or the demo
+    store, built first) open and its model loaded; returns (app, window)."""
     os.environ["MEMSENSE_GUI_HOME"] = tempfile.mkdtemp(prefix="memsense-screenshot-")
     from PySide6.QtWidgets import QApplication
 
-    from core.recall.engine import DEMO_DATASET, DEMO_QUESTIONS, build_store
+    from core.recall.engine import DEMO_DATASET, build_store
     from memsense_gui.state import paths
     from memsense_gui.window.evaluation import install_evaluation
     from memsense_gui.window.main_window import MainWindow
@@ -69,12 +71,19 @@ def take(store: Path | None, out: Path, dark: bool) -> Path:
         build_store(DEMO_DATASET, store)
     window = MainWindow(home, paths.settings(home))
     install_evaluation(window)  # as the app does
-    window.resize(*SIZE)
+    window.resize(*size)
     window.show()
     window.set_dark(dark)
     window.default_layout()
     window.stores.open_store(store)
     _wait(app, window.ctx.model_loaded)
+    return app, window
+
+
+def take(store: Path | None, out: Path, dark: bool) -> Path:
+    from core.recall.engine import DEMO_QUESTIONS
+
+    app, window = open_window(store, SIZE, dark)
     q = json.loads(Path(DEMO_QUESTIONS).read_text())["questions"][QUESTION]
     gold = sorted({e.split(":")[0][1:] for e in q["evidence"]}, key=int)
     window.queries.open_question(q["user"], q["question"], set(gold))

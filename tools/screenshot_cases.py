@@ -19,10 +19,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from tools.screenshot import _settle, _wait
+from tools.screenshot import _settle, _wait, open_window
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = ROOT / "resources" / "screenshots"
@@ -47,28 +46,9 @@ def _until(app, condition, timeout_s: float = 120.0) -> None:
 
 
 def take(store: Path | None, out_dir: Path) -> list[Path]:
-    os.environ["MEMSENSE_GUI_HOME"] = tempfile.mkdtemp(prefix="memsense-screenshot-")
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
 
-    from core.recall.engine import DEMO_DATASET, build_store
-    from memsense_gui.state import paths
-    from memsense_gui.window.evaluation import install_evaluation
-    from memsense_gui.window.main_window import MainWindow
-
-    app = QApplication(sys.argv[:1])
-    app.setApplicationDisplayName("memsense")
-    home = paths.app_home()
-    if store is None:
-        store = paths.demo_store_dir(home)
-        build_store(DEMO_DATASET, store)
-    window = MainWindow(home, paths.settings(home))
-    install_evaluation(window)
-    window.resize(*SIZE)
-    window.show()
-    window.default_layout()
-    window.stores.open_store(store)
-    _wait(app, window.ctx.model_loaded)
+    app, window = open_window(store, SIZE)
     panel = window.cases_panel
     window.raise_dock("Cases")
     window.raise_dock("Route ranks")
