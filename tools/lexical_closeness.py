@@ -32,12 +32,12 @@ def measure(store, asked: list[tuple[str, str]]) -> dict:
     common_chunks = same_score_chunks = 0
     for user, question in asked:
         if user not in texts:
-            rows = store._rows("SELECT memory_id, COALESCE(task_tag, '') || ' ' || COALESCE(content, '') AS text "
+            rows = store.db.rows("SELECT memory_id, COALESCE(task_tag, '') || ' ' || COALESCE(content, '') AS text "
                                "FROM memory_chunks WHERE tenant_id = %(t)s AND scope = %(s)s AND user_id = %(u)s "
                                "AND status = 'active' ORDER BY memory_id", {"t": store.tenant, "s": store.scope, "u": user})
             texts[user] = ([r["memory_id"] for r in rows], FullTextIndex([r["text"] for r in rows]))
         ids, index = texts[user]
-        pg = {r["memory_id"]: r["rank"] for r in store._rows(
+        pg = {r["memory_id"]: r["rank"] for r in store.db.rows(
             f"SELECT memory_id, ts_rank_cd({DOC}, websearch_to_tsquery('english', %(q)s))::float8 AS rank "
             f"FROM memory_chunks WHERE tenant_id = %(t)s AND scope = %(s)s AND user_id = %(u)s AND status = 'active' "
             f"AND {DOC} @@ websearch_to_tsquery('english', %(q)s)",

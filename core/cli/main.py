@@ -42,7 +42,7 @@ def _search_config(args: argparse.Namespace):
 
 def cmd_ingest(args: argparse.Namespace) -> Any:
     from core.recall.engine import build_store
-    from core.recall.postgres import is_postgres
+    from core.recall.pg_session import is_postgres
 
     if is_postgres(args.store):
         raise MemsenseError("a Memsense database is only ever read; to work on a copy, "
@@ -58,7 +58,7 @@ def cmd_ingest(args: argparse.Namespace) -> Any:
 
 
 def _engine(args: argparse.Namespace):
-    from core.recall.postgres import is_postgres
+    from core.recall.pg_session import is_postgres
 
     if is_postgres(args.store):
         from core.recall.pg_engine import PostgresEngine
@@ -176,7 +176,7 @@ def explain_record(ranking, memory_id: str) -> dict[str, Any]:
 
 def cmd_import(args: argparse.Namespace) -> Any:
     from core.recall.pg_import import import_users
-    from core.recall.postgres import is_postgres
+    from core.recall.pg_session import is_postgres
 
     if not is_postgres(args.database):
         raise MemsenseError(f"{args.database} is not a PostgreSQL address; write postgresql://USER:PASSWORD@HOST:PORT/DB")

@@ -8,7 +8,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.recall.postgres import DEFAULT_SCOPE, DEFAULT_TENANT, is_postgres
+from core.recall.pg_session import is_postgres
+from core.recall.postgres import DEFAULT_SCOPE, DEFAULT_TENANT
 
 
 @dataclass(frozen=True)

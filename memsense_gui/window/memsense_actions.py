@@ -79,7 +79,7 @@ class MemsenseActions:
 
     def open(self, conn: MemsenseConnection) -> Task:
         """Open the database as the store; the service (if any) is asked after each query."""
-        from core.recall.postgres import redact
+        from core.recall.pg_session import redact
 
         self.connection = conn
         self._answers.clear()

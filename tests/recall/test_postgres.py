@@ -39,7 +39,7 @@ def test_the_stored_model_column_is_shown(engine):
 
 
 def test_dense_routes_rank_by_cosine_of_the_stored_vectors(engine, memsense_pg, embed_endpoint):
-    from core.recall.postgres import query_literal
+    from core.recall.pg_sql import query_literal
 
     pool = engine.recall("demo-ana", QUESTION)
     qvec = np.array(query_literal(engine.embed_query("demo-ana", QUESTION))[1:-1].split(","), dtype=float)

@@ -1,0 +1,132 @@
+"""A read-only session with a live Memsense database (PostgreSQL + pgvector, SPEC §10), and
+the checks that it is one: the address, the connection, the schema and the tenant's scope.
+
+Nothing is ever written: the session is `default_transaction_read_only`, every transaction is
+opened READ ONLY and rolled back, and a failure is one line that says what to fix.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from urllib.parse import urlsplit, urlunsplit
+
+from core.errors import MemsenseError
+
+CONNECT_TIMEOUT_S = 5
+STATEMENT_TIMEOUT_MS = 60_000
+MEMSENSE_TABLES = ("memory_chunks", "memory_chunk_embeddings")
+
+
+def is_postgres(location: object) -> bool:
+    return str(location).startswith(("postgresql://", "postgres://"))
+
+
+def redact(dsn: str) -> str:
+    """The DSN with any password replaced by ***, for messages."""
+    parts = urlsplit(dsn)
+    if parts.password is None:
+        return dsn
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def connection_error(dsn: str, exc: Exception) -> MemsenseError:
+    """One line for a failed connection, saying what to fix."""
+    text = " ".join(str(exc).split())
+    detail = re.sub(r"^connection (failed|is bad): ", "", text)
+    detail = re.sub(r'^connection to server at "[^"]*", port \d+ failed: (FATAL: )?', "", detail)
+    where, low = redact(dsn), text.lower()
+    if "refused" in low or "timeout expired" in low or "no route" in low or "could not translate host" in low \
+            or "resolve host" in low:
+        return MemsenseError(f"no PostgreSQL answers at {where} ({detail}); start the database or fix host and port")
+    if "invalid" in low and "connection option" in low or "invalid dsn" in low or "missing" in low and "=" in low:
+        return MemsenseError(f"{where} is not a PostgreSQL address ({detail}); "
+                             "write postgresql://USER:PASSWORD@HOST:PORT/DATABASE")
+    if "password" in low or "authentication" in low or ("role" in low and "does not exist" in low):
+        return MemsenseError(f"PostgreSQL at {where} refused the login ({detail}); give the right user and password "
+                             "in the address (postgresql://USER:PASSWORD@HOST:PORT/DATABASE)")
+    if "database" in low and "does not exist" in low:
+        return MemsenseError(f"{detail} at {where}; name the Memsense database in the address")
+    return MemsenseError(f"cannot open the Memsense database {where}: {detail}")
+
+
+class ReadOnlySession:
+    """One read-only connection, shared by threads one statement at a time, reopened once
+    when the server dropped it."""
+
+    def __init__(self, dsn: str):
+        self.dsn = dsn
+        self.location = redact(dsn)
+        self.conn = self._connect()
+        self._lock = threading.RLock()
+
+    def _connect(self):
+        """A read-only session: `default_transaction_read_only`, and READ ONLY transactions."""
+        import psycopg
+        from psycopg.rows import dict_row
+
+        try:
+            conn = psycopg.connect(
+                self.dsn, connect_timeout=CONNECT_TIMEOUT_S, autocommit=False, row_factory=dict_row,
+                prepare_threshold=None,
+                options=f"-c default_transaction_read_only=on -c statement_timeout={STATEMENT_TIMEOUT_MS}")
+        except psycopg.ProgrammingError as exc:  # a malformed address
+            raise MemsenseError(f"{self.location} is not a PostgreSQL address ({exc}); "
+                                "write postgresql://USER:PASSWORD@HOST:PORT/DATABASE") from None
+        except psycopg.Error as exc:
+            raise connection_error(self.dsn, exc) from None
+        conn.read_only = True
+        return conn
+
+    def rows(self, sql: str, params: dict | None = None) -> list[dict]:
+        """The rows of one statement, in a READ ONLY transaction that is rolled back."""
+        import psycopg
+
+        with self._lock:
+            if self.conn.closed or self.conn.broken:  # the server restarted or dropped us: one new session
+                self.conn = self._connect()
+            try:
+                with self.conn.cursor() as cur:
+                    cur.execute(sql, params or {})
+                    return cur.fetchall()
+            except psycopg.OperationalError as exc:
+                if self.conn.broken:
+                    raise MemsenseError(f"the connection to the Memsense database {self.location} was lost "
+                                        f"({' '.join(str(exc).split())}); the next search reconnects") from None
+                raise connection_error(self.dsn, exc) from None
+            except psycopg.Error as exc:
+                raise MemsenseError(f"the Memsense database {self.location} failed a read "
+                                    f"({str(exc).strip().splitlines()[0]})") from None
+            finally:
+                if not self.conn.closed and not self.conn.broken:
+                    self.conn.rollback()
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+
+def check_schema(db: ReadOnlySession) -> None:
+    """Raise unless the database holds Memsense's two tables."""
+    found = {r["table_name"] for r in db.rows(
+        "SELECT table_name, count(*) AS n FROM information_schema.columns "
+        "WHERE table_name IN ('memory_chunks', 'memory_chunk_embeddings') GROUP BY table_name")}
+    missing = [t for t in MEMSENSE_TABLES if t not in found]
+    if missing:
+        raise MemsenseError(f"{db.location} is not a Memsense database: no table {', '.join(missing)} "
+                            "(point --store at the database the Memsense service uses)")
+
+
+def check_scope(db: ReadOnlySession, tenant: str, scope: str) -> None:
+    """Raise unless some chunk has this tenant and scope; the message lists those there are."""
+    rows = db.rows("SELECT 1 FROM memory_chunks WHERE tenant_id = %(tenant)s AND scope = %(scope)s LIMIT 1",
+                   {"tenant": tenant, "scope": scope})
+    if rows:
+        return
+    pairs = db.rows("SELECT tenant_id, scope, count(*) AS n FROM memory_chunks "
+                    "GROUP BY tenant_id, scope ORDER BY n DESC LIMIT 10")
+    known = ", ".join(f"--tenant {p['tenant_id']} --scope {p['scope']} ({p['n']} chunks)" for p in pairs) or "none"
+    raise MemsenseError(f"no chunks for tenant {tenant!r} and scope {scope!r} in {db.location}; "
+                        f"there are: {known}")
