@@ -35,17 +35,22 @@ WORDS = [f"w{i}" for i in range(5000)]
 
 
 class RandomEmbedder:
-    """Stands in for the model: a unit vector seeded by the text, so a query always maps alike."""
+    """Stands in for the model: a unit vector of `dim` components seeded by the text, so a
+    query always maps alike. The class attributes are those of the default dimension."""
 
-    key = "synthetic-random-384"
+    key = f"synthetic-random-{DIM}"
     dim = DIM
     embedded = cached = 0
 
+    def __init__(self, dim: int = DIM):
+        self.dim = dim
+        self.key = f"synthetic-random-{dim}"
+
     def encode(self, texts: list[str], **_: Any) -> np.ndarray:
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, t in enumerate(texts):
             seed = int.from_bytes(hashlib.sha1(t.encode()).digest()[:8], "little")
-            v = np.random.default_rng(seed).standard_normal(DIM)
+            v = np.random.default_rng(seed).standard_normal(self.dim)
             out[i] = v / np.linalg.norm(v)
         return out
 

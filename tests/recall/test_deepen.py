@@ -2,12 +2,12 @@
 every depth must give the pool, the ranking and the explain a fresh search at that depth gives."""
 from __future__ import annotations
 
-import hashlib
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from core.cli.bench_scale import RandomEmbedder
 from core.config import MAX_ROUTE_DEPTH, SCHEMES, TOP_K_MAX, Config
 from core.rank.rerank import rerank
 from core.recall.backends import open_store
@@ -16,27 +16,6 @@ from core.records import DENSE_ROUTES, ROUTES, Chunk
 
 DIM = 8
 WORDS = [f"w{i}" for i in range(60)]
-
-
-class TinyEmbedder:
-    """A unit vector seeded by the text (no model): the same text always maps alike."""
-
-    key = "test-tiny-8"
-    dim = DIM
-    embedded = cached = 0
-
-    def encode(self, texts, **_):
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        for i, t in enumerate(texts):
-            v = np.random.default_rng(int.from_bytes(hashlib.sha1(t.encode()).digest()[:8], "little")).standard_normal(DIM)
-            out[i] = v / np.linalg.norm(v)
-        return out
-
-    def load(self):
-        pass
-
-    def close(self):
-        pass
 
 
 def user_data(n_sessions: int, seed: int):
@@ -70,9 +49,9 @@ def engine(tmp_path_factory):
     location = tmp_path_factory.mktemp("deepen") / "store"
     chunks, vectors = user_data(260, seed=3)
     store = open_store(location, create=True)
-    store.write_user("u", chunks, vectors, TinyEmbedder.key, DIM)
+    store.write_user("u", chunks, vectors, RandomEmbedder(DIM).key, DIM)
     store.close()
-    e = Engine(location, embedder=TinyEmbedder())
+    e = Engine(location, embedder=RandomEmbedder(DIM))
     yield e
     e.close()
 

@@ -73,12 +73,13 @@ def test_a_knob_that_needs_deeper_lists_deepens_the_pool_off_the_ui_thread(qtbot
     thread, equals a fresh search at that depth, and the newest settings win meanwhile."""
     from core.recall.backends import open_store
     from core.recall.engine import Engine
-    from tests.recall.test_deepen import DIM, TinyEmbedder, fresh, user_data
+    from core.cli.bench_scale import RandomEmbedder
+    from tests.recall.test_deepen import DIM, fresh, user_data
 
     store = open_store(tmp_path / "store", create=True)
-    store.write_user("u", *user_data(120, seed=5), TinyEmbedder.key, DIM)
+    store.write_user("u", *user_data(120, seed=5), RandomEmbedder(DIM).key, DIM)
     store.close()
-    engine = Engine(tmp_path / "store", embedder=TinyEmbedder())
+    engine = Engine(tmp_path / "store", embedder=RandomEmbedder(DIM))
     try:
         s = QuerySession(throttle_ms=0)
         s.set_pool(engine.recall("u", "w3 w4 w5", Config().route_limit))
