@@ -1,12 +1,15 @@
 """Shared builders for the GUI tests: a fake engine and store builder over synthetic pools,
-synthetic judged questions with evaluate and tune callables over them, and small helpers."""
+synthetic judged questions with evaluate and tune callables over them, the Evaluation view in a
+window with a questions file chosen (`evaluation_window`), and small helpers."""
 from __future__ import annotations
 
+import json
 import threading
 import time
 import zlib
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
@@ -112,6 +115,43 @@ def synthetic_tune(train, test, metric, trials, progress, cancel, pool_limits=Tr
                                                         query=q), qs, 64)
     tr, te = split_users(qs, train, test)
     return tune(pools, tr, te, metric, trials=trials, sensitivity_points=3, progress=progress, cancel=cancel)
+
+
+# ---- the Evaluation view in a window, with a questions file ------------------------------------------
+def judged_items(n: int = 5) -> list[dict]:
+    """`eval_questions(n=n)` as a questions file's items, each gold session as an evidence turn."""
+    return [{"user": q.user_id, "question": q.text, "answer": "", "category": q.category,
+             "evidence": [f"D{s}:1" for s in q.gold_sessions]} for q in eval_questions(n=n)]
+
+
+def per_user_items(users, per_user: int = 4) -> list[dict]:
+    """`per_user` questions for each of `users`, question i with gold session i + 1."""
+    return [{"user": u, "question": f"question {i} for {u}", "answer": "", "category": 1, "evidence": [f"D{i + 1}:1"]}
+            for u in users for i in range(per_user)]
+
+
+def questions_file(folder: Path, items: list[dict]) -> Path:
+    path = folder / "questions.json"
+    path.write_text(json.dumps({"questions": items}))
+    return path
+
+
+@pytest.fixture
+def evaluation_window(make_window, tmp_path):
+    """open(questions="judged", window=None) -> (window, view): the Evaluation view installed in
+    `window` (else a new window over fake engines) with a questions file chosen: "judged" for
+    `judged_items()`, "per_user" for `per_user_items` of the store's users, or a list of items."""
+    from memsense_gui.window.evaluation import install_evaluation
+
+    def open_(questions: str | list[dict] = "judged", window=None):
+        window = window or make_window()
+        view = install_evaluation(window)
+        items = {"judged": judged_items, "per_user": lambda: per_user_items(window.ctx.users)}[questions]() \
+            if isinstance(questions, str) else questions
+        view.source.set_path(questions_file(tmp_path, items))
+        return window, view
+
+    return open_
 
 
 # ---- small helpers ------------------------------------------------------------------------------------

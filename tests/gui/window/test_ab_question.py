@@ -1,22 +1,11 @@
 """A question picked in the comparison, under A and B side by side with snippets and gold marks."""
 from __future__ import annotations
 
-import json
-
 from PySide6.QtCore import Qt
 
-from memsense_gui.window.evaluation import install_evaluation
-from tests.gui.fixtures import eval_questions as questions
 
-
-def test_a_compared_question_shows_both_sides(qtbot, make_window, tmp_path):
-    window = make_window()
-    view = install_evaluation(window)
-    items = [{"user": q.user_id, "question": q.text, "answer": "", "category": q.category,
-              "evidence": [f"D{s}:1" for s in q.gold_sessions]} for q in questions(n=5)]
-    path = tmp_path / "questions.json"
-    path.write_text(json.dumps({"questions": items}))
-    view.source.set_path(path)
+def test_a_compared_question_shows_both_sides(qtbot, evaluation_window):
+    window, view = evaluation_window("judged")
     with qtbot.waitSignal(view.evaluation_finished, timeout=30_000):
         view.start()
     view.b_combo.setCurrentText("bm25_only")

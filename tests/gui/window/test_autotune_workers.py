@@ -2,28 +2,20 @@
 task thread, never forked from the Qt process), and Cancel stops the search and its workers."""
 from __future__ import annotations
 
-import json
 import multiprocessing
 
 from PySide6.QtCore import Qt
 
 from core.evaluation import parallel
 from memsense_gui.views import evaluation_source
-from memsense_gui.window.evaluation import install_evaluation
 from tests.gui.fixtures import FakeEngine
 
 
-def test_autotune_workers_start_and_stop_on_cancel(qtbot, make_window, tmp_path, monkeypatch):
+def test_autotune_workers_start_and_stop_on_cancel(qtbot, evaluation_window, monkeypatch):
     monkeypatch.setattr(parallel, "MIN_SHARD_ROWS", 1)  # a small question set: workers anyway
     monkeypatch.setattr(evaluation_source, "default_jobs", lambda: 2)
     monkeypatch.setattr(FakeEngine, "USERS", ("synth-a", "synth-b", "synth-c"))
-    window = make_window()
-    view = install_evaluation(window)
-    items = [{"user": u, "question": f"question {i} for {u}", "answer": "", "category": 1, "evidence": [f"D{i + 1}:1"]}
-             for u in window.ctx.users for i in range(4)]
-    path = tmp_path / "questions.json"
-    path.write_text(json.dumps({"questions": items}))
-    view.source.set_path(path)
+    window, view = evaluation_window("per_user")
     panel = view.autotune
     view.tabs.setCurrentWidget(panel)
     qtbot.waitUntil(panel.folds_spin.isVisible, timeout=5_000)

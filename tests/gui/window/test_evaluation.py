@@ -1,26 +1,17 @@
 """The Evaluation and Auto-tune views in the real window: questions open in the inspector, pools cached."""
 from __future__ import annotations
 
-import json
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog, QMessageBox
 
 from core.config.presets import BUILTIN
-from memsense_gui.window.evaluation import install_evaluation
 from tests.gui.fixtures import FakeEngine, eval_questions as questions
 
 PRESETS = {name: BUILTIN[name] for name in ("memsense", "bm25_only", "dense_only")}
 
 
-def test_evaluation_view_in_the_window_opens_a_question_in_the_inspector(qtbot, make_window, tmp_path):
-    window = make_window()
-    view = install_evaluation(window)
-    items = [{"user": q.user_id, "question": q.text, "answer": "", "category": q.category,
-              "evidence": [f"D{s}:1" for s in q.gold_sessions]} for q in questions(n=5)]
-    path = tmp_path / "questions.json"
-    path.write_text(json.dumps({"questions": items}))
-    view.source.set_path(path)
+def test_evaluation_view_in_the_window_opens_a_question_in_the_inspector(qtbot, evaluation_window):
+    window, view = evaluation_window("judged")
     with qtbot.waitSignal(view.evaluation_finished, timeout=30_000) as blocker:
         view.start()
     assert len(blocker.args[0]) == len(window.ctx.presets.all()) + 1  # every preset, then the settings on screen
@@ -41,14 +32,8 @@ def test_evaluation_view_in_the_window_opens_a_question_in_the_inspector(qtbot, 
     assert window.ctx.session.gold == frozenset(f"{row['user']}:S{s:03d}" for s in row["gold"])
 
 
-def test_autotune_tab_in_the_window(qtbot, make_window, tmp_path):
-    window = make_window()
-    view = install_evaluation(window)
-    items = [{"user": u, "question": f"question {i} for {u}", "answer": "", "category": 1, "evidence": [f"D{i + 1}:1"]}
-             for u in window.ctx.users for i in range(4)]
-    path = tmp_path / "questions.json"
-    path.write_text(json.dumps({"questions": items}))
-    view.source.set_path(path)
+def test_autotune_tab_in_the_window(qtbot, evaluation_window):
+    window, view = evaluation_window("per_user")
     panel = view.autotune
     assert panel.ticked(panel.train_list) == [window.ctx.users[0]]
     panel.trials_spin.setValue(6)
@@ -59,29 +44,19 @@ def test_autotune_tab_in_the_window(qtbot, make_window, tmp_path):
     assert "from-window" in window.ctx.presets.all()
 
 
-def test_gold_sessions_the_store_lacks_are_named_beside_the_figures(qtbot, make_window, tmp_path):
-    window = make_window()
-    view = install_evaluation(window)
+def test_gold_sessions_the_store_lacks_are_named_beside_the_figures(qtbot, evaluation_window):
     q = questions(n=1)[0]
-    path = tmp_path / "questions.json"
-    path.write_text(json.dumps({"questions": [{"user": q.user_id, "question": q.text, "answer": "", "category": 1,
-                                               "evidence": [f"D{q.gold_sessions[0]}:1", "D99:1"]}]}))
-    view.source.set_path(path)
+    _, view = evaluation_window([{"user": q.user_id, "question": q.text, "answer": "", "category": 1,
+                                  "evidence": [f"D{q.gold_sessions[0]}:1", "D99:1"]}])
     with qtbot.waitSignal(view.evaluation_finished, timeout=30_000):
         view.start()
     assert "Warning: 1 of 1 questions have gold sessions the store does not hold" in view.status.text()
     assert f"session 99 of {q.user_id}" in view.status.text()
 
 
-def test_autotune_tab_cross_validates_by_user_in_the_window(qtbot, make_window, tmp_path, monkeypatch):
+def test_autotune_tab_cross_validates_by_user_in_the_window(qtbot, evaluation_window, monkeypatch):
     monkeypatch.setattr(FakeEngine, "USERS", ("synth-a", "synth-b", "synth-c"))
-    window = make_window()
-    view = install_evaluation(window)
-    items = [{"user": u, "question": f"question {i} for {u}", "answer": "", "category": 1, "evidence": [f"D{i + 1}:1"]}
-             for u in window.ctx.users for i in range(4)]
-    path = tmp_path / "questions.json"
-    path.write_text(json.dumps({"questions": items}))
-    view.source.set_path(path)
+    window, view = evaluation_window("per_user")
     panel = view.autotune
     view.tabs.setCurrentWidget(panel)
     qtbot.waitUntil(panel.folds_spin.isVisible, timeout=5_000)
@@ -91,7 +66,7 @@ def test_autotune_tab_cross_validates_by_user_in_the_window(qtbot, make_window, 
         qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
     cv = blocker.args[0]
     assert sorted(u for f in cv.folds for u in f.held_users) == sorted(window.ctx.users)  # each user held out once
-    assert cv.questions == len(items) and len(cv.final.trials) == 4
+    assert cv.questions == 4 * len(window.ctx.users) and len(cv.final.trials) == 4
     assert panel.folds_text.toPlainText().count("fold ") == 3 and cv.verdict() in panel.status.text()
     asked = []
     monkeypatch.setattr(QMessageBox, "question", lambda *a: asked.append(a[2]) or QMessageBox.StandardButton.Yes)

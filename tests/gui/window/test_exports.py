@@ -40,22 +40,8 @@ def test_evaluation_export_without_an_evaluation_says_what_to_do(qtbot, ranked_w
     assert not (tmp_path / "evaluation.csv").exists()
 
 
-def _questions_file(window, tmp_path):
-    import json
-
-    items = [{"user": u, "question": f"question {i} for {u}", "answer": "", "category": 1, "evidence": [f"D{i + 1}:1"]}
-             for u in window.ctx.users for i in range(4)]
-    path = tmp_path / "questions.json"
-    path.write_text(json.dumps({"questions": items}))
-    return path
-
-
-def test_settings_export_carries_the_tuned_and_evaluated_figures(qtbot, ranked_window, tmp_path):
-    from memsense_gui.window.evaluation import install_evaluation
-
-    w = ranked_window
-    view = install_evaluation(w)
-    view.source.set_path(_questions_file(w, tmp_path))
+def test_settings_export_carries_the_tuned_and_evaluated_figures(qtbot, ranked_window, evaluation_window, tmp_path):
+    w, view = evaluation_window("per_user", window=ranked_window)
     with qtbot.waitSignal(view.evaluation_finished, timeout=30_000) as blocker:
         view.start()
     current = blocker.args[0][-1]
@@ -81,13 +67,11 @@ def test_settings_export_carries_the_tuned_and_evaluated_figures(qtbot, ranked_w
     assert config_io.load(path) == result.best.config
 
 
-def test_evaluation_exports_every_row_as_csv_and_its_bars_with_a_title(qtbot, ranked_window, tmp_path):
-    from memsense_gui.window.evaluation import install_evaluation
+def test_evaluation_exports_every_row_as_csv_and_its_bars_with_a_title(qtbot, ranked_window, evaluation_window,
+                                                                         tmp_path):
     from tests.gui.svg_shapes import title
 
-    w = ranked_window
-    view = install_evaluation(w)
-    view.source.set_path(_questions_file(w, tmp_path))
+    w, view = evaluation_window("per_user", window=ranked_window)
     w.docks["Evaluation"].close()  # the bars are exported from a closed dock
     with qtbot.waitSignal(view.evaluation_finished, timeout=30_000) as blocker:
         view.start()
@@ -107,12 +91,9 @@ def test_evaluation_exports_every_row_as_csv_and_its_bars_with_a_title(qtbot, ra
     assert w.exports.export_memsense_options(options) and str(options) in w.statusBar().currentMessage()
 
 
-def test_settings_export_after_cross_validation_gives_the_cross_validated_figure(qtbot, ranked_window, tmp_path):
-    from memsense_gui.window.evaluation import install_evaluation
-
-    w = ranked_window
-    view = install_evaluation(w)
-    view.source.set_path(_questions_file(w, tmp_path))
+def test_settings_export_after_cross_validation_gives_the_cross_validated_figure(qtbot, ranked_window,
+                                                                                  evaluation_window, tmp_path):
+    w, view = evaluation_window("per_user", window=ranked_window)
     panel = view.autotune
     panel.folds_spin.setValue(2)
     panel.trials_spin.setValue(4)

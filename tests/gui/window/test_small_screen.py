@@ -93,21 +93,11 @@ def test_the_bars_keep_their_height_and_scroll_when_the_pane_is_short(qtbot, ran
     assert scroll.viewport().height() < plot.height() and scroll.verticalScrollBar().maximum() > 0
 
 
-def test_the_evaluation_dock_makes_room_for_every_preset(qtbot, make_window, tmp_path):
-    import json
-
-    from tests.gui.fixtures import eval_questions
-
-    w = make_window()
-    view = install_evaluation(w)
+def test_the_evaluation_dock_makes_room_for_every_preset(qtbot, evaluation_window):
+    w, view = evaluation_window("judged")
     w.resize(1280, 720)
     w.default_layout()
     qtbot.waitUntil(lambda: (w.width(), w.height()) == (1280, 720), timeout=5_000)
-    items = [{"user": q.user_id, "question": q.text, "answer": "", "category": q.category,
-              "evidence": [f"D{s}:1" for s in q.gold_sessions]} for q in eval_questions(n=5)]
-    path = tmp_path / "questions.json"
-    path.write_text(json.dumps({"questions": items}))
-    view.source.set_path(path)
     w.raise_dock("Evaluation")
     with qtbot.waitSignal(view.evaluation_finished, timeout=30_000):
         view.start()
