@@ -26,19 +26,26 @@ def questions(path: Path, users: list[str]) -> list[tuple[str, str]]:
     return [(user, q["question"]) for user, sample in zip(users, data) for q in sample.get("qa", [])]
 
 
+def questions_parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments of a tool that asks a question file of a Memsense database: the file, the
+    database with its tenant and scope, and for LoCoMo the users its samples were ingested as."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("questions", type=Path)
+    p.add_argument("--database", required=True)
+    p.add_argument("--tenant", default="default")
+    p.add_argument("--scope", default="user")
+    p.add_argument("--user", default="", help="LoCoMo only: the users the samples were ingested as, comma-separated")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
     from core.config import Config
     from core.recall.pg_engine import PostgresEngine
     from core.recall.service import compare, service_search
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("questions", type=Path)
-    p.add_argument("--database", required=True)
-    p.add_argument("--tenant", default="default")
-    p.add_argument("--scope", default="user")
+    p = questions_parser(__doc__)
     p.add_argument("--embedder", required=True)
     p.add_argument("--service", required=True)
-    p.add_argument("--user", default="", help="LoCoMo only: the users the samples were ingested as, comma-separated")
     p.add_argument("--top-k", type=int, default=4)
     args = p.parse_args(argv)
     engine = PostgresEngine(args.database, tenant=args.tenant, scope=args.scope, embedder=args.embedder)

@@ -10,7 +10,6 @@ naming the Memsense user of each sample). Read-only.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tools.check_memsense_service import questions  # noqa: E402
+from tools.check_memsense_service import questions, questions_parser  # noqa: E402
 
 DOC = "to_tsvector('english', COALESCE(task_tag, '') || ' ' || COALESCE(content, ''))"
 
@@ -64,12 +63,7 @@ def measure(store, asked: list[tuple[str, str]]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     from core.recall.postgres import PostgresStore
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("questions", type=Path)
-    p.add_argument("--database", required=True)
-    p.add_argument("--tenant", default="default")
-    p.add_argument("--scope", default="user")
-    p.add_argument("--user", default="")
+    p = questions_parser(__doc__)
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     store = PostgresStore(args.database, args.tenant, args.scope)

@@ -27,12 +27,14 @@ QUESTION = 0  # "How many races has Ana run in 2024?": three gold sessions, one 
 SIZE = (1600, 1000)
 
 
-def _under_xvfb(argv: list[str]) -> int:
+def under_xvfb(command: list[str], cwd: Path | None = None, **env: str) -> int:
+    """Re-run a screenshot tool (`command`: its script or `-m module`, then its arguments) under
+    `xvfb-run` with the xcb platform, marked as the child so that it takes the picture."""
     if shutil.which("xvfb-run") is None:
         raise SystemExit("screenshot: xvfb-run is missing; install it with scripts/setup.sh (Debian package xvfb)")
-    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "MEMSENSE_SCREENSHOT_CHILD": "1"}
-    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1920x1200x24 -dpi 96", sys.executable, __file__, *argv]
-    return subprocess.call(cmd, env=env)
+    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "MEMSENSE_SCREENSHOT_CHILD": "1", **env}
+    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1920x1200x24 -dpi 96", sys.executable, *command]
+    return subprocess.call(cmd, env=env, cwd=cwd)
 
 
 def _wait(app, signal, timeout_s: float = 300.0) -> None:
@@ -117,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dark", action="store_true", help="the dark appearance")
     args = parser.parse_args(argv)
     if not os.environ.get("MEMSENSE_SCREENSHOT_CHILD"):
-        return _under_xvfb(argv)
+        return under_xvfb([__file__, *argv])
     print(take(args.store, args.out.resolve(), args.dark))
     return 0
 

@@ -16,25 +16,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-from tools.screenshot import _settle, _wait, open_window
+from tools.screenshot import _settle, _wait, open_window, under_xvfb
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = ROOT / "resources" / "screenshots"
 SIZE = (1280, 720)
-
-
-def _under_xvfb(argv: list[str]) -> int:
-    if shutil.which("xvfb-run") is None:
-        raise SystemExit("screenshot: xvfb-run is missing; install it with scripts/setup.sh (Debian package xvfb)")
-    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "MEMSENSE_SCREENSHOT_CHILD": "1", "PYTHONPATH": str(ROOT)}
-    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1920x1200x24 -dpi 96", sys.executable, "-m", "tools.screenshot_cases",
-           *argv]
-    return subprocess.call(cmd, env=env, cwd=ROOT)
 
 
 def _until(app, condition, timeout_s: float = 120.0) -> None:
@@ -114,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_DIR)
     args = parser.parse_args(argv)
     if not os.environ.get("MEMSENSE_SCREENSHOT_CHILD"):
-        return _under_xvfb(argv)
+        return under_xvfb(["-m", "tools.screenshot_cases", *argv], cwd=ROOT, PYTHONPATH=str(ROOT))
     for path in take(args.store, args.out_dir.resolve()):
         print(path)
     return 0

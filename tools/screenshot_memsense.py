@@ -18,20 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script from any folder: the project first
 
-from tools.screenshot import SIZE, _settle, _wait  # noqa: E402
+from tools.screenshot import SIZE, _settle, _wait, under_xvfb  # noqa: E402
 
 DEFAULT_OUT = ROOT / "resources" / "screenshots" / "production.png"
-
-
-def _under_xvfb(argv: list[str]) -> int:
-    import shutil
-    import subprocess
-
-    if shutil.which("xvfb-run") is None:
-        raise SystemExit("screenshot: xvfb-run is missing; install it with scripts/setup.sh (Debian package xvfb)")
-    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "MEMSENSE_SCREENSHOT_CHILD": "1"}
-    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1920x1200x24 -dpi 96", sys.executable, __file__, *argv]
-    return subprocess.call(cmd, env=env)
 
 
 def take(args: argparse.Namespace) -> Path:
@@ -84,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     if not os.environ.get("MEMSENSE_SCREENSHOT_CHILD"):
-        return _under_xvfb(argv)
+        return under_xvfb([__file__, *argv])
     print(take(args))
     return 0
 

@@ -7,7 +7,7 @@ import pyqtgraph as pg
 
 from core.evaluation.evaluate import PresetEvaluation, category_name
 from memsense_gui import theme
-from memsense_gui.plots.style import legend_color, style_plot
+from memsense_gui.plots.style import theme_plot
 
 
 PRESET_COLORS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
@@ -37,10 +37,7 @@ class CategoryBars(pg.PlotWidget):
         self.apply_theme()
 
     def apply_theme(self, _theme: theme.Theme | None = None) -> None:
-        t = theme.current()
-        self.setBackground(t.base)
-        style_plot(self.getPlotItem())
-        legend_color(self.legend, t.text)
+        theme_plot(self, self.getPlotItem(), self.legend)
 
     def _bar(self, i: int) -> pg.BarGraphItem:
         while len(self.bars) <= i:

@@ -19,7 +19,7 @@ from core.records import ROUTES
 from memsense_gui import theme
 from memsense_gui.models.format import ROUTE_SHORT, is_gold, short_id
 from memsense_gui.plots.export import PlotFile, export_plot
-from memsense_gui.plots.style import legend_color, style_plot
+from memsense_gui.plots.style import theme_plot
 
 SEGMENTS: tuple[str, ...] = ROUTES + ("scheme bonus", "turn support", "alpha · memory")
 
@@ -129,9 +129,7 @@ class ContributionPlot(pg.GraphicsLayoutWidget):
 
     def apply_theme(self) -> None:
         t = theme.current()
-        self.setBackground(t.base)
-        style_plot(self.plot)
-        legend_color(self.legend, t.text)
+        theme_plot(self, self.plot, self.legend)
         for label in self.labels:
             label.setColor(t.text)
 

@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from core.rank.ranking import Ranking
 from memsense_gui import theme
 from memsense_gui.plots.export import PlotFile, export_plot
-from memsense_gui.plots.style import legend_color, style_plot
+from memsense_gui.plots.style import theme_plot
 
 
 class MMRPlot(pg.GraphicsLayoutWidget):
@@ -41,9 +41,7 @@ class MMRPlot(pg.GraphicsLayoutWidget):
 
     def apply_theme(self) -> None:
         t = theme.current()
-        self.setBackground(t.base)
-        style_plot(self.plot)
-        legend_color(self.legend, t.text)
+        theme_plot(self, self.plot, self.legend)
         self.zero.setPen(pg.mkPen(t.muted))
         self.score.setBrush(pg.mkBrush(t.text))
         self.score.setPen(pg.mkPen(None))

@@ -7,7 +7,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from memsense_gui import theme
-from memsense_gui.plots.style import legend_color, style_plot
+from memsense_gui.plots.style import theme_plot
 
 
 class SensitivityPlot(pg.PlotWidget):
@@ -30,10 +30,7 @@ class SensitivityPlot(pg.PlotWidget):
             theme.notifier.changed.connect(self.apply_theme)
 
     def apply_theme(self, _theme: theme.Theme | None = None) -> None:
-        t = theme.current()
-        self.setBackground(t.base)
-        style_plot(self.getPlotItem())
-        legend_color(self.legend, t.text)
+        theme_plot(self, self.getPlotItem(), self.legend)
 
     def set_points(self, knob: str, points: Sequence[tuple[float, float, float | None]], best: float,
                    metric: str, importance: float | None = None) -> None:

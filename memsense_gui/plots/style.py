@@ -25,6 +25,14 @@ def style_plot(item: pg.PlotItem) -> None:
         plain_numbers(axis)
 
 
+def theme_plot(widget: pg.GraphicsView, plot: pg.PlotItem, legend: pg.LegendItem) -> None:
+    """The current theme on a plot widget: its background, its plot's axes, its legend's text."""
+    t = theme.current()
+    widget.setBackground(t.base)
+    style_plot(plot)
+    legend_color(legend, t.text)
+
+
 def legend_color(legend: pg.LegendItem, color: str) -> None:
     """Recolour the legend's labels, the ones it has and the ones added later (pyqtgraph's
     `setLabelTextColor` only records the colour; the text keeps the old one until re-set)."""
