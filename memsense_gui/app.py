@@ -7,6 +7,7 @@ the background. Window layout, appearance and last query are remembered.
 from __future__ import annotations
 
 import sys
+import threading
 import traceback
 from types import TracebackType
 
@@ -29,10 +30,19 @@ def _install_excepthook(window) -> None:
     sys.excepthook = hook
 
 
+def _preload_model() -> None:
+    from core.recall.embed import preload
+
+    preload()
+
+
 def create_window(argv: list[str] | None = None):
-    """The application and its main window, shown, with the last store opening."""
+    """The application and its main window, shown, with the last store opening. The embedding
+    model starts loading first, on its own thread, while the window is built."""
+    threading.Thread(target=_preload_model, name="memsense-preload", daemon=True).start()
     from memsense_gui.window.evaluation import install_evaluation
     from memsense_gui.window.main_window import MainWindow
+
 
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
     app.setOrganizationName(paths.ORGANIZATION)

@@ -15,8 +15,10 @@ screen, and a second pass moves top_k and the pool limits to their maximum (rout
 `MAX_ROUTE_DEPTH` deep), reported apart.
 Start: with --store, a fresh process opens the store through the real entry point, with the
 query as the last one typed, and reports when the window is shown and usable (store open,
-users listed), when the model is ready in the background, and when the query's answer is on
-screen (the app re-runs the last query on start), and whether torch was imported.
+users listed), when the model is ready in the background, when the query's answer is on
+screen (the app re-runs the last query on start), when every chunk of the user is listed for
+Why not? (after the answer), and whether torch was imported. BENCH_TRACE=FILE runs FILE's
+Python in the child first (to wrap functions with timers) and prints its "T name start end" lines.
 """
 from __future__ import annotations
 
@@ -194,13 +196,16 @@ def startup(store: str, user: str | None, query: str) -> None:
                           *(["--user", user] if user else [])],
                          env=env, capture_output=True, text=True, timeout=300)
     marks = {k: float(v) - t0 for k, v in (line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)}
+    if os.environ.get("BENCH_TRACE"):
+        print("\n".join(f"{line.split(' ')[1]} {float(line.split(' ')[2]) - t0:.3f} -> {float(line.split(' ')[4]) - t0:.3f}"
+                        for line in out.stdout.splitlines() if line.startswith("T ")))
     if "answer" not in marks:
         print(out.stdout, out.stderr, file=sys.stderr)
         raise SystemExit("bench: the child did not answer the query")
     print(f"app start -> window shown {marks['shown']:.2f} s; -> first usable window (store open, users "
-          f"listed) {marks['usable']:.2f} s; user's chunks read and indexed at {marks.get('chunks', float('nan')):.2f} s; "
-          f"model ready in the background at {marks['model']:.2f} s; "
-          f"first answer to the query on screen at {marks['answer']:.2f} s "
+          f"listed) {marks['usable']:.2f} s; model ready in the background at {marks['model']:.2f} s; "
+          f"query recalled at {marks['recalled']:.2f} s; first answer to the query on screen at {marks['answer']:.2f} s; "
+          f"every chunk of the user listed (Why not?) at {marks.get('chunks', float('nan')):.2f} s "
           f"(Python started in {marks['imported']:.2f} s; torch imported: {out.stdout.count('torch=1') > 0}; "
           f"embedding backend {os.environ.get('MEMSENSE_EMBED_BACKEND') or 'onnx'})")
 
@@ -209,6 +214,8 @@ def startup_child(store: str, user: str | None, query: str) -> None:
     """Prints epoch times of each milestone, for the parent to subtract its own start from. The
     query is the last one typed (as the app restores it), run as soon as the store opens."""
     print(f"imported={time.time()}", flush=True)
+    if os.environ.get("BENCH_TRACE"):
+        exec(open(os.environ["BENCH_TRACE"]).read(), {})
     from memsense_gui import app as app_module
     from memsense_gui.state import paths
 
@@ -221,13 +228,16 @@ def startup_child(store: str, user: str | None, query: str) -> None:
     app, window = app_module.create_window(sys.argv[:1])
     window.ctx.store_opened.connect(lambda _loc: print(f"usable={time.time()}", flush=True))
     window.ctx.model_loaded.connect(lambda: print(f"model={time.time()}", flush=True))
-    window.ctx.chunks_loaded.connect(lambda _user: print(f"chunks={time.time()}", flush=True))
+    listed: list[float] = []
+    window.ctx.chunks_loaded.connect(lambda _user: (listed.append(time.time()), print(f"chunks={listed[-1]}", flush=True)))
+    window.ctx.recall_finished.connect(lambda _pool: print(f"recalled={time.time()}", flush=True))
     window.ctx.ranking_updated.connect(lambda _r: print(f"answer={time.time()}", flush=True))
     app.processEvents()
     print(f"shown={time.time()}", flush=True)
     for signal, ready in ((window.ctx.store_opened, lambda: window.ctx.engine is not None),
                           (window.ctx.model_loaded, lambda: window.ctx.model_ready),
-                          (window.ctx.ranking_updated, lambda: window.ctx.session.ranking is not None)):
+                          (window.ctx.ranking_updated, lambda: window.ctx.session.ranking is not None),
+                          (window.ctx.chunks_loaded, lambda: bool(listed))):
         if not ready():
             _wait(app, signal)
     print(f"torch={int('torch' in sys.modules)}", flush=True)

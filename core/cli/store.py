@@ -13,7 +13,10 @@ def cmd_migrate(args: argparse.Namespace) -> Any:
         print(f"{stage} ({done}/{total})", file=sys.stderr)
 
     out = migrate(args.old, args.store, progress=None if args.json else show)
-    if not args.json:
+    if not args.json and "indexed" in out:
+        print(f"{out['store']}: wrote the columns files of {out['indexed']} of {out['users']} users "
+              f"({out['users'] - out['indexed']} had them)")
+    elif not args.json:
         how = "converted in place" if out["store"] == args.old else f"into {out['store']}"
         print(f"migrated {out['users']} users ({out['chunks']} chunks) {how}")
     return out

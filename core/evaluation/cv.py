@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
-from scipy import stats
 
 from core.config import Config, to_dict
 from core.errors import MemsenseError
@@ -200,6 +199,8 @@ def bootstrap_ci(values: np.ndarray, seed: int = 0, confidence: float = 0.95) ->
     if len(values) < 2 or np.all(values == values[0]):
         v = float(values[0]) if len(values) else float("nan")
         return v, v
+    from scipy import stats  # a second to import: only when an interval is asked for
+
     res = stats.bootstrap((values,), np.mean, n_resamples=BOOTSTRAP_RESAMPLES, confidence_level=confidence,
                           method="percentile", random_state=np.random.default_rng(seed))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)

@@ -14,7 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -30,15 +30,15 @@ forth over a few depths re-uses them)."""
 
 
 class UserRows(Protocol):
-    """What a pool needs of one user's index (`core.recall.engine._UserIndex`)."""
+    """What a pool needs of one user's index (`core.recall.user_index.UserIndex`)."""
 
-    chunks: list[Chunk]
+    chunks: Sequence[Chunk]
     vec_full: np.ndarray
     session_of: np.ndarray
     is_session: np.ndarray
     static: PoolArrays
     neighbors: dict[str, tuple[str | None, str | None]]
-    by_id: dict[str, Chunk]
+    by_id: Mapping[str, Chunk]
 
 
 def best_lexical(scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -72,6 +72,9 @@ def assemble(ix: UserRows, query: str, user_id: str, hits: dict[str, RouteHits],
 def _pool(ix: UserRows, query: str, user_id: str, rows: np.ndarray, ranks: np.ndarray, scores: np.ndarray,
           depth: int, timings: dict[str, float], source: "ScanPools | None") -> RecallPool:
     st = ix.static
+    decode = getattr(ix.chunks, "decode", None)  # chunks decoded when first used: these rows now
+    if decode is not None:
+        decode(rows.tolist())
     arrays = PoolArrays(st.is_turn[rows], st.session_of[rows], st.memory_score[rows], st.dims[rows])
     return RecallPool(query, user_id, ChunkRows(ix.chunks, rows), ranks, scores, UnitRows(ix.vec_full, rows),
                       depth=depth, neighbors=ix.neighbors, neighbor_chunks=ix.by_id, timings_ms=dict(timings),

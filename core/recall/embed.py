@@ -12,6 +12,7 @@ import logging
 import os
 import sqlite3
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -193,6 +194,35 @@ class EmbeddingCache:
             self._db.close()
 
 
+_preloads: dict[tuple[str, str, str], Future] = {}
+
+
+def preload(model: str | Path | None = None, cache_dir: str | Path | None = None) -> None:
+    """Load the model on a background thread now, for the `Embedder` of the same model, backend and
+    cache folder to take when it loads (an app starts this before its window is built, so the
+    model is ready as soon as the store is). A failure is left for that `Embedder` to report."""
+    try:
+        embedder = Embedder(model, cache_dir)
+    except MemsenseError:
+        return
+    identity = embedder._identity()
+    if identity in _preloads:
+        embedder.close()
+        return
+    future: Future = Future()
+    _preloads[identity] = future
+
+    def run() -> None:
+        try:
+            future.set_result(embedder._load_now())
+        except BaseException as exc:  # noqa: BLE001 - the Embedder that needs the model reports it
+            future.set_exception(exc)
+        finally:
+            embedder.close()
+
+    threading.Thread(target=run, name="memsense-preload-model", daemon=True).start()
+
+
 def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
@@ -227,7 +257,17 @@ class Embedder:
         with self._load_lock:
             if self._model is not None:
                 return
-            self._model = self._load_onnx() if self.backend == "onnx" else self._load_torch()
+            early = _preloads.get(self._identity())
+            if early is not None and early.exception() is None:  # waits while it is still loading
+                self._model = early.result()
+                return
+            self._model = self._load_now()
+
+    def _load_now(self):
+        return self._load_onnx() if self.backend == "onnx" else self._load_torch()
+
+    def _identity(self) -> tuple[str, str, str]:
+        return self.backend, str(self.model_path), str(self.cache_dir)
 
     def _load_onnx(self):
         from core.recall import onnx_embed

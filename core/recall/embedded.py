@@ -6,10 +6,13 @@ Layout of a store folder:
   `(user_id, row)`: the tenant field leads the key, so one user's rows are one index range);
 - `vectors/<user>-<random>.npy`: float32 `(7, n, dim)`, the unit vectors of the seven dense
   routes in row order (zeros where a chunk has no text for a route), read through a memory map;
+- `vectors/<user>-<random>.columns.npz`: what recall needs of each chunk as arrays, and the BM25
+  index (`core.recall.user_index.UserColumns`), so a user opens without decoding every chunk
+  (stores written before it have none; `memsense migrate STORE --store STORE` adds them);
 - `lock`: shared while read, exclusive while written (one writer; readers in any number of
   processes while nobody writes).
 
-A user is written to a new vector file (flushed to disk), then swapped in by one SQLite
+A user is written to a new vector file and columns file (flushed to disk), then swapped in by one SQLite
 transaction, so a crash or `kill -9` at any moment leaves every user as it was. Search is an
 exact scan (`vectors @ query`, then argpartition to the depth asked), which returns deep
 lists as arrays; see the README's "Storage" section for the measurements behind the choice.
@@ -24,6 +27,7 @@ import re
 import sqlite3
 import threading
 import uuid
+import warnings
 import zlib
 from pathlib import Path
 from typing import Callable, Iterable
@@ -32,6 +36,7 @@ import numpy as np
 
 from core.errors import Cancelled, MemsenseError
 from core.recall.store import Progress, RouteHits, StoreMeta, top_rows
+from core.recall.user_index import LazyChunks, UserColumns, ids_checksum
 from core.records import DENSE_ROUTES, Chunk
 
 FORMAT = "memsense-store-1"
@@ -48,6 +53,11 @@ CREATE TABLE IF NOT EXISTS chunks (user_id TEXT NOT NULL, row INTEGER NOT NULL, 
 
 def is_embedded_store(path: Path) -> bool:
     return (path / DB).exists()
+
+
+def columns_file(vector_file: str) -> str:
+    """The columns file written with a vector file (`UserColumns`): same name, other suffix."""
+    return vector_file.removesuffix(".npy") + ".columns.npz"
 
 
 def _crc(array: np.ndarray) -> int:
@@ -154,34 +164,67 @@ class EmbeddedStore:
 
     # -- reading ------------------------------------------------------------------------------
     def read_user(self, user_id: str) -> tuple[list[Chunk], np.ndarray]:
-        """All chunks of a user sorted by memory_id, and their unit vec_full vectors (float32).
+        """All chunks of a user sorted by memory_id, and their unit vec_full vectors (float32)."""
+        chunks, vec_full, _ = self.read_indexed(user_id, columns=False)
+        return list(chunks), vec_full
 
-        The vector file's checksum is computed on a second thread while the chunks are decoded
+    def read_indexed(self, user_id: str, columns: bool = True) -> tuple[LazyChunks, np.ndarray, UserColumns | None]:
+        """A user's chunks (decoded when first used), unit vec_full vectors (float32) and, with
+        `columns`, its saved `UserColumns` (None when the store has none for it, or they are
+        damaged: the caller builds them from the chunks).
+
+        The vector file's checksum is computed on a second thread while the rows are read
         (zlib releases the GIL), and checked before anything is returned."""
-        _, n, _ = self._user_row(user_id)
+        file, n, _ = self._user_row(user_id)
         if user_id in self._vectors:
-            chunks, rows = self._chunks(user_id)
+            ids, payloads = self._rows(user_id)
         else:
             m, crc = self._open_vectors(user_id)
             sums: list[int] = []
             worker = threading.Thread(target=lambda: sums.append(_crc(m)), name="store-checksum", daemon=True)
             worker.start()
             try:
-                chunks, rows = self._chunks(user_id)
+                ids, payloads = self._rows(user_id)
             finally:
                 worker.join()
             self._install(user_id, m, sums[0] if sums else None, crc)
-        ids = [c.memory_id for c in chunks]
-        if len(chunks) != n or ids != [m for m, _ in rows] or ids != sorted(ids):
-            raise self._damaged(user_id, f"{len(chunks)} readable chunks of {n} recorded")
-        return chunks, self._vectors[user_id][DENSE_ROUTES.index("vec_full")]
+        if len(ids) != n or any(a >= b for a, b in zip(ids, ids[1:])):
+            raise self._damaged(user_id, f"{len(ids)} readable chunks of {n} recorded")
+        chunks = LazyChunks(ids, payloads, lambda texts, rows: self._decode(user_id, ids, texts, rows))
+        saved = self._columns(user_id, file, ids) if columns else None
+        if not columns:
+            list(chunks)  # every payload is checked now, as before
+        return chunks, self._vectors[user_id][DENSE_ROUTES.index("vec_full")], saved
 
-    def _chunks(self, user_id: str) -> tuple[list[Chunk], list[tuple[str, str]]]:
+    def _rows(self, user_id: str) -> tuple[list[str], list[str]]:
         rows = self.db.execute("SELECT memory_id, payload FROM chunks WHERE user_id=? ORDER BY row", (user_id,)).fetchall()
+        return [m for m, _ in rows], [p for _, p in rows]
+
+    def _decode(self, user_id: str, ids: list[str], payloads: list[str], rows: list[int]) -> list[Chunk]:
+        """The chunks of `payloads` (rows `rows`), in one JSON parse; each must hold its row's memory_id."""
         try:
-            return [Chunk.from_payload(p) for p in json.loads("[" + ",".join(p for _, p in rows) + "]")], rows
+            chunks = [Chunk.from_payload(p) for p in json.loads("[" + ",".join(payloads) + "]")]
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise self._damaged(user_id, f"a chunk cannot be read: {exc}") from None
+        if len(chunks) != len(rows) or any(c.memory_id != ids[r] for c, r in zip(chunks, rows)):
+            raise self._damaged(user_id, "a chunk's payload does not match its row")
+        return chunks
+
+    def _columns(self, user_id: str, file: str, ids: list[str]) -> UserColumns | None:
+        """The user's saved columns, if its store has them for exactly these rows."""
+        path = self.path / "vectors" / columns_file(file)
+        if not path.exists():
+            return None
+        try:
+            saved = UserColumns.load(path, len(ids))
+        except (ValueError, OSError) as exc:
+            warnings.warn(f"{path}: {exc}; the chunks of user {user_id!r} are indexed from their rows instead", stacklevel=2)
+            return None
+        if saved.ids_crc != ids_checksum(ids):
+            warnings.warn(f"{path} is not for the rows of user {user_id!r}; they are indexed from their rows instead",
+                          stacklevel=2)
+            return None
+        return saved
 
     def _matrix(self, user_id: str) -> np.ndarray:
         if user_id not in self._vectors:
@@ -268,11 +311,13 @@ class EmbeddedStore:
         slug = re.sub(r"[^a-zA-Z0-9_-]", "_", user_id)[:40]
         file = f"{slug}-{uuid.uuid4().hex[:12]}.npy"
         target = self.path / "vectors" / file
+        sidecar = self.path / "vectors" / columns_file(file)
         try:
             with open(target, "wb") as fh:
                 np.save(fh, stacked)
                 fh.flush()
                 os.fsync(fh.fileno())
+            UserColumns.from_chunks([chunks[i] for i in order]).save(sidecar)
             rows = [(user_id, k, chunks[i].memory_id, int(masks[k]), json.dumps(chunks[i].to_payload(), ensure_ascii=False))
                     for k, i in enumerate(order)]
             if cancelled and cancelled():
@@ -280,6 +325,7 @@ class EmbeddedStore:
             self._swap_in(user_id, file, rows, _crc(stacked), model_key, dim)
         except BaseException:
             target.unlink(missing_ok=True)
+            sidecar.unlink(missing_ok=True)
             raise
         if progress:
             progress(len(chunks), len(chunks))
@@ -300,6 +346,26 @@ class EmbeddedStore:
         self._vectors.pop(user_id, None)
         self._last = (None, None)
 
+    def add_columns(self, progress: Progress | None = None) -> int:
+        """Write the columns file of every user that has none, or a damaged one (stores written
+        before columns files); returns how many were written. Each file is written under a
+        temporary name and renamed, so a crash leaves the user as it was."""
+        self._check_writable()
+        users = self.users()
+        written = 0
+        for k, user_id in enumerate(users):
+            file, _, _ = self._user_row(user_id)
+            chunks, _, saved = self.read_indexed(user_id)
+            if saved is None:
+                path = self.path / "vectors" / columns_file(file)
+                part = path.with_name(path.name + ".part")
+                UserColumns.from_chunks(list(chunks)).save(part)
+                os.replace(part, path)
+                written += 1
+            if progress:
+                progress(k + 1, len(users))
+        return written
+
     def drop_user(self, user_id: str) -> None:
         """Remove a user (even one whose data is damaged); other users are untouched."""
         self._check_writable()
@@ -317,8 +383,8 @@ class EmbeddedStore:
         """Delete vector files no user points to: replaced ones, or leftovers of a crash."""
         if not self.writable:
             return
-        keep = {f for (f,) in self.db.execute("SELECT file FROM users")}
-        for f in (self.path / "vectors").glob("*.npy"):
+        keep = {name for (f,) in self.db.execute("SELECT file FROM users") for name in (f, columns_file(f))}
+        for f in (self.path / "vectors").iterdir():
             if f.name not in keep:
                 f.unlink(missing_ok=True)
 

@@ -18,14 +18,12 @@ from core.errors import MemsenseError
 from core.recall.backends import open_store
 from core.recall.deepen import ScanPools, assemble, best_lexical
 from core.recall.embed import Embedder, is_content_key, legacy_model_key
-from core.recall.fulltext import FullTextIndex
-from core.recall.lexical import LexicalIndex
-from core.rank.pool import PoolArrays, RecallPool, neighbors_of
+from core.rank.pool import RecallPool
 from core.rank.ranking import Ranking
 from core.rank.rerank import rerank
-from core.rank.score import clamp01
 from core.recall.store import RouteHits, Store, StoreMeta, is_url
 from core.recall.ties import ranked_lists
+from core.recall.user_index import LEXICAL_MODES, UserIndex
 from core.records import DENSE_ROUTES, Chunk
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
@@ -130,42 +128,6 @@ def check_writable(store: Store) -> None:
         raise MemsenseError(f"the store {folder} is read-only; make it writable, or ingest into another --store")
 
 
-LEXICAL_MODES = {"bm25": LexicalIndex, "memsense": FullTextIndex}
-"""The lexical route of an embedded store: BM25 (SPEC §2), or Memsense's PostgreSQL-style English
-full text with AND semantics and cover-density ranking (SPEC §10, core.recall.fulltext)."""
-
-
-@dataclass
-class _UserIndex:
-    chunks: list[Chunk]
-    vec_full: np.ndarray  # unit rows (float32), zero rows where missing
-    lexical: LexicalIndex | FullTextIndex
-    session_of: np.ndarray  # row -> session code
-    session_rows: list[np.ndarray]  # session code -> rows of its session chunks
-    is_session: np.ndarray  # row -> is a session chunk
-    neighbors: dict[str, tuple[str | None, str | None]]
-    by_id: dict[str, Chunk]
-    static: PoolArrays  # `RecallPool.static` of every row: a pool takes its rows' entries
-
-    @classmethod
-    def build(cls, chunks: list[Chunk], vec_full: np.ndarray, lexical: str = "bm25") -> "_UserIndex":
-        codes: dict[str, int] = {}
-        session_of = np.array([codes.setdefault(c.session_id, len(codes)) for c in chunks], dtype=np.int64)
-        is_session = np.array([c.kind == "session" for c in chunks], dtype=bool)
-        rows = np.flatnonzero(is_session)
-        order = rows[np.argsort(session_of[rows], kind="stable")]
-        bounds = np.searchsorted(session_of[order], np.arange(len(codes) + 1))
-        session_rows = [order[bounds[i]:bounds[i + 1]] for i in range(len(codes))]
-        static = PoolArrays(
-            is_turn=np.array([c.kind == "turn" for c in chunks], dtype=bool),
-            session_of=session_of,
-            memory_score=np.array([clamp01(c.memory_score) for c in chunks], dtype=np.float64),
-            dims=np.where(vec_full.any(axis=1), vec_full.shape[1], 0) if len(chunks) else np.zeros(0, np.int64),
-        )
-        return cls(chunks, vec_full, LEXICAL_MODES[lexical]([c.lexical_text for c in chunks]), session_of, session_rows, is_session,
-                   neighbors_of(chunks), {c.memory_id: c for c in chunks}, static)
-
-
 class Engine:
     """An open store plus the embedding model; recall and search for one user at a time."""
 
@@ -190,7 +152,7 @@ class Engine:
             self.close()
             raise
         self.location = str(location)
-        self._users: dict[str, _UserIndex] = {}
+        self._users: dict[str, UserIndex] = {}
         self._lock = threading.RLock()
 
     def load_model(self) -> None:
@@ -205,10 +167,14 @@ class Engine:
     def users(self) -> list[str]:
         return self.store.users()
 
-    def _index(self, user_id: str) -> _UserIndex:
+    def _index(self, user_id: str) -> UserIndex:
         with self._lock:
             if user_id not in self._users:
-                self._users[user_id] = _UserIndex.build(*self.store.read_user(user_id), self.lexical)
+                if hasattr(self.store, "read_indexed"):  # the embedded store: saved columns, chunks decoded on use
+                    chunks, vec_full, columns = self.store.read_indexed(user_id)
+                    self._users[user_id] = UserIndex.build(chunks, vec_full, self.lexical, columns, chunks.memory_ids)
+                else:
+                    self._users[user_id] = UserIndex.build(*self.store.read_user(user_id), self.lexical)
             return self._users[user_id]
 
     def chunks(self, user_id: str) -> list[Chunk]:
@@ -234,7 +200,7 @@ class Engine:
         timings = {"embed": (t1 - t0) * 1e3, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}
         return ScanPools(ix, user_id, query, dense, lex, timings).pool(Config().route_limit if depth is None else depth)
 
-    def _fixed(self, ix: _UserIndex, user_id: str, query: str, qvec: np.ndarray, depth: int, embed_ms: float) -> RecallPool:
+    def _fixed(self, ix: UserIndex, user_id: str, query: str, qvec: np.ndarray, depth: int, embed_ms: float) -> RecallPool:
         """A pool from the store's route lists `depth` deep (noise-tied cosines ordered by id)."""
         t1 = time.perf_counter()
         lists = ranked_lists(lambda routes, n: self.store.search(user_id, qvec, routes, n), DENSE_ROUTES, depth)

@@ -26,7 +26,10 @@ def tokenize(text: str) -> list[str]:
 
 
 class LexicalIndex:
-    """BM25 over one user's chunks; `scores(query)` gives one float per chunk (0 = no match)."""
+    """BM25 over one user's chunks; `scores(query)` gives one float per chunk (0 = no match).
+
+    `arrays()` gives the index as plain arrays and `from_arrays` rebuilds it from them, so a
+    store can keep it beside the vectors and a user opens without tokenising every chunk."""
 
     def __init__(self, texts: list[str]):
         # one regex pass over all texts joined by a separator that is not a word character
@@ -38,20 +41,45 @@ class LexicalIndex:
         is_sep = ids == sep
         doc_of = np.cumsum(is_sep) - is_sep
         lengths = np.bincount(doc_of[~is_sep], minlength=len(texts)).astype(np.int64)
-        term_ids = np.where(ids > sep, ids - 1, ids)[~is_sep]
-        vocab = {t: (i - 1 if i > sep else i) for t, i in vocab.items()}
-        self.size = len(texts)
-        self.vocab = vocab
+        terms = np.where(ids > sep, ids - 1, ids)[~is_sep]
         docs = doc_of[~is_sep]
-        terms = term_ids
+        size = max(len(texts), 1)
         # one (term, doc) cell per distinct pair, ordered by term then doc: a CSC matrix by hand
-        keys, freqs = np.unique(terms * max(self.size, 1) + docs, return_counts=True)
-        self._docs = keys % max(self.size, 1)
-        self._freqs = freqs.astype(np.float64)
-        self._indptr = np.searchsorted(keys // max(self.size, 1), np.arange(len(vocab) + 1))
+        keys, freqs = np.unique(terms * size + docs, return_counts=True)
+        self._setup(list(vocab), keys % size, freqs, np.searchsorted(keys // size, np.arange(len(vocab) + 1)), lengths)
+
+    def _setup(self, terms: list[str], docs: np.ndarray, freqs: np.ndarray, indptr: np.ndarray,
+               lengths: np.ndarray) -> None:
+        self.size = len(lengths)
+        self.vocab = {t: i for i, t in enumerate(terms)}
+        self._terms = terms
+        self._docs = np.asarray(docs, dtype=np.int64)
+        self._freqs = np.asarray(freqs, dtype=np.float64)
+        self._indptr = np.asarray(indptr, dtype=np.int64)
+        self._lengths = np.asarray(lengths, dtype=np.int64)
         self.idf = self._idf(np.diff(self._indptr))
-        avgdl = lengths.sum() / self.size if self.size and lengths.sum() else 1.0
-        self._norm = K1 * (1 - B + B * lengths / avgdl)
+        avgdl = self._lengths.sum() / self.size if self.size and self._lengths.sum() else 1.0
+        self._norm = K1 * (1 - B + B * self._lengths / avgdl)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The index as arrays (`from_arrays` takes them back): terms as one NUL-separated UTF-8
+        blob (a `\\w+` token never holds a NUL), the sparse matrix and the document lengths."""
+        blob = SEP.join(self._terms).encode("utf-8", "surrogatepass")
+        return {"terms": np.frombuffer(blob, dtype=np.uint8), "docs": self._docs.astype(np.int32),
+                "freqs": self._freqs.astype(np.int32), "indptr": self._indptr, "lengths": self._lengths}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "LexicalIndex":
+        """The index `arrays()` gave; ValueError if they do not fit together."""
+        blob = np.asarray(arrays["terms"], dtype=np.uint8).tobytes().decode("utf-8", "surrogatepass")
+        terms = blob.split(SEP) if blob else []
+        indptr, docs, lengths = arrays["indptr"], arrays["docs"], arrays["lengths"]
+        if (len(indptr) != len(terms) + 1 or len(docs) != len(arrays["freqs"]) or (len(indptr) and indptr[-1] != len(docs))
+                or (len(docs) and (docs.min() < 0 or docs.max() >= len(lengths)))):
+            raise ValueError("the lexical index arrays do not fit together")
+        ix = cls.__new__(cls)
+        ix._setup(terms, docs, arrays["freqs"], indptr, lengths)
+        return ix
 
     def _idf(self, doc_freq: np.ndarray) -> np.ndarray:
         """rank-bm25's idf, term by term with `math.log` so every value is bit-identical to it."""

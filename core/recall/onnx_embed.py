@@ -77,6 +77,7 @@ class OnnxModel:
             options.intra_op_num_threads = max(1, os.cpu_count() or 1)
             options.inter_op_num_threads = 1
             options.log_severity_level = 3
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.session = ort.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # a damaged file fails inside onnxruntime in many ways
             raise Unusable(f"{onnx_file} does not load ({str(exc).splitlines()[0][:200]})") from None

@@ -29,7 +29,6 @@ from core.evaluation.evaluate import (PresetEvaluation, check_users, evaluate_pr
 from core.evaluation.judged import load_question_set
 from core.evaluation.cv import CrossValidation, cross_validate
 from core.evaluation.parallel import default_jobs
-from core.evaluation.study import tune_tpe
 from core.evaluation.tune import ALL_KNOBS, KNOBS, TuneResult, knob_depth, seed_presets, split_users
 from core.records import Question
 from memsense_gui.state import paths
@@ -150,6 +149,8 @@ class EvaluationSource(QObject):
         with the built-in RRF presets; `trials` is the study's total. Trials are scored by worker
         processes on every core (started by 'spawn', never forked from the Qt process) and stopped
         on cancel."""
+        from core.evaluation.study import tune_tpe  # optuna: imported when a study starts, not at app start
+
         questions = self._questions([*train, *test])
         train_q, test_q = split_users(questions, train, test)
         start, knobs = Config(), ALL_KNOBS if pool_limits else KNOBS
@@ -164,6 +165,8 @@ class EvaluationSource(QObject):
         """Worker thread: k-fold cross-validation by user (`core.evaluation.cv`) of a seeded Optuna TPE
         search from Memsense's default, seeded with the built-in RRF presets; `trials` per fold, each
         fold's study kept on disk."""
+        from core.evaluation.study import tune_tpe
+
         questions = self._questions(users)
         start, knobs = Config(), ALL_KNOBS if pool_limits else KNOBS
         pools = self._pools(questions, max(recall_depth([start]), knob_depth(knobs, start.top_k)), progress, cancel)

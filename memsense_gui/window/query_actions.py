@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMainWindow
 
 from core.errors import MemsenseError
@@ -17,6 +18,9 @@ from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import Task
 from memsense_gui.workers.slot import TaskSlot
 
+LIST_CHUNKS_AFTER_MS = 150
+"""After an answer, the user's chunks are listed this much later, once the answer is painted."""
+
 
 class QueryActions:
     """The toolbar (user, query, Search) and Query menu: recall, then hand the pool on."""
@@ -25,6 +29,7 @@ class QueryActions:
         self.window = window
         self.ctx = window.ctx
         self.user_id: str | None = None
+        self._chunks_wanted: str | None = None
         self.recall_slot = TaskSlot(self.ctx.engine_runner, succeeded=self._recalled, failed=self._recall_failed)
 
     def _status(self, text: str, ms: int = 0) -> None:
@@ -48,11 +53,23 @@ class QueryActions:
         self.ctx.settings.setValue("query/user", user_id)
         self.window.inspector.user_chunks = {}
         self.window.whynot_panel.set_chunks(())
+        self._chunks_wanted = user_id  # listed once a query this call or its caller runs is answered
+        QTimer.singleShot(0, self._list_chunks)
+        if rerun and self.window.query_edit.text().strip():
+            self.run_query()
+
+    def _list_chunks(self) -> None:
+        """List the user's chunks (for Why not? and the inspector) on the engine thread, but not
+        while a query waits for its answer: decoding a big user's chunks holds up the recall,
+        and Python work on another thread slows every Qt call into Python while it runs."""
+        if self._chunks_wanted is None or self.recall_slot.running:
+            return  # `_recalled` lists them once the answer is on screen
+        user_id, self._chunks_wanted = self._chunks_wanted, None
+        if user_id != self.user_id or self.ctx.engine is None:
+            return
         self.ctx.engine_runner.submit("chunks", jobs.user_chunks, self.ctx.engine, user_id,
                                       succeeded=self._chunks_ready,
                                       failed=lambda e: self.ctx.report_error(e, "Listing chunks"))
-        if rerun and self.window.query_edit.text().strip():
-            self.run_query()
 
     def _chunks_ready(self, result: tuple[str, tuple[Chunk, ...]]) -> None:
         user_id, chunks = result
@@ -96,8 +113,10 @@ class QueryActions:
         self._status(f"Recalled {pool.size} chunks" + (f" ({timing})" if timing else ""), 6000)
         self.ctx.recall_finished.emit(pool)
         self.window.results.select_position(0)
+        QTimer.singleShot(LIST_CHUNKS_AFTER_MS, self._list_chunks)
 
     def _recall_failed(self, exc: BaseException) -> None:
+        QTimer.singleShot(0, self._list_chunks)
         self.window.statusBar().clearMessage()
         self.ctx.report_error(exc, "Searching")
 

@@ -37,6 +37,7 @@ class FakeEngine:
         self.model_delay = delay if model_delay is None else model_delay
         self.closed = False
         self.recalls: list[tuple[str, str]] = []
+        self.calls: list[str] = []  # "recall" and "chunks", in the order the engine thread ran them
         self.threads: set[int] = set()  # threads that used the engine (the model loads elsewhere)
         self.model_threads: set[int] = set()
         self.model_ready = threading.Event()
@@ -60,12 +61,14 @@ class FakeEngine:
         return synthetic_pool(n_sessions=10, turns_per_session=8, dim=16, seed=seed, user_id=user_id, query=query)
 
     def chunks(self, user_id: str):
+        self.calls.append("chunks")
         return list(self.pool(user_id).chunks)
 
     def recall(self, user_id: str, query: str, depth: int = 0):
         self.model_ready.wait()  # the real embedder waits for its model too
         self._slow()
         self.recalls.append((user_id, query))
+        self.calls.append("recall")
         return self.pool(user_id, query)
 
     def close(self) -> None:

@@ -249,6 +249,11 @@ def test_layout_store_and_query_are_remembered(qtbot, make_window, app_home):
     with qtbot.waitSignal(again.ctx.ranking_updated, timeout=5000):
         again.stores.start()  # reopens the last store and re-runs the last query
     assert again.ctx.location.endswith("fake") and again.query_edit.text() == "remember me"
+    with qtbot.waitSignal(again.ctx.chunks_loaded, timeout=5000):
+        pass
+    # the answer first: the user's whole chunk list (slow for a big user) is read after it
+    assert again.ctx.engine.calls == ["recall", "chunks"]
+    assert len(again.inspector.user_chunks) == len(again.ctx.engine.chunks(again.queries.user_id))
 
 
 def test_first_run_builds_the_demo_store_then_opens_it(qtbot, app_home):

@@ -1,0 +1,215 @@
+"""One user's index for recall: per-chunk columns, BM25 and session structure (SPEC §2, §4).
+
+Recall needs of every chunk only a few fields (its session, kind, memory score, neighbours)
+and the BM25 index over its text; the chunk itself is read only for the few hundred rows a
+pool holds. `UserColumns` is that part as arrays. The embedded store writes it beside the
+user's vectors at ingest (`save`), so opening a user of 30,000 chunks reads arrays instead
+of decoding and tokenising every chunk; `LazyChunks` decodes a chunk when it is first used.
+A store without the file (older, or a server) builds the same columns from the chunks.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from core.rank.pool import PoolArrays, neighbors_of
+from core.rank.score import clamp01
+from core.recall.fulltext import FullTextIndex
+from core.recall.lexical import LexicalIndex
+from core.records import Chunk
+
+COLUMNS_FORMAT = 1
+LEXICAL_MODES = {"bm25": LexicalIndex, "memsense": FullTextIndex}
+"""The lexical route of an embedded store: BM25 (SPEC §2), or Memsense's PostgreSQL-style English
+full text with AND semantics and cover-density ranking (SPEC §10, core.recall.fulltext)."""
+
+
+def ids_checksum(memory_ids: Sequence[str]) -> int:
+    """Adler-32 of the memory ids in row order: ties a columns file to the rows it was made for."""
+    return zlib.adler32("\x00".join(memory_ids).encode("utf-8", "surrogatepass"))
+
+
+@dataclass(frozen=True)
+class UserColumns:
+    """What recall needs of each chunk of one user, in row (memory_id) order, plus its BM25 index."""
+
+    ids_crc: int  # `ids_checksum` of the rows
+    session_of: np.ndarray  # int64 session code, codes in first-seen order
+    is_session: np.ndarray  # bool
+    is_turn: np.ndarray  # bool
+    memory_score: np.ndarray  # float64, clamp01(memory_score)
+    previous: np.ndarray  # int64 row of the neighbour before (same session and kind, §4), -1 = none
+    following: np.ndarray  # int64 row of the neighbour after, -1 = none
+    bm25: LexicalIndex
+
+    @classmethod
+    def from_chunks(cls, chunks: Sequence[Chunk]) -> "UserColumns":
+        codes: dict[str, int] = {}
+        row_of = {c.memory_id: i for i, c in enumerate(chunks)}
+        around = neighbors_of(chunks)
+
+        def rows(k: int) -> np.ndarray:
+            return np.array([-1 if (m := around[c.memory_id][k]) is None else row_of[m] for c in chunks], dtype=np.int64)
+
+        return cls(
+            ids_crc=ids_checksum([c.memory_id for c in chunks]),
+            session_of=np.array([codes.setdefault(c.session_id, len(codes)) for c in chunks], dtype=np.int64),
+            is_session=np.array([c.kind == "session" for c in chunks], dtype=bool),
+            is_turn=np.array([c.kind == "turn" for c in chunks], dtype=bool),
+            memory_score=np.array([clamp01(c.memory_score) for c in chunks], dtype=np.float64),
+            previous=rows(0), following=rows(1),
+            bm25=LexicalIndex([c.lexical_text for c in chunks]),
+        )
+
+    def save(self, path: Path) -> None:
+        """Write to `path` (an uncompressed .npz, flushed to disk before it returns)."""
+        arrays = {"format": np.array([COLUMNS_FORMAT, self.ids_crc], dtype=np.int64), "session_of": self.session_of,
+                  "is_session": self.is_session, "is_turn": self.is_turn, "memory_score": self.memory_score,
+                  "previous": self.previous, "following": self.following,
+                  **{f"bm25_{k}": v for k, v in self.bm25.arrays().items()}}
+        with open(path, "wb") as fh:
+            np.savez(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    @classmethod
+    def load(cls, path: Path, n: int) -> "UserColumns":
+        """The columns saved at `path` for `n` rows. ValueError (or OSError) when the file is
+        damaged or not for `n` rows: every member's zip CRC is checked as it is read."""
+        import zipfile
+
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                a = {k: z[k] for k in z.files}
+        except (zipfile.BadZipFile, KeyError, EOFError) as exc:
+            raise ValueError(f"{path.name} cannot be read: {exc}") from None
+        try:
+            fmt, crc = (int(v) for v in a["format"])
+            if fmt != COLUMNS_FORMAT:
+                raise ValueError(f"{path.name} has columns format {fmt}, this memsense reads {COLUMNS_FORMAT}")
+            columns = cls(crc, a["session_of"].astype(np.int64), a["is_session"].astype(bool), a["is_turn"].astype(bool),
+                          a["memory_score"].astype(np.float64), a["previous"].astype(np.int64),
+                          a["following"].astype(np.int64),
+                          LexicalIndex.from_arrays({k[5:]: v for k, v in a.items() if k.startswith("bm25_")}))
+        except KeyError as exc:
+            raise ValueError(f"{path.name} lacks {exc}") from None
+        per_row = (columns.session_of, columns.is_session, columns.is_turn, columns.memory_score,
+                   columns.previous, columns.following)
+        if any(len(v) != n for v in per_row) or columns.bm25.size != n:
+            raise ValueError(f"{path.name} is not for {n} chunks")
+        if n and (columns.previous.max() >= n or columns.following.max() >= n or columns.previous.min() < -1
+                  or columns.following.min() < -1 or columns.session_of.min() < 0):
+            raise ValueError(f"{path.name} holds rows out of range")
+        return columns
+
+
+class LazyChunks(Sequence[Chunk]):
+    """A user's chunks in row order, each decoded from its stored payload when first used.
+
+    `decode(payloads, rows)` turns payloads into their chunks (and raises on a damaged one);
+    iterating decodes every chunk not yet decoded in one call."""
+
+    def __init__(self, memory_ids: list[str], payloads: list[str],
+                 decode: Callable[[list[str], list[int]], list[Chunk]]):
+        self.memory_ids = memory_ids
+        self._payloads: list[str | None] = list(payloads)
+        self._chunks: list[Chunk | None] = [None] * len(payloads)
+        self._decode = decode
+        self._lock = threading.Lock()  # the engine thread and the UI thread may both read chunks
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        chunk = self._chunks[i]
+        if chunk is None:
+            self._fill([range(len(self))[i]])
+            chunk = self._chunks[i]
+        return chunk
+
+    def decode(self, rows: Iterable[int]) -> None:
+        """Decode these rows now (a pool's rows, on the thread that recalls: a damaged payload
+        is then an error of the recall, not of a later re-rank)."""
+        self._fill([int(r) for r in rows])
+
+    def _fill(self, rows: list[int]) -> None:
+        with self._lock:
+            rows = [r for r in rows if self._chunks[r] is None]
+            if rows:
+                for r, chunk in zip(rows, self._decode([self._payloads[r] for r in rows], rows)):
+                    self._chunks[r], self._payloads[r] = chunk, None
+
+    def __reduce__(self):
+        return list, (list(self),)  # a copy elsewhere (another process) holds every chunk decoded
+
+    def __iter__(self) -> Iterator[Chunk]:
+        missing = [r for r, c in enumerate(self._chunks) if c is None]
+        if missing:
+            self._fill(missing)
+        return iter(self._chunks)  # type: ignore[arg-type]
+
+class ChunksById(Mapping[str, Chunk]):
+    """memory_id -> chunk over a row-ordered chunk list, decoding only what is looked up."""
+
+    def __init__(self, chunks: Sequence[Chunk], memory_ids: Sequence[str]):
+        self._chunks = chunks
+        self._row = {m: i for i, m in enumerate(memory_ids)}
+
+    def __getitem__(self, memory_id: str) -> Chunk:
+        return self._chunks[self._row[memory_id]]
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._row
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+
+@dataclass
+class UserIndex:
+    chunks: Sequence[Chunk]
+    vec_full: np.ndarray  # unit rows (float32), zero rows where missing
+    lexical: LexicalIndex | FullTextIndex
+    session_of: np.ndarray  # row -> session code
+    session_rows: list[np.ndarray]  # session code -> rows of its session chunks
+    is_session: np.ndarray  # row -> is a session chunk
+    neighbors: dict[str, tuple[str | None, str | None]]
+    by_id: Mapping[str, Chunk]
+    static: PoolArrays  # `RecallPool.static` of every row: a pool takes its rows' entries
+
+    @classmethod
+    def build(cls, chunks: Sequence[Chunk], vec_full: np.ndarray, lexical: str = "bm25",
+              columns: UserColumns | None = None, memory_ids: Sequence[str] | None = None) -> "UserIndex":
+        """The index of `chunks` (row order); `columns` saved for them spare decoding and tokenising
+        every chunk (the BM25 index is theirs when `lexical` is "bm25")."""
+        ids = list(memory_ids) if memory_ids is not None else [c.memory_id for c in chunks]
+        if columns is None:
+            columns = UserColumns.from_chunks(chunks)
+        text_index = columns.bm25 if lexical == "bm25" else LEXICAL_MODES[lexical]([c.lexical_text for c in chunks])
+        session_of, is_session = columns.session_of, columns.is_session
+        rows = np.flatnonzero(is_session)
+        order = rows[np.argsort(session_of[rows], kind="stable")]
+        sessions = int(session_of.max(initial=-1)) + 1
+        bounds = np.searchsorted(session_of[order], np.arange(sessions + 1))
+        static = PoolArrays(
+            is_turn=columns.is_turn,
+            session_of=session_of,
+            memory_score=columns.memory_score,
+            dims=np.where(vec_full.any(axis=1), vec_full.shape[1], 0) if len(ids) else np.zeros(0, np.int64),
+        )
+        neighbors = {m: (ids[p] if p >= 0 else None, ids[f] if f >= 0 else None)
+                     for m, p, f in zip(ids, columns.previous.tolist(), columns.following.tolist())}
+        return cls(chunks, vec_full, text_index, session_of, [order[bounds[i]:bounds[i + 1]] for i in range(sessions)],
+                   is_session, neighbors, ChunksById(chunks, ids), static)
+

@@ -1,0 +1,171 @@
+"""A user's saved columns (`core.recall.user_index`): what opening a user reads instead of decoding
+and tokenising every chunk, and the lazily decoded chunks behind it."""
+from __future__ import annotations
+
+import sqlite3
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.cli.bench_scale import DIM, RandomEmbedder, synthetic_user
+from core.cli.main import main as cli
+from core.errors import MemsenseError
+from core.rank.pool import neighbors_of
+from core.recall.backends import open_store
+from core.recall.embedded import EmbeddedStore, columns_file
+from core.recall.engine import Engine
+from core.recall.lexical import LexicalIndex
+from core.recall.user_index import LazyChunks, UserColumns, UserIndex
+
+QUERIES = ("alpha bravo", "charlie delta echo", "zulu", "nothing-matches-this", "bravo bravo alpha")
+
+
+def make_store(path: Path, users: dict[str, int], seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    store = open_store(path, create=True)
+    data = {}
+    try:
+        for user, n in users.items():
+            chunks, vectors = synthetic_user(user, n, rng)
+            store.write_user(user, chunks, vectors, RandomEmbedder.key, DIM)
+            data[user] = sorted(chunks, key=lambda c: c.memory_id)
+    finally:
+        store.close()
+    return data
+
+
+def columns_path(store: Path, user: str) -> Path:
+    db = sqlite3.connect(store / "memsense.sqlite")
+    (file,) = db.execute("SELECT file FROM users WHERE user_id=?", (user,)).fetchone()
+    db.close()
+    return store / "vectors" / columns_file(file)
+
+
+def pools_of(store: Path, user: str) -> list:
+    engine = Engine(store, embedder=RandomEmbedder())
+    try:
+        return [engine.recall(user, q, 300) for q in QUERIES]
+    finally:
+        engine.close()
+
+
+def same_pool(a, b) -> None:
+    assert [c.memory_id for c in a.chunks] == [c.memory_id for c in b.chunks]
+    assert np.array_equal(a.ranks, b.ranks)
+    assert np.array_equal(a.scores, b.scores, equal_nan=True)
+    assert dict(a.neighbors) == dict(b.neighbors)
+    assert np.array_equal(a.arrays.session_of, b.arrays.session_of) and np.array_equal(a.arrays.is_turn, b.arrays.is_turn)
+
+
+def test_the_lexical_index_survives_its_arrays_bit_for_bit():
+    texts = ["The cat sat", "", "cat CAT dog\x00dog", "naïve café über", "a " * 50, "\ud800 lone surrogate"]
+    ix = LexicalIndex(texts)
+    again = LexicalIndex.from_arrays(ix.arrays())
+    assert again.vocab == ix.vocab and again.size == len(texts)
+    for q in ("cat", "dog cat cat", "café", "surrogate", "absent", ""):
+        assert np.array_equal(again.scores(q), ix.scores(q))  # test_lexical.py holds both to rank-bm25
+    assert again.scores("cat")[0] > 0 and again.scores("surrogate")[5] > 0
+    broken = ix.arrays()
+    broken["indptr"] = broken["indptr"][:-1]
+    with pytest.raises(ValueError, match="do not fit together"):
+        LexicalIndex.from_arrays(broken)
+
+
+def test_columns_are_what_the_chunks_give(tmp_path):
+    chunks = make_store(tmp_path / "s", {"u": 57})["u"]
+    saved = UserColumns.load(columns_path(tmp_path / "s", "u"), len(chunks))
+    fresh = UserColumns.from_chunks(chunks)
+    for field in ("session_of", "is_session", "is_turn", "memory_score", "previous", "following"):
+        assert np.array_equal(getattr(saved, field), getattr(fresh, field)), field
+    ids = [c.memory_id for c in chunks]
+    rebuilt = {ids[i]: (ids[p] if p >= 0 else None, ids[f] if f >= 0 else None)
+               for i, (p, f) in enumerate(zip(saved.previous, saved.following))}
+    assert rebuilt == neighbors_of(chunks)
+    for q in QUERIES:
+        assert np.array_equal(saved.bm25.scores(q), LexicalIndex([c.lexical_text for c in chunks]).scores(q))
+    with pytest.raises(ValueError, match="not for 58 chunks"):
+        UserColumns.load(columns_path(tmp_path / "s", "u"), 58)
+
+
+def test_a_store_with_columns_recalls_exactly_as_one_without(tmp_path):
+    make_store(tmp_path / "s", {"u": 240, "v": 31})
+    with_columns = pools_of(tmp_path / "s", "u")
+    for user in ("u", "v"):
+        columns_path(tmp_path / "s", user).unlink()  # a store written before columns files
+    without = pools_of(tmp_path / "s", "u")
+    for a, b in zip(with_columns, without):
+        same_pool(a, b)
+
+
+def test_opening_a_user_decodes_only_the_chunks_a_pool_holds(tmp_path):
+    make_store(tmp_path / "s", {"u": 400})
+    store = EmbeddedStore(tmp_path / "s")
+    try:
+        chunks, _, columns = store.read_indexed("u")
+        assert columns is not None and isinstance(chunks, LazyChunks)
+        index = UserIndex.build(chunks, store.read_user("u")[1], "bm25", columns, chunks.memory_ids)
+        assert sum(c is not None for c in chunks._chunks) == 0
+        assert "u:S00001:T002" in index.by_id and index.by_id["u:S00001:T002"].memory_id == "u:S00001:T002"
+        assert sum(c is not None for c in chunks._chunks) == 1
+        assert [c.memory_id for c in chunks] == chunks.memory_ids  # iterating decodes the rest
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "other-user"])
+def test_a_damaged_columns_file_is_rebuilt_from_the_rows_with_a_warning(tmp_path, damage):
+    make_store(tmp_path / "s", {"u": 120, "v": 60})
+    good = pools_of(tmp_path / "s", "u")
+    path = columns_path(tmp_path / "s", "u")
+    data = bytearray(path.read_bytes())
+    if damage == "flip":
+        data[len(data) // 2] ^= 0xFF
+        path.write_bytes(bytes(data))
+    elif damage == "truncate":
+        path.write_bytes(bytes(data[: len(data) // 3]))
+    else:
+        path.write_bytes(columns_path(tmp_path / "s", "v").read_bytes())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        damaged = pools_of(tmp_path / "s", "u")
+    assert any("indexed from their rows instead" in str(w.message) for w in caught)
+    for a, b in zip(good, damaged):
+        same_pool(a, b)
+
+
+def test_a_damaged_payload_is_an_error_of_the_recall_that_reads_it(tmp_path):
+    make_store(tmp_path / "s", {"u": 30})
+    db = sqlite3.connect(tmp_path / "s" / "memsense.sqlite")
+    db.execute("UPDATE chunks SET payload='{\"memory_id\": 5' WHERE user_id='u'")
+    db.commit()
+    db.close()
+    engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
+    try:
+        with pytest.raises(MemsenseError, match="the data of user 'u' .* is damaged"):
+            engine.recall("u", "alpha", 40)
+    finally:
+        engine.close()
+
+
+def test_migrate_in_place_adds_the_columns_an_older_store_lacks(tmp_path, capsys):
+    store = tmp_path / "s"
+    make_store(store, {"u": 50, "v": 20})
+    columns_path(store, "u").unlink()
+    (store / "vectors" / "leftover.columns.npz.part").write_bytes(b"half")  # a crash mid-write
+    assert cli(["migrate", str(store), "--store", str(store)]) == 0
+    assert "wrote the columns files of 1 of 2 users (1 had them)" in capsys.readouterr().out
+    assert columns_path(store, "u").exists() and not (store / "vectors" / "leftover.columns.npz.part").exists()
+    assert cli(["migrate", str(store), "--store", str(store)]) == 0
+    assert "wrote the columns files of 0 of 2 users" in capsys.readouterr().out
+    assert cli(["migrate", str(store), "--store", str(tmp_path / "elsewhere")]) == 2
+    assert f"run `memsense migrate {store} --store {store}`" in capsys.readouterr().err
+
+
+def test_rewriting_a_user_leaves_no_columns_file_behind(tmp_path):
+    make_store(tmp_path / "s", {"u": 25})
+    make_store(tmp_path / "s", {"u": 25}, seed=1)
+    files = sorted(p.name for p in (tmp_path / "s" / "vectors").iterdir())
+    assert len(files) == 2 and files[0].endswith(".columns.npz") and files[1].endswith(".npy")
+    assert files[0].removesuffix(".columns.npz") == files[1].removesuffix(".npy")
