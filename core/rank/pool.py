@@ -66,16 +66,17 @@ class RecallPool:
     def size(self) -> int:
         return len(self.chunks)
 
-    @property
-    def ids(self) -> list[str]:
-        return [c.memory_id for c in self.chunks]
+    @cached_property
+    def ids(self) -> tuple[str, ...]:
+        """Every row's memory_id, in row order."""
+        return tuple(c.memory_id for c in self.chunks)
 
     def index_of(self, memory_id: str) -> int | None:
         return self._id_index.get(memory_id)
 
     @cached_property
     def _id_index(self) -> dict[str, int]:
-        return {c.memory_id: i for i, c in enumerate(self.chunks)}
+        return {m: i for i, m in enumerate(self.ids)}
 
     def at_depth(self, depth: int) -> "RecallPool":
         """The pool a fresh recall keeping every route list `depth` deep gives (SPEC §2).

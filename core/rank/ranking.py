@@ -59,7 +59,7 @@ class Ranking:
 
     @property
     def result_ids(self) -> list[str]:
-        return [self.pool.chunks[r.index].memory_id for r in self.selected_rows]
+        return [self.pool.ids[r.index] for r in self.selected_rows]
 
     @cached_property
     def results(self) -> tuple[dict[str, Any], ...]:
@@ -110,7 +110,7 @@ class Ranking:
         }
 
     def _row_id(self, row: int | None) -> str | None:
-        return None if row is None else self.pool.chunks[self.rows[row].index].memory_id
+        return None if row is None else self.pool.ids[self.rows[row].index]
 
     def _neighbors(self, chunk: Chunk) -> list[dict[str, Any]]:
         """Previous and next chunk of the same session and kind, in time order (§4)."""

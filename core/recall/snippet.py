@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import math
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from core.recall.lexical import TOKEN, tokenize
@@ -85,7 +86,9 @@ def best_sentence(text: str, query: str, max_chars: int = MAX_CHARS) -> Snippet:
     return _cut(candidates[best], _marks(candidates[best], set(idf)), max_chars)
 
 
+@lru_cache(maxsize=4096)
 def chunk_snippet(chunk: Chunk, query: str, max_chars: int = MAX_CHARS) -> Snippet:
+    """The chunk's best sentence for the query; kept, as a slider tick asks for the same ones again."""
     return best_sentence(chunk_text(chunk), query, max_chars)
 
 

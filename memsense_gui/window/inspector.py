@@ -78,7 +78,7 @@ class Inspector:
 
     def _explain_empty(self, ranking: Ranking) -> None:
         """No results because every route weight is 0: say so, not just an empty table."""
-        if ranking.results:
+        if ranking.selection.order:
             return
         try:
             self.ctx.session.config.check_searchable()
