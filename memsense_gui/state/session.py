@@ -9,10 +9,13 @@ preset, or a snapshot of the settings at some moment) when there is one, re-rank
 new pool; else the settings before the last gesture.
 
 A pool is recalled as deep as the settings need; a knob that needs deeper route lists (top_k
-up, say) has the pool deepen itself from its cached scores (`RecallPool.at_depth`). That ranks
-lists thousands deep on large users, so it runs on a worker thread, as deep as top_k's slider
-can then ask without another wait (the shallower pools are cut from it); the ranking on screen
-stays until the deeper pool is ready, then the newest settings are applied.
+up, say), a pinned baseline or a compared preset that does, has the pool deepen itself from its
+cached scores (`RecallPool.at_depth`). That ranks lists thousands deep on large users, so it
+never runs on the UI thread: `deep_enough` says whether re-ranking under some configs is quick
+and, when it is not, deepens the pool on one worker thread, as deep as top_k's slider can then
+ask of any of them without another wait (shallower pools are cut from it); `pool_deepened`
+follows. Meanwhile the ranking on screen stays, marked as updating (`updating`), and a pinned
+baseline not yet ranked on the pool measures no movement; then the newest settings apply.
 """
 from __future__ import annotations
 
@@ -50,6 +53,8 @@ class QuerySession(QObject):
     baseline_changed = Signal(object)  # Baseline | None
     rerank_failed = Signal(object)  # exception
     deepening = Signal(bool)  # True while the pool ranks deeper lists off the UI thread
+    pool_deepened = Signal(object)  # RecallPool: the current pool is deeper; ask `deep_enough` again
+    updating = Signal(bool)  # True while the ranking or pinned baseline on screen waits for a deeper pool
     _deepened = Signal(object, object)  # pool, exception or None (from the worker thread)
 
     def __init__(self, config: Config | None = None, throttle_ms: int = 30, parent: QObject | None = None):
@@ -71,6 +76,8 @@ class QuerySession(QObject):
         self._timer.timeout.connect(self.flush)
         self._deepening: RecallPool | None = None
         self._deepened.connect(self._on_deepened)
+        self._baseline_due = False  # the pinned baseline is still to be ranked on this pool
+        self.is_updating = False
 
     # ---- pool -----------------------------------------------------------------------------
     def set_pool(self, pool: RecallPool | None, gold: Iterable[str] = (), evidence: Iterable[str] = ()) -> None:
@@ -81,9 +88,10 @@ class QuerySession(QObject):
         self.evidence = frozenset(evidence)
         self.baseline = None
         self.ranking = None
+        self._baseline_due = self.pinned_baseline is not None
+        self._set_updating(False)
         self.pool_changed.emit(pool)
         if pool is not None:
-            self.baseline = self._pinned_ranking()
             self._rerank()
 
     # ---- config ---------------------------------------------------------------------------
@@ -120,18 +128,30 @@ class QuerySession(QObject):
             self._rerank()
 
     def _rerank(self) -> None:
-        if not self.pool.ready(self.config.route_limit):
-            slider_max = replace(self.config, top_k=TOP_K_MAX).route_limit
-            self._deepen(self.pool, max(self.config.route_limit, slider_max))
-            return
+        """Re-rank under the settings, and rank the pinned baseline if it is due, each once the
+        pool is deep enough for it; one deepening serves both. Meanwhile what is on screen stays,
+        marked as updating, and a baseline not yet ranked shows no movement."""
+        pool, pinned = self.pool, self.pinned_baseline
+        due = pinned.config if self._baseline_due and pinned is not None else None
+        self._set_updating(not self.deep_enough(self.config, *(() if due is None else (due,))))
+        if due is not None and pool.ready(due.route_limit):
+            self._baseline_due = False
+            self.baseline = self._pinned_ranking()
+        if not pool.ready(self.config.route_limit):
+            return  # `_on_deepened` comes back here
         try:
-            ranking = rerank(self.pool, self.config)
+            ranking = rerank(pool, self.config)
         except Exception as exc:  # noqa: BLE001 - a bad scheme or pool is reported, not fatal
             self.rerank_failed.emit(exc)
             return
         self._last_apply = time.perf_counter()
         self.ranking = ranking
         self.ranking_changed.emit(ranking)
+
+    def _set_updating(self, on: bool) -> None:
+        if on != self.is_updating:
+            self.is_updating = on
+            self.updating.emit(on)
 
     # ---- baseline ---------------------------------------------------------------------------
     def pin_baseline(self, label: str, cfg: Config) -> None:
@@ -154,18 +174,36 @@ class QuerySession(QObject):
             return None
 
     def _baseline_moved(self) -> None:
-        self.baseline = self._pinned_ranking()
+        """A pinned baseline is ranked on the pool (once deep enough for it: no movement shown
+        until then); none pinned: no movement until the next gesture."""
+        self.baseline = None
+        self._baseline_due = self.pinned_baseline is not None and self.pool is not None
         self.baseline_changed.emit(self.pinned_baseline)
-        if self.ranking is not None:
-            self.ranking_changed.emit(self.ranking)
+        if self.pool is None:
+            return
+        shown = self.ranking
+        self._rerank()
+        if shown is not None and self.ranking is shown:  # it waits for a deeper pool too: no old movement
+            self.ranking_changed.emit(shown)
 
+    # ---- deepening ----------------------------------------------------------------------------
     @property
     def is_deepening(self) -> bool:
         return self._deepening is not None
 
+    def deep_enough(self, *configs: Config) -> bool:
+        """Whether re-ranking the pool under each of `configs` is quick (no route list to rank
+        deeper than before). If not, the pool deepens on the worker thread, as deep as top_k's
+        slider can ask of any of them, and `pool_deepened` follows: ask again then."""
+        pool = self.pool
+        if pool is None or all(pool.ready(cfg.route_limit) for cfg in configs):
+            return True
+        self._deepen(pool, max(max(cfg.route_limit, replace(cfg, top_k=TOP_K_MAX).route_limit) for cfg in configs))
+        return False
+
     def _deepen(self, pool: RecallPool, depth: int) -> None:
         """Rank `pool` `depth` deep on a worker thread; `_on_deepened` then re-ranks with the
-        newest settings (one worker per pool at a time: later ticks wait for it)."""
+        newest settings (one worker per pool at a time: later asks wait for it, then ask again)."""
         if self._deepening is pool:
             return
         self._deepening = pool
@@ -187,9 +225,11 @@ class QuerySession(QObject):
         if pool is not self.pool:
             return  # a new query replaced it meanwhile
         if error is not None:
+            self._set_updating(False)
             self.rerank_failed.emit(error)
             return
         self._rerank()
+        self.pool_deepened.emit(pool)
 
     # ---- movement and pins ----------------------------------------------------------------
     def previous_rank(self, memory_id: str) -> int | None:

@@ -41,6 +41,7 @@ class BaselineBar(QWidget):
         layout.addWidget(self.label)
         layout.addWidget(self.button)
         ctx.session.baseline_changed.connect(self._show)
+        ctx.session.updating.connect(lambda _on: self._show(ctx.session.pinned_baseline))
         self._fill_menu()
 
     def _fill_menu(self) -> None:
@@ -64,7 +65,9 @@ class BaselineBar(QWidget):
                          "Baseline")
 
     def _show(self, baseline: Baseline | None) -> None:
-        self.label.setText(UNPINNED if baseline is None else f"Moved: against {baseline.label}")
+        waiting = baseline is not None and self.ctx.session.baseline is None and self.ctx.session.is_updating
+        text = UNPINNED if baseline is None else f"Moved: against {baseline.label}"
+        self.label.setText(f"{text} (updating…)" if waiting else text)
         self.label.setToolTip(UNPINNED_TIP if baseline is None else settings_text(baseline))
 
 

@@ -54,7 +54,13 @@ class ComparePanel(Panel):
         self.b_combo.setCurrentText(b)
         self.selection_changed.emit()
 
+    def set_updating(self) -> None:
+        """The rows shown stay, greyed, while the pool deepens for A or B."""
+        self.view.setEnabled(False)
+        self.summary.setText("Updating: ranking deeper route lists for A and B…")
+
     def set_rankings(self, a: Ranking | None, b: Ranking | None, gold: frozenset[str]) -> None:
+        self.view.setEnabled(True)
         self.model.set_rankings(a, b, gold)
         if a is None or b is None:
             self.summary.setText("Run a query to compare.")

@@ -36,8 +36,15 @@ class ResultsPanel(Panel):
         top = QWidget()
         tv = QVBoxLayout(top)
         tv.setContentsMargins(0, 0, 0, 0)
+        self.updating_label = QLabel("Updating: ranking deeper route lists…")
+        self.updating_label.setObjectName("updating-label")
+        self.updating_label.setToolTip("The ranking shown stays until the pool holds the deeper route lists the "
+                                       "settings or the pinned baseline need; movement against a baseline not yet "
+                                       "ranked is not shown")
+        self.updating_label.setVisible(False)
         self.caption_row = QHBoxLayout()
         self.caption_row.addWidget(self.caption, 1)
+        self.caption_row.addWidget(self.updating_label)
         tv.addLayout(self.caption_row)
         tv.addWidget(self.view)
         split.addWidget(top)
@@ -112,6 +119,10 @@ class ResultsPanel(Panel):
                 f"<b>{len(ranking.selection.order)}</b> results for <b>{html.escape(query or ranking.pool.query)}</b> · "
                 f"{mode} · pool {len(ranking.candidates)} of {ranking.pool.size} recalled · "
                 f"k {cfg.rrf_k:g} · λ {cfg.mmr_lambda:g} · dup ≥ {cfg.duplicate_threshold:g} · α {cfg.alpha:g}")
+
+    def set_updating(self, on: bool) -> None:
+        """Mark what is shown as updating while the pool deepens for the settings or the baseline."""
+        self.updating_label.setVisible(on)
 
     def add_to_caption(self, widget: QWidget) -> None:
         """A control beside the caption (the baseline's)."""

@@ -1,4 +1,7 @@
-"""Compare actions: two presets (or the current settings) re-ranking the same cached pool."""
+"""Compare actions: two presets (or the current settings) re-ranking the same cached pool.
+
+A preset that needs deeper route lists than the pool holds has the session deepen it off the
+UI thread (`QuerySession.deep_enough`); the panel keeps its rows greyed as updating meanwhile."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import QMainWindow
@@ -19,6 +22,7 @@ class CompareActions:
     def connect(self) -> None:
         self.ctx.presets.presets_changed.connect(self.fill)
         self.panel.selection_changed.connect(self.update)
+        self.ctx.session.pool_deepened.connect(lambda _pool: self.window.inspector.update_panel("Compare"))
         self.fill()
 
     def fill(self) -> None:
@@ -34,8 +38,12 @@ class CompareActions:
             self.panel.set_rankings(None, None, frozenset())
             return
         try:
-            a = rerank(pool, self._config_named(self.panel.a_combo.currentText()))
-            b = rerank(pool, self._config_named(self.panel.b_combo.currentText()))
+            a_cfg = self._config_named(self.panel.a_combo.currentText())
+            b_cfg = self._config_named(self.panel.b_combo.currentText())
+            if not self.ctx.session.deep_enough(a_cfg, b_cfg):
+                self.panel.set_updating()
+                return
+            a, b = rerank(pool, a_cfg), rerank(pool, b_cfg)
         except Exception as exc:  # noqa: BLE001
             self.ctx.report_error(exc, "Comparing presets")
             return

@@ -51,6 +51,7 @@ class Inspector:
         session = self.ctx.session
         session.config_changed.connect(self._config_applied)
         session.ranking_changed.connect(self.show_ranking)
+        session.updating.connect(self.window.results.set_updating)
         session.pool_changed.connect(lambda pool: pool is None and self.show_ranking(None))
         session.pins_changed.connect(lambda _pins: self._refresh_pins())
         for title in (*self.FOCUS_PANELS, *self._updaters):

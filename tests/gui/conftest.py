@@ -12,7 +12,7 @@ import pytest
 from core.config import Config
 from core.rank.rerank import rerank
 from core.rank.synthetic import synthetic_pool
-from tests.gui.fixtures import FakeEngine, evaluation_window, fake_builder  # noqa: F401 - evaluation_window: a fixture
+from tests.gui.fixtures import FakeEngine, evaluation_window, fake_builder, scan_engine  # noqa: F401 - fixtures
 
 
 @pytest.fixture

@@ -157,6 +157,44 @@ def evaluation_window(make_window, tmp_path):
     return open_
 
 
+# ---- a real engine whose pools deepen themselves, and the threads that deepen them -------------------
+@pytest.fixture(scope="module")
+def scan_engine(tmp_path_factory):
+    """The embedded engine over one synthetic user "u" (`tests.recall.test_deepen.user_data`):
+    its pools keep their query's route scores and deepen themselves (`RecallPool.at_depth`)."""
+    from core.cli.bench_scale import RandomEmbedder
+    from core.recall.backends import open_store
+    from core.recall.engine import Engine
+    from tests.recall.test_deepen import DIM, user_data
+
+    location = tmp_path_factory.mktemp("scan") / "store"
+    store = open_store(location, create=True)
+    store.write_user("u", *user_data(120, seed=5), RandomEmbedder(DIM).key, DIM)
+    store.close()
+    engine = Engine(location, embedder=RandomEmbedder(DIM))
+    yield engine
+    engine.close()
+
+
+def deepening_threads(monkeypatch, hold: threading.Event | None = None) -> list[threading.Thread]:
+    """From now on, the thread of every ranking of route lists deeper than a pool held before
+    (`ScanPools._rank`: a re-cut of a deeper pool is not one); with `hold`, each ranking waits
+    for it to be set (what the UI shows meanwhile is then seen for sure)."""
+    from core.recall.deepen import ScanPools
+
+    threads: list[threading.Thread] = []
+    rank = ScanPools._rank
+
+    def recorded(self, depth):
+        threads.append(threading.current_thread())
+        if hold is not None:
+            hold.wait(30)
+        return rank(self, depth)
+
+    monkeypatch.setattr(ScanPools, "_rank", recorded)
+    return threads
+
+
 # ---- small helpers ------------------------------------------------------------------------------------
 def cell(model, row, col, role=DISPLAY):
     return model.data(model.index(row, col), role)

@@ -1,12 +1,15 @@
 """QuerySession: recall once, re-rank many; throttled, newest request wins; movement baseline."""
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 from core.config import Config
 from core.rank.rerank import rerank
 from core.rank.synthetic import synthetic_pool
 from memsense_gui.state.session import QuerySession
+from tests.gui.fixtures import deepening_threads
+from tests.recall.test_deepen import fresh
 
 
 def test_set_pool_reranks_at_once(qtbot):
@@ -68,32 +71,53 @@ def test_a_failing_rerank_is_reported(qtbot):
         s.set_config(bad)
 
 
-def test_a_knob_that_needs_deeper_lists_deepens_the_pool_off_the_ui_thread(qtbot, tmp_path):
+def test_a_knob_that_needs_deeper_lists_deepens_the_pool_off_the_ui_thread(qtbot, scan_engine, monkeypatch):
     """A pool recalled for top_k 4 and moved to top_k 50: the deeper ranking comes from a worker
     thread, equals a fresh search at that depth, and the newest settings win meanwhile."""
-    from core.recall.backends import open_store
-    from core.recall.engine import Engine
-    from core.cli.bench_scale import RandomEmbedder
-    from tests.recall.test_deepen import DIM, fresh, user_data
+    s = QuerySession(throttle_ms=0)
+    s.set_pool(scan_engine.recall("u", "w3 w4 w5", Config().route_limit))
+    hold = threading.Event()
+    threads = deepening_threads(monkeypatch, hold)
+    assert s.ranking.pool.depth == Config().route_limit
+    deep = replace(Config(), top_k=50)
+    with qtbot.waitSignal(s.ranking_changed, timeout=10000) as blocker:
+        s.set_config(deep, "top_k")
+        assert s.is_deepening and s.is_updating and s.ranking.config.top_k == 4  # the old ranking stays meanwhile
+        s.set_config(replace(deep, mmr_lambda=0.5), "mmr_lambda")  # a newer tick while it deepens
+        hold.set()
+    assert not s.is_deepening and not s.is_updating
+    assert threads and threading.main_thread() not in threads
+    got = blocker.args[0]
+    assert got.config.mmr_lambda == 0.5 and got.pool.depth == deep.route_limit
+    assert got.results == rerank(fresh(scan_engine, "w3 w4 w5", deep.route_limit), got.config).results
+    s.set_config(Config(), "top_k")  # back down: the cached shallower pool, at once
+    assert not s.is_deepening and s.ranking.pool.depth == Config().route_limit
 
-    store = open_store(tmp_path / "store", create=True)
-    store.write_user("u", *user_data(120, seed=5), RandomEmbedder(DIM).key, DIM)
-    store.close()
-    engine = Engine(tmp_path / "store", embedder=RandomEmbedder(DIM))
-    try:
-        s = QuerySession(throttle_ms=0)
-        s.set_pool(engine.recall("u", "w3 w4 w5", Config().route_limit))
-        assert s.ranking.pool.depth == Config().route_limit
-        deep = replace(Config(), top_k=50)
-        with qtbot.waitSignal(s.ranking_changed, timeout=10000) as blocker:
-            s.set_config(deep, "top_k")
-            assert s.is_deepening and s.ranking.config.top_k == 4  # the old ranking stays meanwhile
-            s.set_config(replace(deep, mmr_lambda=0.5), "mmr_lambda")  # a newer tick while it deepens
-        assert not s.is_deepening
-        got = blocker.args[0]
-        assert got.config.mmr_lambda == 0.5 and got.pool.depth == deep.route_limit
-        assert got.results == rerank(fresh(engine, "w3 w4 w5", deep.route_limit), got.config).results
-        s.set_config(Config(), "top_k")  # back down: the cached shallower pool, at once
-        assert not s.is_deepening and s.ranking.pool.depth == Config().route_limit
-    finally:
-        engine.close()
+
+def test_a_pinned_baseline_that_needs_deeper_lists_is_ranked_off_the_ui_thread(qtbot, scan_engine, monkeypatch):
+    """A baseline pinned with top_k 50 on a pool recalled for top_k 4, and kept for the next
+    query: the results come at once, the baseline once a worker deepened the pool (no movement
+    is shown meanwhile), and it equals the baseline ranked on a fresh search that deep."""
+    deep = replace(Config(), top_k=50)
+    s = QuerySession(throttle_ms=0)
+    s.set_pool(scan_engine.recall("u", "w3 w4 w5", Config().route_limit))
+    shown, hold = s.ranking, threading.Event()
+    threads = deepening_threads(monkeypatch, hold)
+    with qtbot.waitSignal(s.pool_deepened, timeout=10000):
+        s.pin_baseline("deep", deep)
+        assert s.is_updating and s.baseline is None and s.previous_rank(shown.result_ids[0]) is None
+        hold.set()
+    assert not s.is_updating and threads and threading.main_thread() not in threads
+    assert s.baseline.results == rerank(fresh(scan_engine, "w3 w4 w5", deep.route_limit), deep).results
+
+    pool = scan_engine.recall("u", "w7 w8", Config().route_limit)  # a new query: the same baseline
+    hold.clear()
+    threads.clear()
+    with qtbot.waitSignal(s.pool_deepened, timeout=10000):
+        s.set_pool(pool)
+        assert s.ranking is not None and s.ranking.config == Config()  # the results at once
+        assert s.is_updating and s.baseline is None
+        hold.set()
+    assert not s.is_updating and threads and threading.main_thread() not in threads
+    assert s.baseline.results == rerank(fresh(scan_engine, "w7 w8", deep.route_limit), deep).results
+    assert s.ranking.results == rerank(fresh(scan_engine, "w7 w8", Config().route_limit), Config()).results
