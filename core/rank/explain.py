@@ -45,18 +45,26 @@ def _hits(ranking: Ranking, i: int, mask: np.ndarray) -> str:
     return ", ".join(f"{ROUTES[j]} #{int(ranking.pool.ranks[i, j])}" for j in np.flatnonzero(mask))
 
 
+def reads_deepest(ranking: Ranking, memory_id: str) -> bool:
+    """Whether `fate_of` reads the query's deepest pool for this chunk (`RecallPool.deepest`,
+    which may have to rank its route lists first): no counted route found it within route_limit."""
+    i = ranking.pool.index_of(memory_id)
+    if i is None:
+        return True
+    return i not in ranking.row_of_index and i not in ranking.drop_reasons and not ranking.live[i].any()
+
+
 def fate_of(ranking: Ranking, memory_id: str) -> Fate:
     """Why this chunk is, or is not, in the results."""
     cfg = ranking.config
-    i = ranking.pool.index_of(memory_id)
-    if i is not None:
-        row_pos = ranking.row_of_index.get(i)
-        if row_pos is not None:  # also a session row no route found, returned for its turns' support
-            return _row_fate(ranking, memory_id, row_pos)
-        if i in ranking.drop_reasons:
-            return Fate(memory_id, "dropped", ranking.drop_reasons[i])
-    if i is None or not ranking.live[i].any():
+    if reads_deepest(ranking, memory_id):
         return _unlisted(ranking.pool.deepest, cfg, memory_id)
+    i = ranking.pool.index_of(memory_id)
+    row_pos = ranking.row_of_index.get(i)
+    if row_pos is not None:  # also a session row no route found, returned for its turns' support
+        return _row_fate(ranking, memory_id, row_pos)
+    if i in ranking.drop_reasons:
+        return Fate(memory_id, "dropped", ranking.drop_reasons[i])
     pool_rank = ranking.candidate_rank.get(i)
     if pool_rank is None:
         better = int((ranking.fused[ranking.live.any(axis=1)] > ranking.fused[i]).sum()) + 1

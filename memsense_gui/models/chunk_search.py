@@ -1,10 +1,11 @@
 """Why not? The user's chunks matching a text filter, with their fate for the current ranking."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from PySide6.QtGui import QColor
 
+from core.rank.explain import Fate
 from core.rank.ranking import Ranking
 from core.records import Chunk
 from memsense_gui.models.format import fate_color, fate_label, preview, short_id
@@ -26,6 +27,8 @@ class ChunkSearchModel(TableModel):
         self._filter = ""
         self.ranking: Ranking | None = None
         self.total_matches = 0
+        self.fate_of: Callable[[Ranking, str], Fate] = Ranking.fate
+        """How a chunk's fate is read (the window's: `QuerySession.fate`, never deepening on the UI thread)."""
 
     def set_chunks(self, chunks: Sequence[Chunk]) -> None:
         self._chunks = tuple(chunks)
@@ -62,15 +65,15 @@ class ChunkSearchModel(TableModel):
         if col == self.KIND:
             return c.kind
         if col == self.FATE:
-            return fate_label(self.ranking.fate(c.memory_id), c.user_id) if self.ranking else ""
+            return fate_label(self.fate_of(self.ranking, c.memory_id), c.user_id) if self.ranking else ""
         return preview(c)
 
     def foreground(self, row: int, col: int) -> QColor | None:
         if col == self.FATE and self.ranking is not None:
-            return fate_color(self.ranking.fate(self._hits[row].memory_id).status)
+            return fate_color(self.fate_of(self.ranking, self._hits[row].memory_id).status)
         return None
 
     def tooltip(self, row: int, col: int) -> str | None:
         if col == self.FATE and self.ranking is not None:
-            return self.ranking.fate(self._hits[row].memory_id).reason
+            return self.fate_of(self.ranking, self._hits[row].memory_id).reason
         return preview(self._hits[row], 600)

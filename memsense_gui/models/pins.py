@@ -1,7 +1,7 @@
 """Pinned chunks and their fate, recomputed for every ranking (the why-not answer)."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from PySide6.QtGui import QColor
 
@@ -23,11 +23,13 @@ class PinsModel(TableModel):
         self._pins: tuple[str, ...] = ()
         self._fates: list[Fate | None] = []
         self._user = ""
+        self.fate_of: Callable[[Ranking, str], Fate] = Ranking.fate
+        """How a pin's fate is read (the window's: `QuerySession.fate`, never deepening on the UI thread)."""
 
     def set_pins(self, pins: Sequence[str], ranking: Ranking | None) -> None:
         self.beginResetModel()
         self._pins = tuple(pins)
-        self._fates = [ranking.fate(p) if ranking is not None else None for p in self._pins]
+        self._fates = [self.fate_of(ranking, p) if ranking is not None else None for p in self._pins]
         self._user = ranking.pool.user_id if ranking is not None else ""
         self._n = len(self._pins)
         self.endResetModel()

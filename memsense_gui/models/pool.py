@@ -1,7 +1,7 @@
 """The candidate pool: every candidate (not only top k) with its fate; the base of the route matrix."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from PySide6.QtGui import QColor
 
@@ -32,6 +32,8 @@ class PoolRowsModel(TableModel):
         self._cands = 0
         self._snippets: dict[str, str] = {}
         self._snippet_pool = None
+        self.fate_of: Callable[[Ranking, str], Fate] = Ranking.fate
+        """How a row's fate is read (the window's: `QuerySession.fate`, never deepening on the UI thread)."""
 
     def set_ranking(self, ranking: Ranking | None, gold: Iterable[str] = (), pins: Iterable[str] = ()) -> None:
         self.beginResetModel()
@@ -58,7 +60,7 @@ class PoolRowsModel(TableModel):
 
     def fate(self, row: int) -> Fate:
         if row not in self._fates:
-            self._fates[row] = self.ranking.fate(self.memory_id(row))
+            self._fates[row] = self.fate_of(self.ranking, self.memory_id(row))
         return self._fates[row]
 
     def pool_rank(self, row: int) -> int | None:

@@ -16,6 +16,8 @@ and, when it is not, deepens the pool on one worker thread, as deep as top_k's s
 ask of any of them without another wait (shallower pools are cut from it); `pool_deepened`
 follows. Meanwhile the ranking on screen stays, marked as updating (`updating`), and a pinned
 baseline not yet ranked on the pool measures no movement; then the newest settings apply.
+"Why not" on a chunk no route found within route_limit reads the query's deepest lists
+(`fate`): until the worker has ranked them, its fate says it is updating.
 """
 from __future__ import annotations
 
@@ -27,9 +29,13 @@ from typing import Iterable, NamedTuple
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.config import TOP_K_MAX, Config
+from core.rank.explain import Fate, reads_deepest
 from core.rank.pool import RecallPool
 from core.rank.ranking import Ranking
 from core.rank.rerank import rerank
+
+UPDATING = "updating"
+"""The status of a fate that waits for the query's deepest route lists (`QuerySession.fate`)."""
 
 GESTURE_SECONDS = 1.0
 """Changes of one knob closer together than this are one gesture: movement is shown
@@ -200,6 +206,19 @@ class QuerySession(QObject):
             return True
         self._deepen(pool, max(max(cfg.route_limit, replace(cfg, top_k=TOP_K_MAX).route_limit) for cfg in configs))
         return False
+
+    def fate(self, ranking: Ranking, memory_id: str) -> Fate:
+        """`ranking.fate(memory_id)` ("why not"), unless it must read the query's deepest route
+        lists (no counted route found the chunk within route_limit) and they are not ranked yet:
+        then they are, on the worker thread, and the fate says it is updating; a new ranking of
+        the deeper pool follows (`ranking_changed`)."""
+        pool = self.pool
+        source = pool.source if pool is not None else None
+        if source is None or ranking.pool.source is not source or pool.ready(source.max_depth) \
+                or not reads_deepest(ranking, memory_id):
+            return ranking.fate(memory_id)
+        self._deepen(pool, source.max_depth)
+        return Fate(memory_id, UPDATING, "ranking the query's deepest route lists to say why (a moment)")
 
     def _deepen(self, pool: RecallPool, depth: int) -> None:
         """Rank `pool` `depth` deep on a worker thread; `_on_deepened` then re-ranks with the

@@ -1,10 +1,11 @@
 """The focused chunk's result record (Memsense's fields + explain) as a tree; for others, fate and hits."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtWidgets import QTreeView, QVBoxLayout, QWidget
 
+from core.rank.explain import Fate
 from core.rank.ranking import Ranking
 from memsense_gui.models.explain_tree import DictTreeModel
 from memsense_gui.models.format import row_position
@@ -30,12 +31,15 @@ class ExplainPanel(QWidget):
         self.view.resizeColumnToContents(0)
 
 
-def explain_record(ranking: Ranking, memory_id: str) -> dict[str, Any]:
-    """The Memsense result dict when returned; otherwise the chunk's fate, row and route hits."""
+def explain_record(ranking: Ranking, memory_id: str,
+                   fate_of: Callable[[Ranking, str], Fate] = Ranking.fate) -> dict[str, Any]:
+    """The Memsense result dict when returned; otherwise the chunk's fate (read by `fate_of`),
+    row and route hits."""
+    fate = _fate_dict(fate_of(ranking, memory_id))
     for pos, rid in enumerate(ranking.result_ids):
         if rid == memory_id:
-            return {"fate": _fate_dict(ranking, memory_id), **ranking.results[pos]}
-    out: dict[str, Any] = {"memory_id": memory_id, "fate": _fate_dict(ranking, memory_id)}
+            return {"fate": fate, **ranking.results[pos]}
+    out: dict[str, Any] = {"memory_id": memory_id, "fate": fate}
     i = ranking.pool.index_of(memory_id)
     if i is not None:
         pos = row_position(ranking, i)
@@ -50,7 +54,6 @@ def explain_record(ranking: Ranking, memory_id: str) -> dict[str, Any]:
     return out
 
 
-def _fate_dict(ranking: Ranking, memory_id: str) -> dict[str, Any]:
-    f = ranking.fate(memory_id)
+def _fate_dict(f: Fate) -> dict[str, Any]:
     return {k: v for k, v in (("status", f.status), ("reason", f.reason), ("rank", f.rank),
                               ("duplicate_of", f.duplicate_of), ("supports_session", f.supports_session)) if v is not None}

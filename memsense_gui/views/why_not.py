@@ -15,6 +15,7 @@ from memsense_gui import app_icons
 from memsense_gui.models.chunk_search import ChunkSearchModel
 from memsense_gui.models.pins import PinsModel
 from memsense_gui.models.whatif import WhatIfModel
+from memsense_gui.state.session import UPDATING
 from memsense_gui.views.tables import Panel, fit_columns, make_table, selected_id
 
 
@@ -95,6 +96,8 @@ class WhyNotPanel(Panel):
         self.reason.setText(f"<b>{html.escape(label)}</b>: {html.escape(fate.reason)}")
         if fate.status in ("selected", "fallback_fill"):
             self.show_whatif(None, None, f"<b>What would it take:</b> nothing, {html.escape(label)} is returned")
+        elif fate.status == UPDATING:  # asked again once the deepest lists are ranked
+            self.show_whatif(None, None, "<b>What would it take:</b> waiting for the deepest route lists…")
         else:
             self.whatif_wanted.emit(m.memory_id(row))
 

@@ -52,6 +52,9 @@ class Inspector:
         session.config_changed.connect(self._config_applied)
         session.ranking_changed.connect(self.show_ranking)
         session.updating.connect(self.window.results.set_updating)
+        why_not = self.window.whynot_panel
+        for model in (self.window.pool_panel.model, why_not.pins_model, why_not.search_model):
+            model.fate_of = session.fate  # "why not" never ranks the deepest lists on this thread
         session.pool_changed.connect(lambda pool: pool is None and self.show_ranking(None))
         session.pins_changed.connect(lambda _pins: self._refresh_pins())
         for title in (*self.FOCUS_PANELS, *self._updaters):
@@ -151,7 +154,7 @@ class Inspector:
         neighbors, fate = (None, None), ""
         if ranking is not None and chunk is not None:
             neighbors = ranking.pool.neighbors.get(memory_id, (None, None))
-            f = ranking.fate(memory_id)
+            f = self.ctx.session.fate(ranking, memory_id)
             fate = f"{f.status}: {f.reason}"
         evidence = self.ctx.session.evidence
         key = (memory_id, fate, theme.current().dark, evidence)
@@ -160,7 +163,7 @@ class Inspector:
             self.window.chunk_panel.show_chunk(chunk, neighbors, fate, evidence)
 
     def _show_explain(self, ranking: Ranking | None, memory_id: str) -> None:
-        record = explain_record(ranking, memory_id) if ranking is not None else None
+        record = explain_record(ranking, memory_id, self.ctx.session.fate) if ranking is not None else None
         self.window.explain_panel.show_record(record)
 
     def _show_turns(self, ranking: Ranking | None, memory_id: str) -> None:
