@@ -159,3 +159,25 @@ def test_a_pickled_pool_still_deepens(engine):
     copy = pickle.loads(pickle.dumps(pool))
     assert_same_pool(copy, pool)
     assert_same_pool(copy.at_depth(2000), pool.at_depth(2000))
+
+
+def test_reads_deepest_says_which_fates_rank_the_deepest_lists(engine):
+    """"Why not" ranks the query's deepest lists exactly for the chunks `reads_deepest` names
+    (the app deepens off the UI thread for those): all the others' fates leave the pool as deep
+    as it was, and theirs are the fates of the unlisted (found deeper, weighted 0, or absent)."""
+    from core.rank.explain import reads_deepest
+
+    cfg = replace(Config(), route_weights={**Config().route_weights, "vec_user": 0.0})
+    shallow = rerank(engine.recall("u", QUERIES[0], cfg.route_limit), cfg)
+    rows = [shallow.pool.chunks[r.index].memory_id for r in shallow.rows]
+    others = [c.memory_id for c in engine.chunks("u")][::15]
+    seen = set()
+    for memory_id in rows[:40] + others:
+        ranking = rerank(engine.recall("u", QUERIES[0], cfg.route_limit), cfg)
+        source = ranking.pool.source
+        reads = reads_deepest(ranking, memory_id)
+        fate = ranking.fate(memory_id)
+        assert source.ready(source.max_depth) == reads, memory_id
+        assert (fate.status in ("beyond_route_limit", "zero_weight", "absent")) == reads, (memory_id, fate)
+        seen.add(reads)
+    assert seen == {True, False}
