@@ -31,6 +31,7 @@ from core.rank import mmr
 from core.rank.fusion import CUTS, weights_of
 from core.rank.pool import RecallPool
 from core.rank.rerank import rerank
+from core.rank.score import round6
 from core.records import ROUTES
 
 TABLE_BYTES = 256 * 2 ** 20
@@ -41,19 +42,6 @@ user, as in LoCoMo), those with the most pool rows per byte first. The others' r
 are computed at each pick, for every question at once, with the same sums as `mmr.select`'s
 (`mmr.group_dots`)."""
 PICKS = 16
-
-
-def round6(values: np.ndarray) -> np.ndarray:
-    """Python's `round(x, 6)` for every value: `rint(x·10⁶) / 10⁶`, and Python's own `round`
-    where `x·10⁶` lies too near a half for the product's rounding error to be ruled out."""
-    values = np.asarray(values, dtype=np.float64)
-    scaled = values * 1e6
-    out = np.rint(scaled) / 1e6
-    with np.errstate(invalid="ignore"):  # inf and nan go to Python's round below
-        near = ~(np.abs(scaled) < 2.0 ** 52) | (np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6)
-    for i in np.flatnonzero(near).tolist():
-        out.flat[i] = round(float(values.flat[i]), 6)
-    return out
 
 
 class _User:

@@ -15,6 +15,7 @@ table of every pair (`core.evaluation.batch`) and picks exactly what `select` pi
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -55,38 +56,60 @@ def step_explain(step: MMRStep, id_of: Callable[[int | None], str | None]) -> di
 
 
 def tag_matrix(tags: list[tuple[str, ...]] | list[list[str]]) -> np.ndarray:
-    """Multi-hot (n, vocabulary) matrix of the rows' tag sets."""
-    vocab = {t: j for j, t in enumerate(sorted({t for ts in tags for t in ts}))}
+    """Multi-hot (n, vocabulary) matrix of the rows' tag sets, the vocabulary sorted."""
+    flat = list(itertools.chain.from_iterable(tags))
+    vocab = {t: j for j, t in enumerate(sorted(set(flat)))}
     out = np.zeros((len(tags), max(len(vocab), 1)), dtype=np.float64)
-    rows = [i for i, ts in enumerate(tags) for _ in ts]
-    out[rows, [vocab[t] for ts in tags for t in ts]] = 1.0  # a tag twice in a row is still 1
+    if flat:
+        rows = np.repeat(np.arange(len(tags)), np.fromiter(map(len, tags), dtype=np.int64, count=len(tags)))
+        out[rows, np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))] = 1.0  # a tag twice is 1
     return out
 
 
 def row_dots(unit: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """`unit @ vector`, each row's sum taken in the same order wherever the row is (numpy's
-    own sum of products, not BLAS, whose result depends on the row's position)."""
-    return np.einsum("ij,j->i", np.ascontiguousarray(unit, dtype=np.float64),
-                     np.ascontiguousarray(vector, dtype=np.float64))
+    """`unit @ vector`, each row's sum taken in the same order wherever the row is: one dot
+    product per contiguous row (`np.vecdot`, BLAS's ddot), not BLAS's matrix-vector product,
+    whose result depends on the row's position."""
+    return np.vecdot(np.ascontiguousarray(unit, dtype=np.float64), np.ascontiguousarray(vector, dtype=np.float64))
 
 
 def group_dots(units: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """`row_dots(units[g], vectors[g])` for every group g of (groups, rows, d) units at once:
     the same sum of products per row, bit for bit (`tests/rank/test_mmr.py`)."""
-    return np.einsum("gmd,gd->gm", np.ascontiguousarray(units, dtype=np.float64),
-                     np.ascontiguousarray(vectors, dtype=np.float64))
+    return np.vecdot(np.ascontiguousarray(units, dtype=np.float64),
+                     np.ascontiguousarray(vectors, dtype=np.float64)[:, None, :])
 
 
 def redundancy_to(
     row: int, unit: np.ndarray, dims: np.ndarray, tags: np.ndarray, tag_counts: np.ndarray, tag_weight: float
 ) -> np.ndarray:
     """`redundancy(i, row)` for every row i, vectorised."""
-    cos = np.clip(row_dots(unit, unit[row]), 0.0, 1.0)
-    cos = np.where((dims == dims[row]) & (dims > 0), cos, 0.0)
-    inter = tags @ tags[row]
-    union = tag_counts + tag_counts[row] - inter
-    jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-    return np.maximum(cos, tag_weight * jac)
+    return Redundancy(unit, dims, tags, tag_weight, tag_counts)(row)
+
+
+class Redundancy:
+    """`redundancy(i, row)` for every row i, with what does not depend on `row` worked out once
+    per selection (the same operations as the formula, in the same order, so the same floats):
+    whether every row has a vector of one dimension, and the tag term when no row has a tag."""
+
+    def __init__(self, unit: np.ndarray, dims: np.ndarray, tags: np.ndarray, tag_weight: float,
+                 tag_counts: np.ndarray | None = None) -> None:
+        self.unit = np.ascontiguousarray(unit, dtype=np.float64)
+        self.dims, self.tags, self.tag_weight = dims, tags, tag_weight
+        self.tag_counts = tags.sum(axis=1) if tag_counts is None else tag_counts
+        self.uniform = len(dims) > 0 and bool((dims == dims[0]).all() and dims[0] > 0)
+        self.untagged = None if self.tag_counts.any() else tag_weight * np.zeros(len(dims))
+
+    def __call__(self, row: int) -> np.ndarray:
+        cos = np.clip(np.vecdot(self.unit, self.unit[row]), 0.0, 1.0)
+        if not self.uniform:
+            cos = np.where((self.dims == self.dims[row]) & (self.dims > 0), cos, 0.0)
+        if self.untagged is not None:
+            return np.maximum(cos, self.untagged)
+        inter = self.tags @ self.tags[row]
+        union = self.tag_counts + self.tag_counts[row] - inter
+        jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+        return np.maximum(cos, self.tag_weight * jac)
 
 
 def select(
@@ -107,7 +130,8 @@ def select(
     cause = np.full(n, -1, dtype=np.int64)
     if n == 0:
         return Selection((), (), max_red, cause, ())
-    tag_counts = tags.sum(axis=1)
+    redundancy = Redundancy(unit, dims, tags, tag_weight)
+    relevance = mmr_lambda * np.asarray(final, dtype=np.float64)  # mmr = relevance − (1 − λ) · max_redundancy
     remaining = np.ones(n, dtype=bool)
     order: list[int] = []
     steps: list[MMRStep] = []
@@ -119,22 +143,24 @@ def select(
         ranks.append(None if mmr_score is None else len(order))
         order.append(row)
         remaining[row] = False
-        red = redundancy_to(row, unit, dims, tags, tag_counts, tag_weight)
-        worse = red > max_red
-        cause[worse] = row
+        red = redundancy(row)
+        cause[red > max_red] = row
         np.maximum(max_red, red, out=max_red)
 
     take(0, None, False, ())
     while len(order) < min(top_k, n):
         dup = remaining & (max_red >= duplicate_threshold)
-        free = remaining & ~dup
-        skipped = tuple((int(i), float(max_red[i]), int(cause[i])) for i in np.flatnonzero(dup))
+        free = remaining ^ dup  # dup is within remaining
+        dups = np.flatnonzero(dup)
+        skipped = tuple(zip(dups.tolist(), max_red[dups].tolist(), cause[dups].tolist())) if len(dups) else ()
         if free.any():
-            mmr = mmr_lambda * final - (1.0 - mmr_lambda) * max_red
-            row = int(np.flatnonzero(free)[np.argmax(mmr[free])])
+            mmr = relevance - (1.0 - mmr_lambda) * max_red
+            row = int(np.argmax(np.where(free, mmr, -np.inf)))  # the earliest free row of the largest mmr
+            if not free[row]:  # every free row's mmr is -inf (never with finite scores): the earliest of them
+                row = int(np.argmax(free))
             take(row, float(mmr[row]), False, skipped)
         elif fallback_fill:
-            take(int(np.flatnonzero(remaining)[0]), None, True, skipped)
+            take(int(np.argmax(remaining)), None, True, skipped)
         else:
             break
     return Selection(tuple(order), tuple(steps), max_red, cause, tuple(ranks))

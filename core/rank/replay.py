@@ -12,6 +12,7 @@ import itertools
 import json
 import math
 import re
+import threading
 import warnings
 from dataclasses import replace
 from typing import Any, Callable
@@ -22,7 +23,7 @@ import simdjson
 from core.rank import mmr
 from core.config import Config
 from core.errors import MemsenseError
-from core.rank.score import clamp01, final_score
+from core.rank.score import clamp01, final_score, round6
 
 OPTION_FIELDS = {"alpha": "alpha", "lambda": "mmr_lambda", "duplicateThreshold": "duplicate_threshold"}
 NUMBERS = (float, int)  # exact types: bool is refused everywhere a number is asked for
@@ -109,12 +110,37 @@ def _json_texts(texts: list[str]) -> tuple[np.ndarray, list[int]] | None:
     if not all(t[:1] == "[" and t[-1:] == "]" and t.find("[", 1) < 0 for t in texts):
         return None
     try:
-        doc = simdjson.Parser().parse(("[" + ",".join(texts) + "]").encode())
-        counts = [len(row) for row in doc]
-        flat = np.frombuffer(doc.as_buffer(of_type="d"), dtype=np.float64)
-    except (ValueError, TypeError, RuntimeError, UnicodeEncodeError):  # NaN, "1 2", true, 1e999, 2**64, a lone surrogate
+        text = ("[" + ",".join(texts) + "]").encode()
+    except UnicodeEncodeError:  # a lone surrogate
+        return None
+    parser = _parser(len(text))
+    try:
+        doc = parser.parse(text)
+        try:
+            counts = [len(row) for row in doc]
+            flat = np.frombuffer(doc.as_buffer(of_type="d"), dtype=np.float64)
+        finally:
+            del doc  # the parser is reused: no proxy of this document may outlive the read
+    except (ValueError, TypeError, RuntimeError):  # NaN, "1 2", true, 1e999, 2**64
+        _PARSER.__dict__.pop("parser", None)  # whatever state it is left in, the next case gets a new one
         return None
     return (flat, counts) if len(counts) == len(texts) and len(flat) == sum(counts) else None
+
+
+_PARSER = threading.local()
+PARSER_KEEP_BYTES = 64 * 2 ** 20
+"""Each thread keeps one simdjson parser for documents up to this size (a 512-row pool of
+384-dimensional vectors is about 2 MB): a new parser per case maps its buffers afresh, and the
+page faults of that cost more than the parse itself."""
+
+
+def _parser(size: int) -> simdjson.Parser:
+    if size > PARSER_KEEP_BYTES:
+        return simdjson.Parser()  # a rare huge case: its buffers are freed with it
+    parser = getattr(_PARSER, "parser", None)
+    if parser is None:
+        parser = _PARSER.parser = simdjson.Parser()
+    return parser
 
 
 def _padded(values: list[Any], where: Callable[[int], str]) -> tuple[np.ndarray, np.ndarray]:
@@ -226,27 +252,32 @@ def _bulk_rows(raw: list[Any]) -> Columns | None:
     """The columns when every check passes, by type sets and arrays; None to go row by row."""
     if not raw or set(map(type, raw)) != {dict}:
         return None
-    mids = [r.get("memory_id") for r in raw]
+    mids = _column(raw, "memory_id")
     kinds = set(map(type, mids))
     if kinds == {str}:
-        ids = mids
+        ids, texts = mids, mids
     elif kinds <= {str, int}:
-        ids = [m if type(m) is str else str(m) for m in mids]
+        ids, texts = [m if type(m) is str else str(m) for m in mids], [m for m in mids if type(m) is str]
     else:
         return None
-    if not all(m.strip() for m in mids if type(m) is str) or len(set(ids)) != len(ids):
+    if not all(map(str.strip, texts)) or len(set(ids)) != len(ids):
         return None
-    rrf = [r.get("rrf_score") for r in raw]
-    scores = [r.get("score") for r in raw]
-    numeric = [s for s in scores if type(s) in NUMBERS]
+    rrf, scores = _column(raw, "rrf_score"), _column(raw, "score")
+    score_kinds = set(map(type, scores))
+    if any(issubclass(k, NUMBERS) and k not in (float, int, bool) for k in score_kinds):
+        return None  # a subclass of int or float (numpy's float64): the row reader decides
+    numeric = scores if score_kinds <= {float, int} else [s for s in scores if type(s) in NUMBERS]
     if not set(map(type, rrf)) <= set(NUMBERS) or not _all_finite(rrf) or not _all_finite(numeric):
         return None
-    if any(isinstance(s, NUMBERS) and type(s) not in (float, int, bool) for s in scores):
-        return None  # a subclass of int or float (numpy's float64): the row reader decides
-    tags, routes = _name_columns([r.get("tags") for r in raw]), _name_columns([r.get("routes") for r in raw])
+    tags, routes = _name_columns(_column(raw, "tags")), _name_columns(_column(raw, "routes"))
     if tags is None or routes is None:
         return None
     return ids, np.array(rrf, dtype=np.float64).tolist(), scores, tags, routes
+
+
+def _column(rows: list[dict], field: str) -> list[Any]:
+    """`row.get(field)` of every row (one C-level pass)."""
+    return list(map(dict.get, rows, itertools.repeat(field)))
 
 
 def _all_finite(numbers: list[float | int]) -> bool:
@@ -257,11 +288,12 @@ def _all_finite(numbers: list[float | int]) -> bool:
 
 
 def _name_columns(values: list[Any]) -> list[tuple[str, ...]] | None:
-    if not set(map(type, values)) <= {list, type(None)}:
+    kinds = set(map(type, values))
+    if not kinds <= {list, type(None)}:
         return None
-    if not set(map(type, itertools.chain.from_iterable(v for v in values if v))) <= {str}:
+    if not set(map(type, itertools.chain.from_iterable(filter(None, values)))) <= {str}:
         return None
-    return [() if v is None else tuple(v) for v in values]
+    return list(map(tuple, values)) if kinds == {list} else [() if v is None else tuple(v) for v in values]
 
 
 def final_scores(rrf: list[float], scores: list[Any], alpha: float) -> list[float]:
@@ -269,7 +301,25 @@ def final_scores(rrf: list[float], scores: list[Any], alpha: float) -> list[floa
     if not set(map(type, scores)) <= {float, int, type(None)}:
         return [final_score(r, s, alpha) for r, s in zip(rrf, scores)]
     memory = np.clip(np.array([0.5 if s is None else s for s in scores], dtype=np.float64), 0.0, 1.0) + 0.0  # no -0.0
-    return [round(x, 6) for x in (np.array(rrf, dtype=np.float64) + alpha * memory).tolist()]
+    return round6(np.array(rrf, dtype=np.float64) + alpha * memory).tolist()
+
+
+def score_order(final: list[float], ids: list[str]) -> list[int]:
+    """Row indices by final score descending, ties by memory id: `sorted` by `(-final, id)`, with
+    numpy's stable sort on the scores and Python's order of the ids only within runs of equal scores."""
+    scores = np.array(final, dtype=np.float64)
+    order = np.argsort(-scores, kind="stable")
+    ranked = scores[order]
+    tied = np.flatnonzero(ranked[1:] == ranked[:-1])
+    order = order.tolist()
+    if len(tied):
+        starts = tied[np.r_[True, np.diff(tied) > 1]].tolist()  # the first row of each run of ties
+        for start in starts:
+            end = start + 1
+            while end < len(order) and ranked[end] == ranked[start]:
+                end += 1
+            order[start:end] = sorted(order[start:end], key=ids.__getitem__)
+    return order
 
 
 DEFAULTS = Config()
@@ -323,9 +373,11 @@ def replay_case(case: dict[str, Any], base: Config | None = None) -> dict[str, A
     raw = case["rows"]
     ids, rrf, scores, tags, routes = case_rows(raw, name)
     final = final_scores(rrf, scores, cfg.alpha)
-    order = sorted(range(len(raw)), key=lambda i: (-final[i], ids[i]))
-    unit, dims = case_vectors([raw[i].get("embedding") for i in order], lambda k: f"case {name!r} row {order[k]}")
-    sel = mmr.select(np.array([final[i] for i in order]), unit, dims, mmr.tag_matrix([tags[i] for i in order]),
+    order = score_order(final, ids)
+    unit, dims = case_vectors(_column(list(map(raw.__getitem__, order)), "embedding"),
+                              lambda k: f"case {name!r} row {order[k]}")
+    sel = mmr.select(np.array(list(map(final.__getitem__, order))), unit, dims,
+                     mmr.tag_matrix(list(map(tags.__getitem__, order))),
                      top_k=cfg.top_k, mmr_lambda=cfg.mmr_lambda, duplicate_threshold=cfg.duplicate_threshold,
                      tag_weight=cfg.tag_weight, fallback_fill=cfg.fallback_fill)
     results = []

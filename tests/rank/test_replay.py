@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -16,7 +17,9 @@ from hypothesis import strategies as st
 
 from core.config import Config
 from core.errors import MemsenseError
-from core.rank.replay import _embedding, _rows_one_by_one, case_rows, embedding_rows, final_scores, replay_case
+from core.rank import replay as replay_module
+from core.rank.replay import (_embedding, _rows_one_by_one, case_rows, embedding_rows, final_scores, replay_case,
+                              score_order)
 from core.rank.score import final_score
 
 finite = st.floats(-1e300, 1e300)  # a value a 9-digit format cannot round past the largest float
@@ -159,3 +162,97 @@ def test_a_cached_setting_still_checks_each_case():
     base = Config(alpha=0.5)
     assert replay_case({"rows": rows_}, base)["results"][0]["final_score"] == 0.35
     assert replay_case({"rows": rows_})["results"][0]["final_score"] == 0.15
+
+
+# -- the whole case: fast paths against the plain ones ------------------------------------------------------
+TAG_NAMES = ["music", "pets", "work", "food"]
+
+
+def random_case(seed: int, rows: int | None = None) -> dict:
+    """A Memsense pool with what makes re-ranking hard: tied scores, near-duplicate vectors, tags,
+    null scores; on some seeds null embeddings, zero vectors, vectors of another width, lists,
+    numeric ids."""
+    rng = np.random.default_rng(seed)
+    n, d = rows or int(rng.integers(1, 80)), int(rng.choice([3, 16, 384]))
+    base = rng.normal(size=(4, d))
+    out = []
+    for i in range(n):
+        v = base[rng.integers(4)] + rng.normal(size=d) * rng.choice([0.0, 1e-3, 0.1]) if rng.random() < 0.3 \
+            else rng.normal(size=d)
+        emb = "[" + ",".join(f"{x:.6g}" for x in v) + "]"
+        odd = rng.random() < 0.1
+        if odd and seed % 5 == 1:
+            emb = None
+        elif odd and seed % 5 == 2:
+            emb = "[" + ",".join(["0"] * d) + "]"
+        elif odd and seed % 5 == 3:
+            emb = v[: max(d - 1, 1)].tolist()
+        out.append({"memory_id": f"m{int(rng.integers(1000))}-{i}" if seed % 4 else int(rng.integers(1000)) * 1000 + i,
+                    "rrf_score": float(rng.choice([0.1, 0.05, 0.2])) if seed % 3 == 0 else float(rng.random() * 0.3),
+                    "score": None if rng.random() < 0.2 else float(rng.choice([0.5, rng.random(), 1.5, -0.2])),
+                    "embedding": emb, "routes": ["lexical", "vec_full"][: int(rng.integers(0, 3))],
+                    "tags": rng.choice(TAG_NAMES, size=int(rng.integers(0, 3)), replace=False).tolist() if seed % 7 else []})
+    options = {"lambda": float(rng.random()), "duplicateThreshold": float(rng.uniform(0.3, 1.0)),
+               "alpha": float(rng.random())} if seed % 2 else {}
+    return {"name": f"case-{seed}", "top_k": int(rng.integers(1, 40)), "options": options, "rows": out}
+
+
+def plain_paths(monkeypatch) -> None:
+    """Every bulk reader off: rows one by one, each embedding by the row reader, each final score
+    by `final_score`, the order by `sorted`."""
+    monkeypatch.setattr(replay_module, "_bulk_rows", lambda raw: None)
+    monkeypatch.setattr(replay_module, "_json_texts", lambda texts: None)
+    monkeypatch.setattr(replay_module, "_parse_texts", lambda texts: [None] * len(texts))
+    monkeypatch.setattr(replay_module, "final_scores",
+                        lambda rrf, scores, alpha: [final_score(r, s, alpha) for r, s in zip(rrf, scores)])
+    monkeypatch.setattr(replay_module, "score_order",
+                        lambda final, ids: sorted(range(len(final)), key=lambda i: (-final[i], ids[i])))
+
+
+def test_fast_replay_equals_the_plain_paths(monkeypatch):
+    cases = [random_case(seed) for seed in range(80)]
+    fast = [json.dumps(replay_case(case)) for case in cases]
+    plain_paths(monkeypatch)
+    assert [json.dumps(replay_case(case)) for case in cases] == fast  # every value, bit for bit
+
+
+@settings(max_examples=150, deadline=None)
+@given(final=st.lists(st.sampled_from([0.3, 0.2, 0.2000001, 0.0, -0.0, -0.1]), min_size=0, max_size=30),
+       data=st.data())
+def test_score_order_is_sorted_by_score_then_id(final, data):
+    ids = data.draw(st.lists(st.text(max_size=3), min_size=len(final), max_size=len(final), unique=True))
+    assert score_order(final, ids) == sorted(range(len(final)), key=lambda i: (-final[i], ids[i]))
+
+
+def test_a_bad_embedding_in_a_deep_pool_is_one_line_naming_its_row():
+    for bad, message in (("[1, NaN]", "embedding[1] is nan"), ("[1,,2]", "embedding string is not a JSON list"),
+                         ([0.5, float("inf")], "embedding[1] is inf")):
+        case = random_case(11, rows=512)
+        case["rows"][300]["embedding"] = bad
+        with pytest.raises(MemsenseError) as err:
+            replay_case(case)
+        assert "\n" not in str(err.value) and re.search(r"case 'case-11' row 300: " + re.escape(message), str(err.value))
+
+
+def test_the_kept_parser_survives_bad_cases_and_threads():
+    """The embedding parser is kept per thread: a case that fails to parse leaves the next one
+    right, and threads re-ranking at once get what one thread gets."""
+    cases = [random_case(seed, rows=64) for seed in (0, 4, 8, 12)]
+    want = [json.dumps(replay_case(case)) for case in cases]
+    bad = random_case(0, rows=64)
+    bad["rows"][5]["embedding"] = "[1, NaN, 2]"
+    for case, expected in zip(cases, want):
+        with pytest.raises(MemsenseError, match="row 5"):
+            replay_case(bad)
+        assert json.dumps(replay_case(case)) == expected
+    got: dict[int, list[str]] = {}
+
+    def work(k: int) -> None:
+        got[k] = [json.dumps(replay_case(case)) for case in cases * 5]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(got[k] == want * 5 for k in range(4))
