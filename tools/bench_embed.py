@@ -1,18 +1,23 @@
 """Embedding backends side by side: cold ingest time, vector agreement, identical rankings.
 
     python tools/bench_embed.py                    # locomo-dev, onnxruntime and torch, in one run
+    python tools/bench_embed.py --backends onnx,onnx@92c038c --no-rankings   # against an older onnx path
     python tools/bench_embed.py --dataset FILE --backends onnx,torch --work DIR
 
 For each backend, a fresh process ingests the dataset into a new store with an empty embedding
 cache (the onnxruntime one with the ONNX copy already made, as `scripts/setup.sh` leaves it;
-the one-time export is timed on its own). Then the two caches' vectors are compared (max
+the one-time export is timed on its own). `onnx@REV` is the onnxruntime backend of the
+project as it was at git revision REV (extracted with `git archive`, its own export), to time a
+change beside the code before it. Then each cache's vectors are compared with torch's (max
 |difference|, least cosine), and every question of the dataset and of the demo is recalled on
-both stores, each with its own backend embedding the query: the top-50 ids of every route must
-be the same lists. Prints the load average beside the figures; the machine is shared.
+the onnx and torch stores, each with its own backend embedding the query: the top-50 ids of
+every route must be the same lists. Prints the load average beside the figures; the machine is
+shared.
 """
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import resource
@@ -20,6 +25,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -36,12 +42,28 @@ DEPTH = 50
 CPU = {"s": 0.0}  # CPU seconds (user + system) of the last child: less sensitive to a loaded machine than wall time
 
 
-def _child(code: str, backend: str) -> tuple[float, str]:
-    """Run `code` in a fresh Python with `backend`; (wall seconds from spawn to exit, stdout)."""
-    env = {**os.environ, "MEMSENSE_EMBED_BACKEND": backend, "PYTHONPATH": str(ROOT)}
+def source(backend: str, work: Path) -> tuple[str, Path]:
+    """(the Embedder backend, the project folder that runs it): `onnx@REV` is `onnx` of revision REV."""
+    name, _, rev = backend.partition("@")
+    if not rev:
+        return name, ROOT
+    folder = work / f"src-{rev}"
+    if not folder.is_dir():
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True)
+        if archive.returncode:
+            raise SystemExit(f"bench: cannot take revision {rev} from git: {archive.stderr.decode().strip()}")
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(folder, filter="data")
+    return name, folder
+
+
+def _child(code: str, backend: str, root: Path = ROOT) -> tuple[float, str]:
+    """Run `code` in a fresh Python with `backend`, the project at `root`; (wall seconds from spawn
+    to exit, stdout)."""
+    env = {**os.environ, "MEMSENSE_EMBED_BACKEND": backend, "PYTHONPATH": str(root)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=root)  # "-c" puts the cwd first
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU["s"] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -50,15 +72,15 @@ def _child(code: str, backend: str) -> tuple[float, str]:
     return wall, out.stdout
 
 
-def export_onnx(cache: Path) -> float:
+def export_onnx(cache: Path, root: Path = ROOT) -> float:
     code = f"from core.recall.embed import Embedder; Embedder(None, {str(cache)!r}).load()"
-    return _child(code, "onnx")[0]
+    return _child(code, "onnx", root)[0]
 
 
-def ingest(dataset: Path, store: Path, cache: Path, backend: str) -> tuple[float, dict]:
+def ingest(dataset: Path, store: Path, cache: Path, backend: str, root: Path = ROOT) -> tuple[float, dict]:
     code = ("import json; from core.recall.engine import build_store; "
             f"print(json.dumps(build_store({str(dataset)!r}, {str(store)!r}, cache_dir={str(cache)!r}).to_dict()))")
-    wall, out = _child(code, backend)
+    wall, out = _child(code, backend, root)
     return wall, json.loads(out.strip().splitlines()[-1])
 
 
@@ -107,9 +129,11 @@ def compare_rankings(label: str, stores: dict[str, tuple[Path, Path]], questions
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
-    parser.add_argument("--backends", default="onnx,torch", help="comma-separated, run in this order")
+    parser.add_argument("--backends", default="onnx,torch",
+                        help="comma-separated, run in this order: onnx, torch, onnx@REV (onnx as at git revision REV); "
+                             "ratios are against the first")
     parser.add_argument("--work", type=Path, help="folder for the stores and caches (default: a temporary one)")
-    parser.add_argument("--no-rankings", action="store_true", help="only time the ingests")
+    parser.add_argument("--no-rankings", action="store_true", help="only time the ingests and compare the vectors")
     args = parser.parse_args(argv)
     from core.ingest.questions import load_questions
     from core.recall.engine import DEMO_DATASET, DEMO_QUESTIONS
@@ -119,36 +143,44 @@ def main(argv: list[str] | None = None) -> int:
     for b in backends:
         shutil.rmtree(work / b, ignore_errors=True)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs; work in {work}")
-    if "onnx" in backends:
-        prep = work / "onnx-export"
-        shutil.rmtree(prep, ignore_errors=True)
-        print(f"one-time ONNX export (torch import, model load, export, checks): {export_onnx(prep):.1f} s "
-              f"({CPU['s']:.1f} s of CPU)")
+    for b in backends:
+        name, root = source(b, work)
+        if name == "onnx":
+            prep = work / b / "onnx-export"
+            print(f"one-time ONNX export for {b} (torch import, model load, export, checks): "
+                  f"{export_onnx(prep, root):.1f} s ({CPU['s']:.1f} s of CPU)", flush=True)
     stats, cpu = {}, {}
     for b in backends:
+        name, root = source(b, work)
         cache = work / b / "cache"
         cache.mkdir(parents=True)
-        if b == "onnx":
-            shutil.copytree(work / "onnx-export" / "onnx", cache / "onnx")
-        wall, s = ingest(args.dataset, work / b / "store", cache, b)
+        if name == "onnx":
+            shutil.copytree(work / b / "onnx-export" / "onnx", cache / "onnx")
+        wall, s = ingest(args.dataset, work / b / "store", cache, name, root)
         stats[b], cpu[b] = wall, CPU["s"]
         print(f"cold ingest {args.dataset.name} with {b}: {wall:.1f} s from process start, {cpu[b]:.1f} s of CPU "
               f"({s['seconds']:.1f} s in build_store; {s['texts_embedded']} texts embedded, "
               f"{s['users']} users, {s['session_chunks'] + s['turn_chunks']} chunks); "
               f"load {os.getloadavg()[0]:.2f}", flush=True)
-    if len(stats) == 2:
-        (a, ta), (b, tb) = stats.items()
-        print(f"ratio {b}/{a}: {tb / ta:.2f}x wall, {cpu[b] / cpu[a]:.2f}x CPU")
-    if len(backends) != 2 or args.no_rankings:
-        return 0
-    n, diff, cos = compare_vectors(*(cache_vectors(work / b / "cache") for b in backends))
-    print(f"vectors of {n} texts: max |{backends[0]} - {backends[1]}| {diff:.2e}, least cosine {cos:.8f}")
-    same = compare_rankings(f"{args.dataset.name} questions",
-                            {b: (work / b / "store", work / b / "cache") for b in backends},
-                            load_questions(args.dataset))
+    first = backends[0]
+    for b in backends[1:]:
+        print(f"{b} against {first}: {stats[b] / stats[first]:.2f}x the wall time, {cpu[b] / cpu[first]:.2f}x the CPU")
+    reference = "torch" if "torch" in backends else first
+    vectors = {b: cache_vectors(work / b / "cache") for b in backends}
     for b in backends:
+        if b != reference:
+            n, diff, cos = compare_vectors(vectors[b], vectors[reference])
+            print(f"vectors of {n} texts: max |{b} - {reference}| {diff:.2e}, least cosine {cos:.8f}")
+    if args.no_rankings or not {"onnx", "torch"} <= set(backends):
+        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return 0
+    pair = ("onnx", "torch")
+    same = compare_rankings(f"{args.dataset.name} questions",
+                            {b: (work / b / "store", work / b / "cache") for b in pair},
+                            load_questions(args.dataset))
+    for b in pair:
         ingest(DEMO_DATASET, work / b / "demo-store", work / b / "cache", b)
-    same &= compare_rankings("demo questions", {b: (work / b / "demo-store", work / b / "cache") for b in backends},
+    same &= compare_rankings("demo questions", {b: (work / b / "demo-store", work / b / "cache") for b in pair},
                              load_questions(DEMO_QUESTIONS))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0 if same else 1

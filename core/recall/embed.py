@@ -279,7 +279,7 @@ class Embedder:
                 log.info("%s cannot run with onnxruntime: %s; embedding with torch", self.model_path, exc)
                 return self._load_torch()
             missing = not onnx_embed.paths(self.cache_dir, self.key)[0].exists()
-            (log.info if missing else log.warning)("%s; exporting it from %s (once)", exc, self.model_path)
+            (log.info if missing or exc.stale else log.warning)("%s; exporting it from %s (once)", exc, self.model_path)
         model = self._load_torch()
         try:
             return onnx_embed.export(model, self.model_path, self.cache_dir, self.key)
@@ -332,21 +332,27 @@ class Embedder:
             if cancelled and cancelled():
                 raise Cancelled("cancelled")
             self.load()
-            counts = getattr(self._model, "token_counts", None)  # sort by tokens where the model can count them
-            lengths = counts([unique[k] for k in missing]) if counts else [len(unique[k]) for k in missing]
-            missing = [k for _, k in sorted(zip(lengths, missing), key=lambda pair: pair[0])]
-        batch = getattr(self._model, "batch_size", BATCH)  # texts per model call (onnxruntime: fewer)
-        for start in range(0, len(missing), BATCH):
+        # onnxruntime: each text tokenized once, sorted by tokens (SentenceTransformer's own `tokenize` differs)
+        tokenize = self._model.tokenize if hasattr(self._model, "encode_tokens") else None
+        items = tokenize([unique[k] for k in missing]) if tokenize else [unique[k] for k in missing]
+        lengths = [len(e.ids) for e in items] if tokenize else [len(t) for t in items]
+        order = sorted(range(len(missing)), key=lengths.__getitem__)
+        step = getattr(self._model, "texts_per_call", BATCH)
+        for start in range(0, len(order), step):
             if cancelled and cancelled():
                 raise Cancelled("cancelled")
-            part = missing[start: start + BATCH]
-            vecs = self._model.encode([unique[k] for k in part], batch_size=batch, normalize_embeddings=True,
-                                      convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
-            self.cache.put_many(list(zip(part, vecs)))
-            found.update(zip(part, vecs))
+            part = order[start: start + step]
+            if tokenize:
+                vecs = self._model.encode_tokens([items[i] for i in part])
+            else:
+                vecs = self._model.encode([items[i] for i in part], batch_size=BATCH, normalize_embeddings=True,
+                                          convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+            keys_part = [missing[i] for i in part]
+            self.cache.put_many(list(zip(keys_part, vecs)))
+            found.update(zip(keys_part, vecs))
             self.embedded += len(part)
             if progress:
-                progress(min(start + BATCH, len(missing)), len(missing))
+                progress(min(start + step, len(order)), len(order))
         if not keys:
             return np.zeros((0, self.dim if self.loaded else 0), dtype=np.float32)
         return np.stack([found[k] for k in keys])

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 from core.errors import MemsenseError
@@ -35,6 +36,16 @@ def _cache_with_copy(tmp_path: Path, onnx_copy: Path, name: str = "cache") -> Pa
     cache = tmp_path / name
     shutil.copytree(onnx_copy, cache / "onnx")
     return cache
+
+
+def _damage(path: Path) -> bytearray:
+    """Zero 8 MB inside the encoder layers' weights (the first half is the vocabulary's): the
+    file still loads, but gives wrong vectors. Returns the damaged bytes."""
+    data = bytearray(path.read_bytes())
+    at = len(data) * 3 // 4
+    data[at: at + (8 << 20)] = bytes(8 << 20)
+    path.write_bytes(bytes(data))
+    return data
 
 
 @pytest.mark.slow
@@ -67,10 +78,8 @@ def test_a_query_is_embedded_and_recalled_without_importing_torch(demo_store, mo
 def test_a_damaged_onnx_copy_is_exported_again_with_a_warning(tmp_path, onnx_copy, caplog):
     cache = _cache_with_copy(tmp_path, onnx_copy)
     onnx_file, _ = onnx_embed.paths(cache, Embedder(None, cache).key)
-    data = bytearray(onnx_file.read_bytes())
-    at = len(data) * 3 // 4  # inside the encoder layers' weights (the first half is the vocabulary's)
-    data[at: at + (8 << 20)] = bytes(8 << 20)  # 8 MB of zeroed weights: it still loads, but is wrong
-    onnx_file.write_bytes(bytes(data))
+    onnx_embed.fused_path(cache, Embedder(None, cache).key).unlink()  # only the plain export is left
+    data = _damage(onnx_file)
     e = Embedder(None, cache, backend="onnx")
     with caplog.at_level(logging.INFO, logger="memsense.embed"):
         vec = e.encode(TEXTS[:1])
@@ -102,7 +111,8 @@ def test_a_copy_that_no_longer_gives_its_vectors_or_names_another_model_is_refus
     meta_file.write_text(json.dumps(meta))
     with pytest.raises(onnx_embed.Unusable, match="another model"):
         onnx_embed.load(model_dir, cache, key)
-    onnx_file.write_bytes(b"not an onnx file")
+    for path in (onnx_file, onnx_embed.fused_path(cache, key)):
+        path.write_bytes(b"not an onnx file")
     meta["model_key"] = key
     meta_file.write_text(json.dumps(meta))
     with pytest.raises(onnx_embed.Unusable, match="does not load"):
@@ -110,6 +120,89 @@ def test_a_copy_that_no_longer_gives_its_vectors_or_names_another_model_is_refus
     onnx_file.unlink()
     with pytest.raises(onnx_embed.Unusable, match="no ONNX copy"):
         onnx_embed.load(model_dir, cache, key)
+
+
+@pytest.mark.slow
+def test_the_fused_graph_gives_the_plain_exports_vectors_in_any_batching(tmp_path, onnx_copy):
+    cache = _cache_with_copy(tmp_path, onnx_copy)
+    key = Embedder(None, cache).key
+    model_dir = embed.default_model_path()
+    fused = onnx_embed.load(model_dir, cache, key)
+    meta = json.loads(onnx_embed.paths(cache, key)[1].read_text())
+    plain = onnx_embed.OnnxModel(onnx_embed.paths(cache, key)[0], model_dir, meta)
+    assert fused.file == onnx_embed.fused_path(cache, key) and plain.file != fused.file
+    ops = [node.op_type for node in onnx.load(str(fused.file), load_external_data=False).graph.node]
+    assert ops.count("Attention") == 6 and "Where" not in ops  # one fused attention per layer
+    texts = [f"{t} ({i})" for i in range(12) for t in TEXTS] + list(onnx_embed.PROBES)
+    many = fused.encode(texts)  # several batches of at most TOKENS padded tokens, run by every worker
+    assert len(many) == len(texts) and np.abs(many - plain.encode(texts)).max() <= 1e-6
+    one = np.stack([fused.encode([t])[0] for t in texts[:8]])
+    assert np.abs(one - many[:8]).max() <= 1e-6
+    single = onnx_embed.OnnxModel(fused.file, model_dir, meta)
+    single.workers = 1
+    assert np.array_equal(single.encode(texts), many)  # the workers change where batches run, not what they give
+
+
+@pytest.mark.slow
+def test_a_damaged_fused_graph_is_fused_again_with_one_warning(tmp_path, onnx_copy, caplog):
+    cache = _cache_with_copy(tmp_path, onnx_copy)
+    e = Embedder(None, cache, backend="onnx")
+    fused = onnx_embed.fused_path(cache, e.key)
+    plain = onnx_embed.paths(cache, e.key)[0].read_bytes()
+    data = _damage(fused)
+    with caplog.at_level(logging.INFO, logger="memsense.embed"):
+        vec = e.encode(TEXTS)
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and str(fused) in warned[0]
+    assert "does not load" in warned[0] or "no longer gives the model's vectors" in warned[0]  # where the zeros fell
+    assert "fusing" in warned[0] and e.runtime == "onnxruntime" and e._model.file == fused
+    assert fused.read_bytes() != bytes(data) and onnx_embed.paths(cache, e.key)[0].read_bytes() == plain
+    reference = Embedder(None, onnx_copy.parent, backend="onnx")
+    reference.load()
+    assert np.abs(vec - reference._model.encode(TEXTS)).max() <= 1e-6
+    e.close()
+    reference.close()
+
+
+@pytest.mark.slow
+def test_when_fusing_fails_the_plain_export_is_used_and_it_is_said_once(tmp_path, onnx_copy, monkeypatch, caplog):
+    from onnxruntime.transformers import optimizer
+
+    def broken(*args, **kwargs):
+        raise ValueError("stub: this graph is not a BERT")
+
+    cache = _cache_with_copy(tmp_path, onnx_copy)
+    key = Embedder(None, cache).key
+    onnx_embed.fused_path(cache, key).unlink()
+    monkeypatch.setattr(optimizer, "optimize_model", broken)
+    model_dir = embed.default_model_path()
+    with caplog.at_level(logging.INFO, logger="memsense.embed"):
+        first = onnx_embed.load(model_dir, cache, key)
+        second = onnx_embed.load(model_dir, cache, key)
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert first.file == second.file == onnx_embed.paths(cache, key)[0]
+    assert len(warned) == 1 and "cannot fuse" in warned[0] and "stub: this graph is not a BERT" in warned[0]
+    assert not onnx_embed.fused_path(cache, key).exists()
+    marker = onnx_embed.fused_path(cache, key).with_suffix(".failed")
+    marker.unlink()  # deleting the note tries again
+    monkeypatch.undo()
+    assert onnx_embed.load(model_dir, cache, key).file == onnx_embed.fused_path(cache, key)
+
+
+@pytest.mark.slow
+def test_an_older_format_copy_is_exported_again_without_a_warning(tmp_path, onnx_copy, caplog):
+    cache = _cache_with_copy(tmp_path, onnx_copy)
+    e = Embedder(None, cache, backend="onnx")
+    meta_file = onnx_embed.paths(cache, e.key)[1]
+    meta = json.loads(meta_file.read_text())
+    meta["format"] = onnx_embed.FORMAT - 1
+    meta_file.write_text(json.dumps(meta))
+    with caplog.at_level(logging.INFO, logger="memsense.embed"):
+        e.load()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("older export" in r.getMessage() for r in caplog.records)
+    assert json.loads(meta_file.read_text())["format"] == onnx_embed.FORMAT and e._model.file.name.endswith(".fused.onnx")
+    e.close()
 
 
 class _StubTorchModel:
