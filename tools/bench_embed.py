@@ -115,15 +115,32 @@ def compare_rankings(label: str, stores: dict[str, tuple[Path, Path]], questions
     differ = []
     try:
         for q in questions:
-            la, lb = (route_lists(e.recall(q.user_id, q.text, DEPTH)) for e in (ea, eb))
-            differ += [(q.question_id, ROUTES[j]) for j in range(len(ROUTES)) if la[j] != lb[j]]
+            pa, pb = (e.recall(q.user_id, q.text, DEPTH) for e in (ea, eb))
+            la, lb = route_lists(pa), route_lists(pb)
+            differ += [(q.question_id, ROUTES[j], _how(la[j], lb[j], j, {a: pa, b: pb})) for j in range(len(ROUTES))
+                       if la[j] != lb[j]]
     finally:
         for e in engines.values():
             e.close()
     lists = len(questions) * len(ROUTES)
     print(f"{label}: {len(questions)} questions x {len(ROUTES)} routes = {lists} top-{DEPTH} lists; "
-          f"identical {lists - len(differ)}, different {len(differ)}" + (f" (first: {differ[:5]})" if differ else ""))
+          f"identical {lists - len(differ)}, different {len(differ)}")
+    for qid, route, how in differ[:10]:
+        print(f"  {qid} {route}: {how}")
     return not differ
+
+
+def _how(la: list[str], lb: list[str], j: int, pools: dict) -> str:
+    """Where two top lists part: one swap of neighbours (with the pair's score gap in each
+    backend's pool), or the first differing place."""
+    at = [i for i, (x, y) in enumerate(zip(la, lb)) if x != y]
+    if len(la) == len(lb) and len(at) == 2 and at[1] == at[0] + 1 and la[at[0]] == lb[at[1]] and la[at[1]] == lb[at[0]]:
+        gaps = []
+        for name, pool in pools.items():
+            row = {c.memory_id: r for r, c in enumerate(pool.chunks)}
+            gaps.append(f"{name} {abs(pool.scores[row[la[at[0]]], j] - pool.scores[row[la[at[1]]], j]):.2e}")
+        return f"neighbours #{at[0] + 1} and #{at[1] + 1} swap; their score gap: {', '.join(gaps)}"
+    return f"first differs at #{at[0] + 1 if at else min(len(la), len(lb)) + 1}"
 
 
 def main(argv: list[str] | None = None) -> int:
