@@ -135,24 +135,24 @@ class QuerySession(QObject):
 
     def _rerank(self) -> None:
         """Re-rank under the settings, and rank the pinned baseline if it is due, each once the
-        pool is deep enough for it; one deepening serves both. Meanwhile what is on screen stays,
-        marked as updating, and a baseline not yet ranked shows no movement."""
+        pool is deep enough for it; one deepening serves both, started after what is ready now
+        is on screen (so the worker does not compete with it for the GIL). Meanwhile what is on
+        screen stays, marked as updating, and a baseline not yet ranked shows no movement."""
         pool, pinned = self.pool, self.pinned_baseline
         due = pinned.config if self._baseline_due and pinned is not None else None
-        self._set_updating(not self.deep_enough(self.config, *(() if due is None else (due,))))
         if due is not None and pool.ready(due.route_limit):
-            self._baseline_due = False
+            self._baseline_due, due = False, None
             self.baseline = self._pinned_ranking()
-        if not pool.ready(self.config.route_limit):
-            return  # `_on_deepened` comes back here
-        try:
-            ranking = rerank(pool, self.config)
-        except Exception as exc:  # noqa: BLE001 - a bad scheme or pool is reported, not fatal
-            self.rerank_failed.emit(exc)
-            return
-        self._last_apply = time.perf_counter()
-        self.ranking = ranking
-        self.ranking_changed.emit(ranking)
+        if pool.ready(self.config.route_limit):
+            try:
+                ranking = rerank(pool, self.config)
+            except Exception as exc:  # noqa: BLE001 - a bad scheme or pool is reported, not fatal
+                self.rerank_failed.emit(exc)
+            else:
+                self._last_apply = time.perf_counter()
+                self.ranking = ranking
+                self.ranking_changed.emit(ranking)
+        self._set_updating(not self.deep_enough(self.config, *(() if due is None else (due,))))
 
     def _set_updating(self, on: bool) -> None:
         if on != self.is_updating:
