@@ -239,8 +239,9 @@ class QuerySession(QObject):
         threading.Thread(target=work, name="deepen-pool", daemon=True).start()
 
     def _on_deepened(self, pool: RecallPool, error: BaseException | None) -> None:
-        self._deepening = None
-        self.deepening.emit(False)
+        if self._deepening is pool:  # not a newer pool's worker, still at work
+            self._deepening = None
+            self.deepening.emit(False)
         if pool is not self.pool:
             return  # a new query replaced it meanwhile
         if error is not None:

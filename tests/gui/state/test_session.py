@@ -121,3 +121,26 @@ def test_a_pinned_baseline_that_needs_deeper_lists_is_ranked_off_the_ui_thread(q
     assert not s.is_updating and threads and threading.main_thread() not in threads
     assert s.baseline.results == rerank(fresh(scan_engine, "w7 w8", deep.route_limit), deep).results
     assert s.ranking.results == rerank(fresh(scan_engine, "w7 w8", Config().route_limit), Config()).results
+
+
+def test_a_new_query_while_the_last_pool_deepens_gets_its_own_worker(qtbot, scan_engine, monkeypatch):
+    """The last pool's worker finishing first does not end the new pool's deepening."""
+    from core.recall.deepen import ScanPools
+
+    deep = replace(Config(), top_k=50)
+    s = QuerySession(deep, throttle_ms=0)
+    first = scan_engine.recall("u", "w3 w4 w5", Config().route_limit)
+    second = scan_engine.recall("u", "w7 w8", Config().route_limit)
+    gates = {"w3 w4 w5": threading.Event(), "w7 w8": threading.Event()}
+    rank = ScanPools._rank
+    monkeypatch.setattr(ScanPools, "_rank", lambda self, depth: gates[self.query].wait(30) and rank(self, depth))
+    s.set_pool(first)
+    s.set_pool(second)  # a new query while the first pool still deepens
+    assert s.is_deepening and s.is_updating and s.ranking is None
+    with qtbot.waitSignal(s._deepened, timeout=10000):
+        gates["w3 w4 w5"].set()
+    assert s.is_deepening and s.is_updating and s.ranking is None  # the second still deepens
+    with qtbot.waitSignal(s.ranking_changed, timeout=10000) as blocker:
+        gates["w7 w8"].set()
+    assert not s.is_deepening and not s.is_updating and blocker.args[0].pool.query == "w7 w8"
+    assert s.ranking.results == rerank(fresh(scan_engine, "w7 w8", deep.route_limit), deep).results
