@@ -16,6 +16,9 @@ every row (one clear error on bad input) and builds the explain records; rerank.
 times; its figure is the median over cases of the mean per call, and each side is measured twice,
 alternately (ours, node, ours, node), keeping the better of its two. The picks of both sides are
 compared case by case, so the two did the same re-rank.
+Below each size, two parts of ours timed apart the same way: reading the embedding strings into
+unit rows (one simdjson parse), and MMR's picks with, inside them, the dot products alone (one
+`row_dots` per pick, the arithmetic's floor).
 Without `--rerank-js` (or without node) only our figures are printed.
 """
 from __future__ import annotations
@@ -39,7 +42,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project first, from any folder
 
-from core.rank.replay import replay_case  # noqa: E402
+from core.config import Config  # noqa: E402
+from core.rank import mmr  # noqa: E402
+from core.rank.replay import case_rows, case_vectors, final_scores, replay_case, score_order  # noqa: E402
 
 TAGS = ["music", "travel", "pets", "work", "food", "art", "health", "family"]
 DRIVER = """
@@ -82,6 +87,35 @@ def ours(batch: list[dict], reps: int) -> tuple[float, list[list[str]]]:
             replay_case(case)
         times.append((time.perf_counter() - t) * 1e3 / reps)
     return statistics.median(times), picks
+
+
+def parts(batch: list[dict], reps: int) -> dict[str, float]:
+    """Where our time goes, median over cases of the mean per call (ms): reading the embedding
+    strings into unit rows (one simdjson parse), MMR's picks, and within them the dot products
+    alone (one `row_dots` per pick: the arithmetic's floor)."""
+    cfg = Config()
+    out: dict[str, list[float]] = {"embeddings": [], "mmr": [], "dots": []}
+    for case in batch:
+        ids, rrf, scores, tags, _ = case_rows(case["rows"], case["name"])
+        final = final_scores(rrf, scores, cfg.alpha)
+        order = score_order(final, ids)
+        texts = [case["rows"][i]["embedding"] for i in order]
+        unit, dims = case_vectors(texts, str)
+        args = (np.array([final[i] for i in order]), unit, dims, mmr.tag_matrix([tags[i] for i in order]))
+        knobs = {"top_k": case["top_k"], "mmr_lambda": cfg.mmr_lambda, "duplicate_threshold": cfg.duplicate_threshold,
+                 "tag_weight": cfg.tag_weight, "fallback_fill": cfg.fallback_fill}
+        picks = mmr.select(*args, **knobs).order
+        out["embeddings"].append(_mean_ms(reps, case_vectors, texts, str))
+        out["mmr"].append(_mean_ms(reps, lambda a=args, k=knobs: mmr.select(*a, **k)))
+        out["dots"].append(_mean_ms(reps, lambda u=unit, p=picks: [mmr.row_dots(u, u[i]) for i in p]))
+    return {key: statistics.median(values) for key, values in out.items()}
+
+
+def _mean_ms(reps: int, work, *args) -> float:
+    t = time.perf_counter()
+    for _ in range(reps):
+        work(*args)
+    return (time.perf_counter() - t) * 1e3 / reps
 
 
 def theirs(driver: Path, module: Path, data: Path, reps: int) -> tuple[float, list[list[str]]]:
@@ -129,6 +163,9 @@ def main() -> None:
                 line = (f"{rows:>4} rows, top_k {top_k:>2}: memsense rerank {mine:8.2f} ms per case   "
                         f"rerank.js {node:8.2f} ms   ({node / mine:.1f}x faster)   same picks in {same}/{len(batch)} cases")
             print(line, flush=True)
+            share = parts(batch, reps)
+            print(f"      parts, timed apart: embedding strings to unit rows {share['embeddings']:.2f} ms, "
+                  f"MMR picks {share['mmr']:.2f} ms (their dot products alone {share['dots']:.2f} ms)", flush=True)
     print(f"load average before / after: {' '.join(f'{x:.2f}' for x in load)} / "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

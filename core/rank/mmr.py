@@ -89,27 +89,54 @@ def redundancy_to(
 
 class Redundancy:
     """`redundancy(i, row)` for every row i, with what does not depend on `row` worked out once
-    per selection (the same operations as the formula, in the same order, so the same floats):
-    whether every row has a vector of one dimension, and the tag term when no row has a tag."""
+    per selection, by the same operations on the same values, so the same floats: whether every
+    row has a vector of one dimension, and, when the rows hold few distinct tag sets for the
+    picks to come, each row's weighted Jaccard against each distinct set (a pick then reads its
+    set's column)."""
 
     def __init__(self, unit: np.ndarray, dims: np.ndarray, tags: np.ndarray, tag_weight: float,
-                 tag_counts: np.ndarray | None = None) -> None:
+                 tag_counts: np.ndarray | None = None, picks: int = 1) -> None:
         self.unit = np.ascontiguousarray(unit, dtype=np.float64)
         self.dims, self.tags, self.tag_weight = dims, tags, tag_weight
         self.tag_counts = tags.sum(axis=1) if tag_counts is None else tag_counts
         self.uniform = len(dims) > 0 and bool((dims == dims[0]).all() and dims[0] > 0)
-        self.untagged = None if self.tag_counts.any() else tag_weight * np.zeros(len(dims))
+        self.table = _tag_table(tags, tag_weight, picks)
 
     def __call__(self, row: int) -> np.ndarray:
         cos = np.clip(np.vecdot(self.unit, self.unit[row]), 0.0, 1.0)
         if not self.uniform:
             cos = np.where((self.dims == self.dims[row]) & (self.dims > 0), cos, 0.0)
-        if self.untagged is not None:
-            return np.maximum(cos, self.untagged)
+        if self.table is not None:
+            terms, set_of = self.table
+            return np.maximum(cos, terms[:, set_of[row]])
         inter = self.tags @ self.tags[row]
         union = self.tag_counts + self.tag_counts[row] - inter
         jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
         return np.maximum(cos, self.tag_weight * jac)
+
+
+TAG_TABLE_WORK = 8
+"""A selection builds the tag table (distinct sets k, rows n) when its k·(k + n) elements are
+at most this many times the picks' n each: otherwise each pick computes its row's Jaccards."""
+
+
+def _tag_table(tags: np.ndarray, tag_weight: float, picks: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(terms, set_of): `tag_weight · jaccard` of every row against every distinct tag set
+    (n, k), and each row's set; None when a table would cost more than the picks save."""
+    n, vocabulary = tags.shape
+    if n == 0 or vocabulary > 62:
+        return None
+    codes = tags.astype(np.int64) @ (np.int64(1) << np.arange(vocabulary, dtype=np.int64))  # a set as bits
+    _, first, set_of = np.unique(codes, return_index=True, return_inverse=True)
+    k = len(first)
+    if k * (k + n) > TAG_TABLE_WORK * picks * n:
+        return None
+    sets = tags[first]
+    inter = sets @ sets.T  # counts of shared tags: whole numbers, exact in any order
+    counts = sets.sum(axis=1)
+    union = counts[:, None] + counts[None, :] - inter
+    jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    return (tag_weight * jac)[set_of], set_of.reshape(-1)
 
 
 def select(
@@ -130,7 +157,7 @@ def select(
     cause = np.full(n, -1, dtype=np.int64)
     if n == 0:
         return Selection((), (), max_red, cause, ())
-    redundancy = Redundancy(unit, dims, tags, tag_weight)
+    redundancy = Redundancy(unit, dims, tags, tag_weight, picks=min(top_k, n))
     relevance = mmr_lambda * np.asarray(final, dtype=np.float64)  # mmr = relevance − (1 − λ) · max_redundancy
     remaining = np.ones(n, dtype=bool)
     order: list[int] = []

@@ -112,3 +112,24 @@ def test_select_equals_the_pair_by_pair_reference(seed):
     got = [(s.row, s.mmr_score, s.max_redundancy, s.redundant_with, s.fallback, s.skipped) for s in sel.steps]
     assert got == want
     assert sel.max_redundancy.tolist() == want_red
+
+
+@pytest.mark.parametrize("vocabulary, per_row", [(3, 2), (12, 4), (70, 5)])
+def test_tag_table_equals_each_picks_own_jaccards(monkeypatch, vocabulary, per_row):
+    """The table of each row's weighted Jaccard against each distinct tag set (built when few
+    sets serve many picks; never past 62 tags) gives every pick the floats its own sums give."""
+    rng = np.random.default_rng(vocabulary)
+    n = 200
+    unit = rng.normal(size=(n, 8))
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    names = [f"t{j}" for j in range(vocabulary)]
+    tags = mmr.tag_matrix([tuple(rng.choice(names, size=int(rng.integers(0, per_row + 1)), replace=False))
+                           for _ in range(n)])
+    dims = np.full(n, 8)
+    tabled = mmr.Redundancy(unit, dims, tags, 0.35, picks=n)
+    assert (tabled.table is None) == (vocabulary > 62)
+    monkeypatch.setattr(mmr, "TAG_TABLE_WORK", 0)
+    plain = mmr.Redundancy(unit, dims, tags, 0.35, picks=n)
+    assert plain.table is None
+    for row in range(n):
+        assert np.array_equal(tabled(row), plain(row))
