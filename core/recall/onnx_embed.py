@@ -50,9 +50,11 @@ PROBES = (
     "Melanie: I signed up for a pottery class last week and made a bowl. " * 4,
     "Caroline went to the LGBTQ support group on 7 May 2023 and felt accepted. " * 40,  # past 256 tokens
 )
-TOKENS = 1024
+TOKENS = 512
 """Padded tokens per onnxruntime call (rows x longest row): short texts go many to a call, texts
-of 256 tokens four; measured beside batches of 8 and 16 texts in tools/bench_embed.py's notes."""
+of 256 tokens two. Measured on 619 locomo-dev texts (55,226 tokens) at load 3.3-3.9, median CPU
+seconds: 256-768 tokens 14.8-15.2, 1,024 tokens 15.8, 2,048 tokens 17.0; batches of 16 texts
+with two threads per call (the earlier way) 21.8-25.7."""
 log = logging.getLogger("memsense.embed")
 
 
