@@ -128,10 +128,12 @@ def _json_texts(texts: list[str]) -> tuple[np.ndarray, list[int]] | None:
 
 
 _PARSER = threading.local()
-PARSER_KEEP_BYTES = 64 * 2 ** 20
+PARSER_KEEP_BYTES = 4 * 2 ** 20
 """Each thread keeps one simdjson parser for documents up to this size (a 512-row pool of
-384-dimensional vectors is about 2 MB): a new parser per case maps its buffers afresh, and the
-page faults of that cost more than the parse itself."""
+384-dimensional vectors is about 2 MB; 4 MB, about 1,100 such rows): a new parser per case maps
+its buffers afresh, and the page faults of that cost more than the parse itself. A kept parser
+holds the memory its largest document needed (a few times that document: about 6 MB for the
+512-row pool), so a larger case gets a parser of its own, freed with it."""
 
 
 def _parser(size: int) -> simdjson.Parser:

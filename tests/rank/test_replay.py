@@ -234,11 +234,15 @@ def test_a_bad_embedding_in_a_deep_pool_is_one_line_naming_its_row():
         assert "\n" not in str(err.value) and re.search(r"case 'case-11' row 300: " + re.escape(message), str(err.value))
 
 
-def test_the_kept_parser_survives_bad_cases_and_threads():
+def test_the_kept_parser_survives_bad_cases_and_threads(monkeypatch):
     """The embedding parser is kept per thread: a case that fails to parse leaves the next one
-    right, and threads re-ranking at once get what one thread gets."""
+    right, threads re-ranking at once get what one thread gets, and a case too large to keep a
+    parser for gets the same from a parser of its own."""
     cases = [random_case(seed, rows=64) for seed in (0, 4, 8, 12)]
     want = [json.dumps(replay_case(case)) for case in cases]
+    with monkeypatch.context() as patch:
+        patch.setattr(replay_module, "PARSER_KEEP_BYTES", 0)
+        assert [json.dumps(replay_case(case)) for case in cases] == want
     bad = random_case(0, rows=64)
     bad["rows"][5]["embedding"] = "[1, NaN, 2]"
     for case, expected in zip(cases, want):
