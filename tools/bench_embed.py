@@ -12,7 +12,9 @@ change beside the code before it. Then each cache's vectors are compared with to
 |difference|, least cosine), and every question of the dataset and of the demo is recalled on
 the onnx and torch stores, each with its own backend embedding the query: the top-50 ids of
 every route must be the same lists. Prints the load average beside the figures; the machine is
-shared.
+shared. Each ingest also says where its time went (reading, chunking with facets, embedding,
+store writes, and the rest: process start and imports), and within embedding the model load
+(which embeds its probe texts), tokenising, the onnxruntime calls and the cache writes.
 """
 from __future__ import annotations
 
@@ -77,9 +79,51 @@ def export_onnx(cache: Path, root: Path = ROOT) -> float:
     return _child(code, "onnx", root)[0]
 
 
+PHASES = (  # (label, module, attribute path): the steps of a cold ingest, timed in the child
+    ("read", "core.ingest", "load_conversations"),
+    ("chunks+facets", "core.ingest", "build_chunks"),
+    ("embedding", "core.recall.embed", "Embedder.encode"),
+    ("store writes", "core.recall.embedded", "EmbeddedStore.write_user"),
+)
+PARTS = (  # the parts of "embedding" (only modules the backend imports anyway)
+    ("model load", "core.recall.embed", "Embedder.load"),
+    ("tokenise", "core.recall.onnx_embed", "OnnxModel.tokenize"),
+    ("tokenise", "core.recall.onnx_embed", "OnnxModel.token_counts"),  # onnx@REV before tokenize existed
+    ("onnxruntime", "core.recall.onnx_embed", "OnnxModel.encode_tokens"),
+    ("onnxruntime", "core.recall.onnx_embed", "OnnxModel.encode"),
+    ("cache writes", "core.recall.embed", "EmbeddingCache.put_many"),
+)
+TIMED = """
+import importlib, json, time
+T, busy = {}, set()
+def timed(label, f):
+    def wrapper(*a, **k):
+        if label in busy:  # counted once when one timed step calls another of its kind
+            return f(*a, **k)
+        busy.add(label); t = time.perf_counter()
+        try:
+            return f(*a, **k)
+        finally:
+            busy.discard(label); T[label] = T.get(label, 0.0) + time.perf_counter() - t
+    return wrapper
+for label, module, path in PHASES + PARTS:
+    try:
+        owner = importlib.import_module(module)
+    except ImportError:
+        continue
+    *outer, name = path.split(".")
+    for part in outer:
+        owner = getattr(owner, part, None)
+    if owner is not None and name in vars(owner):
+        setattr(owner, name, timed(label, getattr(owner, name)))
+"""
+
+
 def ingest(dataset: Path, store: Path, cache: Path, backend: str, root: Path = ROOT) -> tuple[float, dict]:
-    code = ("import json; from core.recall.engine import build_store; "
-            f"print(json.dumps(build_store({str(dataset)!r}, {str(store)!r}, cache_dir={str(cache)!r}).to_dict()))")
+    """(wall seconds, build_store's stats plus "phases": seconds in each step of PHASES)."""
+    code = (f"PHASES, PARTS = {PHASES!r}, {PARTS!r}\n{TIMED}\nfrom core.recall.engine import build_store\n"
+            f"s = build_store({str(dataset)!r}, {str(store)!r}, cache_dir={str(cache)!r}).to_dict()\n"
+            "print(json.dumps({**s, 'phases': T}))")
     wall, out = _child(code, backend, root)
     return wall, json.loads(out.strip().splitlines()[-1])
 
@@ -179,6 +223,12 @@ def main(argv: list[str] | None = None) -> int:
               f"({s['seconds']:.1f} s in build_store; {s['texts_embedded']} texts embedded, "
               f"{s['users']} users, {s['session_chunks'] + s['turn_chunks']} chunks); "
               f"load {os.getloadavg()[0]:.2f}", flush=True)
+        top = {label for label, _, _ in PHASES}
+        steps = {k: v for k, v in s["phases"].items() if k in top}
+        parts = {k: v for k, v in s["phases"].items() if k not in top}
+        print("  where the time went: " + ", ".join(f"{k} {v:.1f} s" for k, v in steps.items())
+              + f", the rest (process start, imports, checks) {wall - sum(steps.values()):.1f} s; in embedding: "
+              + ", ".join(f"{k} {v:.1f} s" for k, v in parts.items()), flush=True)
     first = backends[0]
     for b in backends[1:]:
         print(f"{b} against {first}: {stats[b] / stats[first]:.2f}x the wall time, {cpu[b] / cpu[first]:.2f}x the CPU")
