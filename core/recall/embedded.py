@@ -188,7 +188,7 @@ class EmbeddedStore:
             finally:
                 worker.join()
             self._install(user_id, m, sums[0] if sums else None, crc)
-        if len(ids) != n or any(a >= b for a, b in zip(ids, ids[1:])):
+        if len(ids) != n or any(a > b for a, b in zip(ids, ids[1:])):
             raise self._damaged(user_id, f"{len(ids)} readable chunks of {n} recorded")
         chunks = LazyChunks(ids, payloads, lambda texts, rows: self._decode(user_id, ids, texts, rows))
         saved = self._columns(user_id, file, ids) if columns else None

@@ -169,3 +169,19 @@ def test_rewriting_a_user_leaves_no_columns_file_behind(tmp_path):
     files = sorted(p.name for p in (tmp_path / "s" / "vectors").iterdir())
     assert len(files) == 2 and files[0].endswith(".columns.npz") and files[1].endswith(".npy")
     assert files[0].removesuffix(".columns.npz") == files[1].removesuffix(".npy")
+
+
+def test_chunks_that_share_a_memory_id_open_as_before(tmp_path):
+    from dataclasses import replace
+
+    chunks, vectors = synthetic_user("u", 12, np.random.default_rng(3))
+    chunks[5] = replace(chunks[5], memory_id=chunks[4].memory_id)  # a dataset may repeat an id
+    store = open_store(tmp_path / "s", create=True)
+    store.write_user("u", chunks, vectors, RandomEmbedder.key, DIM)
+    store.close()
+    engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
+    try:
+        assert len(engine.chunks("u")) == 12
+        assert engine.recall("u", "alpha", 40).size > 0
+    finally:
+        engine.close()
