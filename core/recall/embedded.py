@@ -90,6 +90,7 @@ class EmbeddedStore:
         self._vectors: dict[str, np.ndarray] = {}
         self._present: dict[str, np.ndarray] = {}
         self._last: tuple[tuple[str, bytes] | None, np.ndarray | None] = (None, None)
+        self.column_notes: dict[str, str] = {}  # user -> why it opened without its columns file
         if write:
             self._drop_orphans()
 
@@ -213,17 +214,20 @@ class EmbeddedStore:
     def _columns(self, user_id: str, file: str, ids: list[str]) -> UserColumns | None:
         """The user's saved columns, if its store has them for exactly these rows."""
         path = self.path / "vectors" / columns_file(file)
+        fix = f"`memsense migrate {self.path} --store {self.path}` writes it"
         if not path.exists():
+            self.column_notes[user_id] = f"user {user_id!r} has no columns file (an older store), so it opens slowly; {fix}"
             return None
         try:
             saved = UserColumns.load(path, len(ids))
+            if saved.ids_crc != ids_checksum(ids):
+                raise ValueError("it is not for this user's rows")
         except (ValueError, OSError) as exc:
-            warnings.warn(f"{path}: {exc}; the chunks of user {user_id!r} are indexed from their rows instead", stacklevel=2)
+            note = f"{path}: {exc}; the chunks of user {user_id!r} were indexed from their rows instead; {fix} again"
+            warnings.warn(note, stacklevel=2)
+            self.column_notes[user_id] = note
             return None
-        if saved.ids_crc != ids_checksum(ids):
-            warnings.warn(f"{path} is not for the rows of user {user_id!r}; they are indexed from their rows instead",
-                          stacklevel=2)
-            return None
+        self.column_notes.pop(user_id, None)
         return saved
 
     def _matrix(self, user_id: str) -> np.ndarray:

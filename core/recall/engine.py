@@ -177,6 +177,10 @@ class Engine:
                     self._users[user_id] = UserIndex.build(*self.store.read_user(user_id), self.lexical)
             return self._users[user_id]
 
+    def note(self, user_id: str) -> str:
+        """Why the user opened the slow way (no usable columns file, and how to write one), or ""."""
+        return getattr(self.store, "column_notes", {}).get(user_id, "")
+
     def chunks(self, user_id: str) -> list[Chunk]:
         return self._index(user_id).chunks
 

@@ -110,7 +110,10 @@ class QueryActions:
         self.window.inspector.focused_id = None
         self.ctx.session.set_pool(pool, result.request.gold, result.request.evidence)
         timing = ", ".join(f"{k} {v:.0f} ms" for k, v in pool.timings_ms.items())
-        self._status(f"Recalled {pool.size} chunks" + (f" ({timing})" if timing else ""), 6000)
+        if result.note:
+            self._status(result.note[0].upper() + result.note[1:], 15000)
+        else:
+            self._status(f"Recalled {pool.size} chunks" + (f" ({timing})" if timing else ""), 6000)
         self.ctx.recall_finished.emit(pool)
         self.window.results.select_position(0)
         QTimer.singleShot(LIST_CHUNKS_AFTER_MS, self._list_chunks)

@@ -65,6 +65,7 @@ class RecallRequest:
 class RecallResult:
     request: RecallRequest
     pool: RecallPool
+    note: str = ""  # how the store could serve this user better (e.g. a missing columns file)
 
 
 def recall(engine: RecallEngine, request: RecallRequest, task: Job | None = None) -> RecallResult:
@@ -73,7 +74,9 @@ def recall(engine: RecallEngine, request: RecallRequest, task: Job | None = None
         task.check()
     # an engine whose pools cannot deepen (a live Memsense, a Qdrant server) recalls deep enough for any knob
     deepens = getattr(engine, "pools_deepen", False) and request.depth is not None
-    return RecallResult(request, engine.recall(request.user_id, request.query, request.depth if deepens else MAX_ROUTE_DEPTH))
+    pool = engine.recall(request.user_id, request.query, request.depth if deepens else MAX_ROUTE_DEPTH)
+    note = getattr(engine, "note", None)
+    return RecallResult(request, pool, note(request.user_id) if note else "")
 
 
 def preset_run(engine: RecallEngine, questions: list[Question], cfg: Config, level: str = "memory",

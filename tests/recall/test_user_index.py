@@ -99,6 +99,21 @@ def test_a_store_with_columns_recalls_exactly_as_one_without(tmp_path):
         same_pool(a, b)
 
 
+def test_the_engine_says_how_a_user_that_opened_slowly_opens_faster(tmp_path):
+    store = tmp_path / "s"
+    make_store(store, {"u": 40, "v": 20})
+    columns_path(store, "u").unlink()
+    engine = Engine(store, embedder=RandomEmbedder())
+    try:
+        engine.recall("u", "alpha", 40)
+        engine.recall("v", "alpha", 40)
+        assert engine.note("u") == (f"user 'u' has no columns file (an older store), so it opens slowly; "
+                                    f"`memsense migrate {store} --store {store}` writes it")
+        assert engine.note("v") == ""
+    finally:
+        engine.close()
+
+
 def test_opening_a_user_decodes_only_the_chunks_a_pool_holds(tmp_path):
     make_store(tmp_path / "s", {"u": 400})
     store = EmbeddedStore(tmp_path / "s")
@@ -131,6 +146,14 @@ def test_a_damaged_columns_file_is_rebuilt_from_the_rows_with_a_warning(tmp_path
         warnings.simplefilter("always")
         damaged = pools_of(tmp_path / "s", "u")
     assert any("indexed from their rows instead" in str(w.message) for w in caught)
+    engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            engine.recall("u", "alpha", 40)
+        assert engine.note("u").startswith(str(path)) and "memsense migrate" in engine.note("u")
+    finally:
+        engine.close()
     for a, b in zip(good, damaged):
         same_pool(a, b)
 

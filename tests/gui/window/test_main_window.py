@@ -325,3 +325,19 @@ def test_first_run_window_fits_the_screen(qtbot, make_window, app_home):
     assert screen.width() < DEFAULT_SIZE[0] or screen.height() < DEFAULT_SIZE[1]  # the offscreen screen is smaller
     assert w.width() == min(DEFAULT_SIZE[0], screen.width())
     assert w.height() == min(DEFAULT_SIZE[1], screen.height())
+
+
+def test_a_recall_note_of_the_engine_shows_in_the_status_bar(qtbot, app_home):
+    class SlowStoreEngine(FakeEngine):
+        def note(self, user_id):
+            return f"user {user_id!r} has no columns file (an older store), so it opens slowly"
+
+    w = MainWindow(app_home, paths.settings(app_home), engine_factory=lambda loc: SlowStoreEngine(loc))
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.ctx.store_opened, timeout=5000):
+        w.stores.open_store(str(app_home / "fake"))
+    w.query_edit.setText("anything")
+    with qtbot.waitSignal(w.ctx.ranking_updated, timeout=5000):
+        w.queries.run_query()
+    assert w.statusBar().currentMessage() == "User 'synth-a' has no columns file (an older store), so it opens slowly"
