@@ -178,28 +178,28 @@ class EmbeddedStore:
         (zlib releases the GIL), and checked before anything is returned."""
         file, n, _ = self._user_row(user_id)
         if user_id in self._vectors:
-            ids, payloads = self._rows(user_id)
+            ids, _, payloads = self._rows(user_id)
         else:
             m, crc = self._open_vectors(user_id)
             sums: list[int] = []
             worker = threading.Thread(target=lambda: sums.append(_crc(m)), name="store-checksum", daemon=True)
             worker.start()
             try:
-                ids, payloads = self._rows(user_id)
+                ids, masks, payloads = self._rows(user_id)
             finally:
                 worker.join()
-            self._install(user_id, m, sums[0] if sums else None, crc)
+            self._install(user_id, m, sums[0] if sums else None, crc, masks)
         if len(ids) != n or any(a > b for a, b in zip(ids, ids[1:])):
             raise self._damaged(user_id, f"{len(ids)} readable chunks of {n} recorded")
         chunks = LazyChunks(ids, payloads, lambda texts, rows: self._decode(user_id, ids, texts, rows))
         saved = self._columns(user_id, file, ids) if columns else None
-        if not columns:
-            list(chunks)  # every payload is checked now, as before
         return chunks, self._vectors[user_id][DENSE_ROUTES.index("vec_full")], saved
 
-    def _rows(self, user_id: str) -> tuple[list[str], list[str]]:
-        rows = self.db.execute("SELECT memory_id, payload FROM chunks WHERE user_id=? ORDER BY row", (user_id,)).fetchall()
-        return [m for m, _ in rows], [p for _, p in rows]
+    def _rows(self, user_id: str) -> tuple[list[str], list[int], list[str]]:
+        """The user's memory ids, route masks and chunk payloads, in row order (one read)."""
+        rows = self.db.execute("SELECT memory_id, routes, payload FROM chunks WHERE user_id=? ORDER BY row",
+                               (user_id,)).fetchall()
+        return [m for m, _, _ in rows], [r for _, r, _ in rows], [p for _, _, p in rows]
 
     def _decode(self, user_id: str, ids: list[str], payloads: list[str], rows: list[int]) -> list[Chunk]:
         """The chunks of `payloads` (rows `rows`), in one JSON parse; each must hold its row's memory_id."""
@@ -251,13 +251,16 @@ class EmbeddedStore:
                                          f"expected float32 {(len(DENSE_ROUTES), n, dim)}")
         return m, crc
 
-    def _install(self, user_id: str, m: np.ndarray, computed: int | None, crc: int) -> None:
-        """Keep the vectors for searches once their checksum matches the recorded one."""
+    def _install(self, user_id: str, m: np.ndarray, computed: int | None, crc: int,
+                 routes: list[int] | None = None) -> None:
+        """Keep the vectors for searches once their checksum matches the recorded one; `routes`:
+        the rows' route masks when already read (else they are read here)."""
         if computed != crc:
             file = self._user_row(user_id)[0]
             raise self._damaged(user_id, f"vectors/{file} does not match its checksum")
-        masks = np.array([r for (r,) in self.db.execute(
-            "SELECT routes FROM chunks WHERE user_id=? ORDER BY row", (user_id,))], dtype=np.int64)
+        if routes is None:
+            routes = [r for (r,) in self.db.execute("SELECT routes FROM chunks WHERE user_id=? ORDER BY row", (user_id,))]
+        masks = np.array(routes, dtype=np.int64)
         self._present[user_id] = (masks[None, :] >> np.arange(len(DENSE_ROUTES))[:, None]) & 1 == 1
         self._vectors[user_id] = np.asarray(m)  # a plain array over the map: no memmap overhead per use
 

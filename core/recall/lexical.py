@@ -52,7 +52,6 @@ class LexicalIndex:
                lengths: np.ndarray) -> None:
         self.size = len(lengths)
         self.vocab = {t: i for i, t in enumerate(terms)}
-        self._terms = terms
         self._docs = np.asarray(docs, dtype=np.int64)
         self._freqs = np.asarray(freqs, dtype=np.float64)
         self._indptr = np.asarray(indptr, dtype=np.int64)
@@ -64,7 +63,7 @@ class LexicalIndex:
     def arrays(self) -> dict[str, np.ndarray]:
         """The index as arrays (`from_arrays` takes them back): terms as one NUL-separated UTF-8
         blob (a `\\w+` token never holds a NUL), the sparse matrix and the document lengths."""
-        blob = SEP.join(self._terms).encode("utf-8", "surrogatepass")
+        blob = SEP.join(self.vocab).encode("utf-8", "surrogatepass")  # the terms in id order
         return {"terms": np.frombuffer(blob, dtype=np.uint8), "docs": self._docs.astype(np.int32),
                 "freqs": self._freqs.astype(np.int32), "indptr": self._indptr, "lengths": self._lengths}
 

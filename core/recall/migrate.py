@@ -72,7 +72,7 @@ def migrate(old: str | Path, new: str | Path, progress: Callable[[int, int, str]
 def _add_columns(path: Path, progress: Callable[[int, int, str], None] | None) -> dict:
     store = EmbeddedStore(path, write=True)
     try:
-        written = store.add_columns(lambda k, n: progress(k, n, "indexing users") if progress else None)
+        written = store.add_columns((lambda k, n: progress(k, n, "indexing users")) if progress else None)
         return {"users": len(store.users()), "indexed": written, "store": str(path)}
     finally:
         store.close()

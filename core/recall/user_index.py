@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,8 +83,6 @@ class UserColumns:
     def load(cls, path: Path, n: int) -> "UserColumns":
         """The columns saved at `path` for `n` rows. ValueError (or OSError) when the file is
         damaged or not for `n` rows: every member's zip CRC is checked as it is read."""
-        import zipfile
-
         try:
             with np.load(path, allow_pickle=False) as z:
                 a = {k: z[k] for k in z.files}
