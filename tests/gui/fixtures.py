@@ -196,6 +196,18 @@ def deepening_threads(monkeypatch, hold: threading.Event | None = None) -> list[
 
 
 # ---- small helpers ------------------------------------------------------------------------------------
+def run_autotune(qtbot, panel, *, folds: int | None = None, trials: int | None = None, timeout: int = 60_000):
+    """Start the auto-tune panel (with `folds` and `trials` set when given) and wait for its result:
+    a TuneResult, or a CrossValidation with 2 or more folds."""
+    if folds is not None:
+        panel.folds_spin.setValue(folds)
+    if trials is not None:
+        panel.trials_spin.setValue(trials)
+    with qtbot.waitSignal(panel.tuning_finished, timeout=timeout) as blocker:
+        panel.start()
+    return blocker.args[0]
+
+
 def cell(model, row, col, role=DISPLAY):
     return model.data(model.index(row, col), role)
 

@@ -9,6 +9,7 @@ from core.config import Config
 from core.evaluation.tune import KNOBS, POOL_LIMITS
 from memsense_gui.views.autotune import AutoTuneView
 from memsense_gui.window.evaluation import install_evaluation
+from tests.gui.fixtures import run_autotune
 
 
 def _tab(window, path, trials: int, pool_limits: bool = True):
@@ -21,12 +22,6 @@ def _tab(window, path, trials: int, pool_limits: bool = True):
     return view, panel
 
 
-def _run(qtbot, panel):
-    with qtbot.waitSignal(panel.tuning_finished, timeout=60_000) as blocker:
-        panel.start()
-    return blocker.args[0]
-
-
 def test_a_study_resumes_after_the_app_is_closed(qtbot, make_window, app_home, tmp_path, monkeypatch):
     window = make_window()
     items = [{"user": u, "question": f"question {i} for {u}", "answer": "", "category": 1, "evidence": [f"D{i + 1}:1"]}
@@ -35,7 +30,7 @@ def test_a_study_resumes_after_the_app_is_closed(qtbot, make_window, app_home, t
     path.write_text(json.dumps({"questions": items}))
     view, panel = _tab(window, path, trials=5)
     assert "candidate_multiplier" in [panel.knob_combo.itemText(i) for i in range(panel.knob_combo.count())]
-    first = _run(qtbot, panel)
+    first = run_autotune(qtbot, panel)
     assert len(first.trials) == 5
     studies = list((app_home / "studies").glob("*.db"))
     assert len(studies) == 1 and studies[0] == view.source.study_file()
@@ -46,7 +41,7 @@ def test_a_study_resumes_after_the_app_is_closed(qtbot, make_window, app_home, t
     monkeypatch.setattr(AutoTuneView, "_progressed", lambda self, *a: (reports.append(a), shown(self, *a)))
     again = make_window()  # the app opened again on the same data dir
     view, panel = _tab(again, path, trials=9)
-    resumed = _run(qtbot, panel)
+    resumed = run_autotune(qtbot, panel)
     assert len(resumed.trials) == 9
     assert [done for done, total, what in reports if what.startswith("trial")] == [6, 7, 8, 9]  # 5 kept, 4 new
     assert [t.config for t in resumed.trials[:5]] == [t.config for t in first.trials]
@@ -58,7 +53,7 @@ def test_a_study_resumes_after_the_app_is_closed(qtbot, make_window, app_home, t
     panel.forget()
     assert not view.source.study_file().exists() and "starts afresh" in panel.status.text()
     panel.trials_spin.setValue(3)
-    assert len(_run(qtbot, panel).trials) == 3
+    assert len(run_autotune(qtbot, panel).trials) == 3
 
 
 def test_unticked_pool_limits_stay_at_the_start(qtbot, make_window, tmp_path):
@@ -68,7 +63,7 @@ def test_unticked_pool_limits_stay_at_the_start(qtbot, make_window, tmp_path):
     path = tmp_path / "questions.json"
     path.write_text(json.dumps({"questions": items}))
     _view, panel = _tab(window, path, trials=14, pool_limits=False)
-    result = _run(qtbot, panel)
+    result = run_autotune(qtbot, panel)
     default = Config()
     assert all(getattr(t.config, name) == getattr(default, name) for t in result.trials for name in POOL_LIMITS)
     tag = next(k for k in KNOBS if k.name == "tag_weight")

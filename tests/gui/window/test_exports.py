@@ -6,6 +6,7 @@ import csv
 import json
 
 from core import config as config_io
+from tests.gui.fixtures import run_autotune
 
 
 def test_settings_export_has_a_provenance_header_and_loads_back(qtbot, ranked_window, tmp_path):
@@ -52,12 +53,7 @@ def test_settings_export_carries_the_tuned_and_evaluated_figures(qtbot, ranked_w
     assert (f"# metric: {metric}: evaluated {current.overall[metric]:.3f} (evaluated on {current.questions} "
             f"questions (questions.json) as row 'current settings')") in path.read_text()
 
-    panel = view.autotune
-    panel.folds_spin.setValue(1)
-    panel.trials_spin.setValue(6)
-    with qtbot.waitSignal(panel.tuning_finished, timeout=60_000) as blocker:
-        panel.start()
-    result = blocker.args[0]
+    result = run_autotune(qtbot, view.autotune, folds=1, trials=6)
     w.ctx.session.set_config(result.best.config, "tuned")
     path = tmp_path / "tuned.json"
     assert w.exports.export_config(path) and str(path) in w.statusBar().currentMessage()
@@ -94,12 +90,7 @@ def test_evaluation_exports_every_row_as_csv_and_its_bars_with_a_title(qtbot, ra
 def test_settings_export_after_cross_validation_gives_the_cross_validated_figure(qtbot, ranked_window,
                                                                                   evaluation_window, tmp_path):
     w, view = evaluation_window("per_user", window=ranked_window)
-    panel = view.autotune
-    panel.folds_spin.setValue(2)
-    panel.trials_spin.setValue(4)
-    with qtbot.waitSignal(panel.tuning_finished, timeout=120_000) as blocker:
-        panel.start()
-    cv = blocker.args[0]
+    cv = run_autotune(qtbot, view.autotune, folds=2, trials=4, timeout=120_000)
     w.ctx.session.set_config(cv.final.best.config, "tuned")
     path = tmp_path / "cv.toml"
     assert w.exports.export_config(path)
