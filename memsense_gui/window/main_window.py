@@ -142,7 +142,7 @@ class MainWindow(QMainWindow):
         ctx = self.ctx
         ctx.error_raised.connect(self.report_error)
         self.query_edit.returnPressed.connect(self.queries.run_query)
-        self.run_button.clicked.connect(self.queries.run_query)
+        self.run_button.clicked.connect(lambda _checked=False: self.queries.run_query())  # clicked(bool) is no gold list
         self.user_combo.currentTextChanged.connect(self.queries.user_picked)
         self.tuning.config_edited.connect(ctx.session.request_config)
         self.tuning.error_raised.connect(lambda e: self.report_error(e, "Presets"))
