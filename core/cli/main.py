@@ -309,6 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     store_commands.add_commands(sub)
     tuning.add_command(sub)
+    from core.cli import failures
+
+    failures.add_commands(sub)
     return p
 
 

@@ -1,0 +1,107 @@
+"""`memsense diagnose | impact`: where a question set loses its gold sessions (SPEC §13), and
+what a config change does to unjudged queries (SPEC §14).
+
+Added to the `memsense` parser by `core.cli.main` through `add_commands(subparsers)`.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from typing import Any
+
+from core.cli.evaluation import _common, _dataset, _named, _pools, _progress, _questions
+from core.errors import MemsenseError
+
+
+def _k_config(args: argparse.Namespace, cfg):
+    if args.k is not None and args.k < 1:
+        raise MemsenseError("--k must be at least 1")
+    return cfg if args.k is None else replace(cfg, top_k=args.k)
+
+
+def cmd_diagnose(args: argparse.Namespace) -> Any:
+    from core.evaluation.diagnose import STAGES, diagnose
+    from core.evaluation.evaluate import category_name
+    from core.recall.engine import Engine
+
+    name, cfg = _named(args, args.config or args.preset or "memsense")
+    cfg = _k_config(args, cfg)
+    questions = _questions(args)
+    pools = _pools(args, questions, [cfg])
+    engine = Engine(args.store, model=args.model, cache_dir=args.cache, lexical=args.lexical)
+    try:
+        chunks_of = {u: engine.chunks(u) for u in sorted({q.user_id for q in questions})}
+    finally:
+        engine.close()
+    result = diagnose(pools, questions, cfg, chunks_of)
+    if args.json:
+        return {"config": name, **result.to_json()}
+    total = len(result.items)
+    print(f"{name}: {result.questions} questions, {total} gold sessions, k = {result.k}")
+    cats = sorted(result.per_category)
+    print(f"{'stage':<20}{'all':>7}" + "".join(f"{category_name(c)[:12]:>14}" for c in cats))
+    for stage in STAGES:
+        print(f"{stage:<20}{result.stages[stage]:>7}" + "".join(f"{result.per_category[c][stage]:>14}" for c in cats))
+    lost = [i for i in result.items if i.stage not in ("selected", "fallback_fill")]
+    if lost and args.list:
+        print("\nlost gold sessions:")
+        for i in lost:
+            print(f"  {i.question_id:<14} session {i.gold_session:<3} {i.stage:<18} {i.memory_id or '-':<22} "
+                  f"{i.query[:60]}")
+    return None
+
+
+def cmd_impact(args: argparse.Namespace) -> Any:
+    from core.evaluation.impact import impact, read_queries
+    from core.recall.engine import Engine
+
+    queries = read_queries(args.queries, default_user=args.user)
+    name_a, cfg_a = _named(args, args.a)
+    name_b, cfg_b = _named(args, args.b)
+    cfg_a, cfg_b = _k_config(args, cfg_a), _k_config(args, cfg_b)
+    engine = Engine(args.store, model=args.model, cache_dir=args.cache, lexical=args.lexical)
+    try:
+        unknown = sorted({q.user_id for q in queries} - set(engine.users()))
+        if unknown:
+            raise MemsenseError(f"the store has no user {', '.join(unknown[:5])}; the queries name users of another store?")
+        engine.embedder.encode(sorted({q.text for q in queries}))  # one batch: each recall then reads the cache
+        result = impact(lambda u, q, d: engine.recall(u, q, depth=d), queries, cfg_a, cfg_b, _progress(args))
+    finally:
+        engine.close()
+    totals = result.totals()
+    if args.json:
+        return {"a": name_a, "b": name_b, **result.to_json()}
+    k = result.k
+    print(f"A = {name_a}, B = {name_b}: {totals['queries']} queries, k = {k}")
+    print(f"top {k} changed: set {totals['changed_set']:.1%}, order {totals['changed_order']:.1%}; "
+          f"mean overlap@{k} {totals[f'mean_overlap@{k}']:.3f}, mean RBO (p = 0.9) {totals['mean_rbo']:.3f}")
+    for label, key in (("entered most often", "entered_most"), ("left most often", "left_most")):
+        if totals[key]:
+            print(f"{label}: " + ", ".join(f"{m} ({n})" for m, n in totals[key]))
+    print("moved most:")
+    for q in totals["moved_most"]:
+        print(f"  RBO {q['rbo']:.3f}  overlap {q[f'overlap@{k}']:.2f}  {q['user_id']}: {q['query'][:70]}")
+    return None
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """Add diagnose and impact to the `memsense` subcommands."""
+    sp = sub.add_parser("diagnose", help="where each gold session of a question set was lost (SPEC §13)")
+    _dataset(sp)
+    choice = sp.add_mutually_exclusive_group()
+    choice.add_argument("--config", help="config file (.toml or .json)")
+    choice.add_argument("--preset", help="a preset name (default: memsense)")
+    sp.add_argument("--k", type=int, help="results per question (default: the config's top_k)")
+    sp.add_argument("--users", help="only these users' questions (comma-separated)")
+    sp.add_argument("--list", action="store_true", help="also list every lost gold session")
+    _common(sp)
+    sp.set_defaults(func=cmd_diagnose)
+
+    sp = sub.add_parser("impact", help="what config B changes against A on queries nobody judged (SPEC §14)")
+    sp.add_argument("queries", help="query file: USER<TAB>QUERY a line, or JSON Lines with user and query")
+    sp.add_argument("--a", required=True, help="preset name or config file (A)")
+    sp.add_argument("--b", required=True, help="preset name or config file (B)")
+    sp.add_argument("--k", type=int, help="results per query (default: the configs' top_k, which must agree)")
+    sp.add_argument("--user", help="the user of lines that name none")
+    _common(sp)
+    sp.set_defaults(func=cmd_impact)

@@ -1,0 +1,134 @@
+"""Failure attribution (SPEC §13): where, across a question set, each gold session was lost.
+
+For every question and every one of its gold sessions, the session's stage is the "why not"
+status (`core.rank.explain.fate_of`, SPEC §6) of the chunk of that session (its session chunks
+and its turn chunks) that got furthest along the pipeline, in `STAGES` order; ties go to the
+better candidate rank (then the smaller memory id). A gold session the store does not hold at
+all is `absent` with no chunk. The chunk a stage was judged by is reported, so "why not" on it
+(`memsense explain --memory` with the same config) says the same status.
+
+`selected` means returned within the config's `top_k`: diagnose ranks with `top_k = k`.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from core.config import Config
+from core.evaluation.judged import session_qrels
+from core.evaluation.metrics import relevant_of
+from core.rank.explain import Fate
+from core.rank.pool import RecallPool
+from core.rank.ranking import Ranking
+from core.rank.rerank import rerank
+from core.records import Chunk, Question
+
+STAGES: tuple[str, ...] = ("absent", "zero_weight", "beyond_route_limit", "cut_from_pool", "dropped",
+                           "supporting_turn", "outranked", "duplicate", "fallback_fill", "selected")
+"""The stages from least to furthest along the pipeline (SPEC §13)."""
+RETURNED = frozenset({"fallback_fill", "selected"})
+_ORDER = {s: n for n, s in enumerate(STAGES)}
+
+
+@dataclass(frozen=True)
+class LostSession:
+    """Where one gold session of one question ended up."""
+
+    question_id: str
+    user_id: str
+    category: int
+    query: str
+    gold_session: int
+    memory_id: str | None  # the chunk the stage was judged by (None: the store lacks the session)
+    stage: str
+    rank: int | None  # result rank when returned, else candidate-pool rank when in the pool
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"question_id": self.question_id, "user_id": self.user_id, "category": self.category,
+                "query": self.query, "gold_session": self.gold_session, "memory_id": self.memory_id,
+                "stage": self.stage, "rank": self.rank, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Every gold session's stage, with totals overall and per question category."""
+
+    k: int
+    questions: int
+    items: tuple[LostSession, ...]
+
+    @property
+    def stages(self) -> dict[str, int]:
+        """Stage -> gold sessions lost (or returned) there, every stage listed, in `STAGES` order."""
+        counts = Counter(i.stage for i in self.items)
+        return {s: counts.get(s, 0) for s in STAGES}
+
+    @property
+    def per_category(self) -> dict[int, dict[str, int]]:
+        out: dict[int, Counter] = {}
+        for i in self.items:
+            out.setdefault(i.category, Counter())[i.stage] += 1
+        return {c: {s: n.get(s, 0) for s in STAGES} for c, n in sorted(out.items())}
+
+    def to_json(self) -> dict:
+        return {"k": self.k, "questions": self.questions, "gold_sessions": len(self.items), "stages": self.stages,
+                "per_category": {str(c): v for c, v in self.per_category.items()},
+                "items": [i.to_json() for i in self.items]}
+
+
+def _position(ranking: Ranking, fate: Fate) -> int | None:
+    """The rank that breaks ties between chunks at one stage: result rank, else pool rank."""
+    if fate.rank is not None:
+        return fate.rank
+    i = ranking.pool.index_of(fate.memory_id)
+    return None if i is None else ranking.candidate_rank.get(i)
+
+
+def furthest(ranking: Ranking, chunks: Sequence[Chunk]) -> tuple[Fate, int | None]:
+    """The fate of the chunk that got furthest (SPEC §13 order; ties: better rank, then id)."""
+    best: tuple[tuple, Fate, int | None] | None = None
+    for chunk in chunks:
+        fate = ranking.fate(chunk.memory_id)
+        pos = _position(ranking, fate)
+        key = (-_ORDER[fate.status], pos is None, pos or 0, chunk.memory_id)
+        if best is None or key < best[0]:
+            best = (key, fate, pos)
+    assert best is not None
+    return best[1], best[2]
+
+
+def diagnose_question(question: Question, ranking: Ranking, by_session: Mapping[int, Sequence[Chunk]]) -> list[LostSession]:
+    """The stage of each gold session of one question under one ranking."""
+    out = []
+    for session in sorted(relevant_of(session_qrels(question))):
+        chunks = by_session.get(session, ())
+        if not chunks:
+            out.append(LostSession(question.question_id, question.user_id, question.category, question.text, session,
+                                   None, "absent", None, f"the store holds no chunk of session {session}"))
+            continue
+        fate, pos = furthest(ranking, chunks)
+        out.append(LostSession(question.question_id, question.user_id, question.category, question.text, session,
+                               fate.memory_id, fate.status, pos, fate.reason))
+    return out
+
+
+def sessions_of(chunks: Sequence[Chunk]) -> dict[int, list[Chunk]]:
+    """Session number -> the user's chunks of that session (session and turn chunks)."""
+    out: dict[int, list[Chunk]] = {}
+    for c in chunks:
+        out.setdefault(c.session_number, []).append(c)
+    return out
+
+
+def diagnose(pools: Mapping[str, RecallPool], questions: Sequence[Question], cfg: Config,
+             chunks_of: Mapping[str, Sequence[Chunk]]) -> Diagnosis:
+    """Every gold session of every question, ranked by `cfg` on the cached pools.
+
+    `chunks_of`: user id -> every chunk of the user (the sessions' chunks are looked up there)."""
+    by_user = {u: sessions_of(c) for u, c in chunks_of.items()}
+    items: list[LostSession] = []
+    for q in questions:
+        items.extend(diagnose_question(q, rerank(pools[q.question_id], cfg), by_user.get(q.user_id, {})))
+    return Diagnosis(cfg.top_k, len(questions), tuple(items))
