@@ -84,6 +84,41 @@ def cmd_impact(args: argparse.Namespace) -> Any:
     return None
 
 
+def cmd_fix(args: argparse.Namespace) -> Any:
+    import time
+
+    from core.evaluation.fix import check_cases, find_fixes
+    from core.evaluation.metrics import parse_metric
+
+    if args.trials < 1:
+        raise MemsenseError(f"--trials must be at least 1, got {args.trials}")
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    name, cfg = _named(args, args.config or args.preset or "memsense")
+    metric = args.metric or f"recall_all@{cfg.top_k}"
+    parse_metric(metric)
+    questions = _questions(args)
+    check_cases(questions, cases)
+    pools = _pools(args, questions, [cfg])
+    started = time.perf_counter()
+    result = find_fixes(pools, questions, cases, cfg, metric, args.trials, args.seed, progress=_progress(args))
+    seconds = time.perf_counter() - started
+    if args.json:
+        return {"start": name, "seconds": round(seconds, 3), **result.to_json()}
+    print(f"{len(cases)} cases from {name}, {result.trials} trials in {seconds:.1f} s; every figure below re-ranked "
+          f"on all {len(questions)} questions ({result.metric})")
+    if not result.candidates:
+        print("no config tried wins any of the cases back")
+    for n, c in enumerate(result.candidates, start=1):
+        moves = ", ".join(f"{k} {a:g} -> {b:g}" for k, (a, b) in c.changed.items())
+        memsense = c.to_json()["memsense"]
+        how = ("needs a change to Memsense's code: " + ", ".join(memsense["needs_code_change"])
+               if memsense["needs_code_change"] else "Memsense can take it as request options")
+        print(f"{n}. {moves}\n   fixes {len(c.cases_fixed)} of {len(cases)} cases ({', '.join(c.cases_fixed)}); "
+              f"all questions: {len(c.fixed)} fixed, {len(c.broken)} broken; {result.metric} "
+              f"{c.metric_before:.3f} -> {c.metric_after:.3f} (p = {c.p_value:.3f}); {how}")
+    return None
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Add diagnose and impact to the `memsense` subcommands."""
     sp = sub.add_parser("diagnose", help="where each gold session of a question set was lost (SPEC §13)")
@@ -96,6 +131,19 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--list", action="store_true", help="also list every lost gold session")
     _common(sp)
     sp.set_defaults(func=cmd_diagnose)
+
+    sp = sub.add_parser("fix", help="search for configs that win chosen failing questions back, and what they break")
+    _dataset(sp)
+    sp.add_argument("--cases", required=True, help="question ids to win back, comma-separated (e.g. conv-26:q7)")
+    choice = sp.add_mutually_exclusive_group()
+    choice.add_argument("--config", help="the start config file (.toml or .json)")
+    choice.add_argument("--preset", help="the start preset (default: memsense)")
+    sp.add_argument("--metric", help="the metric a case is won back on (default recall_all@top_k)")
+    sp.add_argument("--trials", type=int, default=200, help="configs to try (default 200)")
+    sp.add_argument("--seed", type=int, default=0, help="the search's random seed (default 0)")
+    sp.add_argument("--users", help="only these users' questions (comma-separated)")
+    _common(sp)
+    sp.set_defaults(func=cmd_fix)
 
     sp = sub.add_parser("impact", help="what config B changes against A on queries nobody judged (SPEC §14)")
     sp.add_argument("queries", help="query file: USER<TAB>QUERY a line, or JSON Lines with user and query")

@@ -1,0 +1,224 @@
+"""Find a fix: configs that win chosen failing questions back, and what they cost elsewhere.
+
+The search re-ranks the cached pools of *every* question for each trial (`core.evaluation.parallel`,
+the batched re-rank), so each trial's effect on the chosen cases and on every other question is
+counted, not estimated:
+
+1. single-knob sweeps: each knob alone over an even grid of its range (the smallest moves first
+   show what one knob can do);
+2. the rest of the budget: a seeded Optuna TPE study in which each knob is either left at its
+   start value or moved (a yes/no parameter per knob, then its value), maximising chosen cases
+   fixed, then fewest other questions broken, then fewest knobs changed.
+
+Candidates are the trials on the Pareto front of (chosen cases fixed ↑, other questions broken ↓,
+knobs changed ↓), best first. Each candidate is then re-ranked once more with the plain
+`rerank` on every question (`evaluate_config`): its fixed and broken lists, its metric and the
+paired significance against the start config come from that re-rank. A question is *fixed* when
+the candidate's value of the metric is above the start config's, *broken* when below: the same
+as `memsense compare --a START --b CANDIDATE` counts wins and losses.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import optuna
+
+from core.config import Config, to_dict
+from core.config.memsense_options import memsense_export
+from core.errors import MemsenseError
+from core.evaluation.evaluate import Progress, evaluate_config
+from core.evaluation.metrics import compare, metric_key, parse_metric
+from core.evaluation.parallel import Evaluator
+from core.evaluation.tune import KNOBS, Knob
+from core.rank.pool import RecallPool
+from core.records import Question
+
+SWEEP_POINTS = 6
+"""Values per knob in the single-knob sweeps (each end of the range and four between)."""
+MAX_CANDIDATES = 8
+
+
+@dataclass(frozen=True)
+class FixCandidate:
+    """A config, what it changes, and what it does to every question (verified by `rerank`)."""
+
+    config: Config
+    changed: Mapping[str, tuple[float, float]]  # knob -> (start value, new value)
+    cases_fixed: tuple[str, ...]  # of the chosen cases
+    fixed: tuple[str, ...]  # every question whose metric rose
+    broken: tuple[str, ...]  # every question whose metric fell
+    metric_before: float
+    metric_after: float
+    p_value: float
+
+    def to_json(self) -> dict[str, Any]:
+        export = memsense_export(self.config)
+        return {"config": to_dict(self.config),
+                "changed": {k: {"from": a, "to": b} for k, a, b in ((k, *v) for k, v in self.changed.items())},
+                "cases_fixed": list(self.cases_fixed), "fixed": list(self.fixed), "broken": list(self.broken),
+                "metric_before": self.metric_before, "metric_after": self.metric_after, "p_value": self.p_value,
+                "memsense": {"request_options": [e["name"] for e in export["appliesAsIs"]],
+                             "needs_code_change": [e["name"] for e in export["needsMemsenseChange"]]}}
+
+
+@dataclass(frozen=True)
+class FixResult:
+    metric: str
+    cases: tuple[str, ...]
+    trials: int
+    candidates: tuple[FixCandidate, ...]
+    cancelled: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": self.metric, "cases": list(self.cases), "trials": self.trials, "cancelled": self.cancelled,
+                "candidates": [c.to_json() for c in self.candidates]}
+
+
+@dataclass(frozen=True)
+class _Tried:
+    config: Config
+    changed: tuple[str, ...]
+    cases_fixed: int
+    broken: int
+    move: float  # sum over changed knobs of |move| / range
+
+
+def _changed(start: Config, cfg: Config, knobs: Sequence[Knob]) -> dict[str, tuple[float, float]]:
+    return {k.name: (k.get(start), k.get(cfg)) for k in knobs if not math.isclose(k.get(start), k.get(cfg), abs_tol=1e-9)}
+
+
+def _move(start: Config, cfg: Config, knobs: Sequence[Knob]) -> float:
+    return sum(abs(k.get(cfg) - k.get(start)) / (k.high - k.low) for k in knobs)
+
+
+class _Search:
+    """Trials scored on every question; what each did to the chosen cases and to the rest."""
+
+    def __init__(self, evaluator: Evaluator, start: Config, cases: Sequence[str], knobs: Sequence[Knob]):
+        self.evaluator, self.start, self.knobs = evaluator, start, knobs
+        self.case_cols = np.array([evaluator.ids.index(c) for c in cases])
+        self.before = evaluator.result(evaluator.submit(start))[0]
+        others = np.ones(len(evaluator.ids), dtype=bool)
+        others[self.case_cols] = False
+        self.others = others
+        self.tried: dict[str, _Tried] = {}
+
+    def score(self, cfg: Config) -> _Tried:
+        key = repr(sorted(to_dict(cfg).items(), key=str))
+        if key not in self.tried:
+            values = self.evaluator.result(self.evaluator.submit(cfg))[0]
+            changed = tuple(_changed(self.start, cfg, self.knobs))
+            self.tried[key] = _Tried(cfg, changed, int((values[self.case_cols] > self.before[self.case_cols]).sum()),
+                                     int((values[self.others] < self.before[self.others]).sum()),
+                                     _move(self.start, cfg, self.knobs))
+        return self.tried[key]
+
+
+def _objective(t: _Tried, n_questions: int, n_knobs: int) -> float:
+    """Cases fixed first, then fewest broken, then fewest knobs changed, then the smallest move."""
+    return t.cases_fixed - (t.broken + (len(t.changed) + t.move / (n_knobs + 1)) / (n_knobs + 1)) / (n_questions + 1)
+
+
+def _pareto(tried: Sequence[_Tried]) -> list[_Tried]:
+    """Trials no other trial beats on (cases fixed ↑, broken ↓, knobs changed ↓), that fix any."""
+    def dominates(a: _Tried, b: _Tried) -> bool:
+        ge = a.cases_fixed >= b.cases_fixed and a.broken <= b.broken and len(a.changed) <= len(b.changed)
+        return ge and (a.cases_fixed, -a.broken, -len(a.changed)) != (b.cases_fixed, -b.broken, -len(b.changed))
+
+    useful = [t for t in tried if t.cases_fixed > 0]
+    front = [t for t in useful if not any(dominates(o, t) for o in useful)]
+    best: dict[tuple[int, int, int], _Tried] = {}
+    for t in sorted(front, key=lambda t: t.move):  # one per point of the front: the smallest move
+        best.setdefault((t.cases_fixed, t.broken, len(t.changed)), t)
+    return sorted(best.values(), key=lambda t: (-t.cases_fixed, t.broken, len(t.changed), t.move))
+
+
+def check_cases(questions: Sequence[Question], cases: Sequence[str]) -> None:
+    """Every case must be a judged question of the set (checked before any recall)."""
+    if not cases:
+        raise MemsenseError("name at least one case (a question id) to fix")
+    known = [q.question_id for q in questions]
+    unknown = [c for c in cases if c not in set(known)]
+    if unknown:
+        raise MemsenseError(f"no judged question {', '.join(unknown[:5])}; ids look like {known[0] if known else '?'}")
+
+
+def find_fixes(pools: Mapping[str, RecallPool], questions: Sequence[Question], cases: Sequence[str],
+               start: Config, metric: str = "recall_all@4", trials: int = 200, seed: int = 0,
+               knobs: Sequence[Knob] = KNOBS, jobs: int = 1, progress: Progress | None = None,
+               cancel: threading.Event | None = None) -> FixResult:
+    """Search `trials` configs for ones that win `cases` (question ids) back (module docstring)."""
+    base, k = parse_metric(metric)
+    name = metric_key(base, k)
+    check_cases(questions, cases)
+    with Evaluator(pools, questions, [(name, k)], jobs) as evaluator:
+        search = _Search(evaluator, start, list(dict.fromkeys(cases)), knobs)
+        failing = [c for c, col in zip(cases, search.case_cols) if search.before[col] >= 1.0]
+        if len(failing) == len(cases):
+            raise MemsenseError(f"every case already scores 1 on {name} under the start config: nothing to fix")
+        done = _sweep(search, trials, progress, cancel)
+        if done < trials and not (cancel is not None and cancel.is_set()):
+            done += _tpe(search, trials - done, seed, len(questions), progress, cancel, done, trials)
+    cancelled = cancel is not None and cancel.is_set()
+    front = _pareto(list(search.tried.values()))[:MAX_CANDIDATES]
+    base_eval = evaluate_config(pools, questions, start, k)
+    verified = tuple(_verify(pools, questions, start, t.config, knobs, cases, name, k, base_eval) for t in front)
+    return FixResult(name, tuple(cases), done, verified, cancelled)
+
+
+def _sweep(search: _Search, budget: int, progress: Progress | None, cancel: threading.Event | None) -> int:
+    """Each knob alone over `SWEEP_POINTS` values of its range, nearest the start value first."""
+    points = [(abs(v - k.get(search.start)) / (k.high - k.low), k, v) for k in search.knobs
+              for v in k.grid(SWEEP_POINTS) if not math.isclose(v, k.get(search.start), abs_tol=1e-9)]
+    done = 0
+    for _, knob, value in sorted(points, key=lambda p: (p[0], p[1].name)):
+        if done >= budget or (cancel is not None and cancel.is_set()):
+            break
+        search.score(knob.set(search.start, value))
+        done += 1
+        if progress:
+            progress(done, budget, "single-knob sweeps")
+    return done
+
+
+def _tpe(search: _Search, budget: int, seed: int, n_questions: int, progress: Progress | None,
+         cancel: threading.Event | None, offset: int, total: int) -> int:
+    optuna.logging.set_verbosity(logging.WARNING)
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=seed))
+    n_knobs = len(search.knobs)
+
+    def objective(trial: optuna.Trial) -> float:
+        cfg = search.start
+        for knob in search.knobs:
+            if trial.suggest_categorical(f"move:{knob.name}", [False, True]):
+                value = (trial.suggest_int(knob.name, int(knob.low), int(knob.high)) if knob.integer else
+                         trial.suggest_float(knob.name, knob.low, knob.high, log=knob.log))
+                cfg = knob.set(cfg, value)
+        return _objective(search.score(cfg), n_questions, n_knobs)
+
+    done = 0
+    for _ in range(budget):
+        if cancel is not None and cancel.is_set():
+            break
+        study.optimize(objective, n_trials=1)
+        done += 1
+        if progress:
+            progress(offset + done, total, "search")
+    return done
+
+
+def _verify(pools: Mapping[str, RecallPool], questions: Sequence[Question], start: Config, cfg: Config,
+            knobs: Sequence[Knob], cases: Sequence[str], metric: str, k: int, base_eval) -> FixCandidate:
+    """The candidate re-ranked with the plain `rerank` on every question: the figures reported."""
+    after = evaluate_config(pools, questions, cfg, k)
+    a, b = base_eval.scores(metric), after.scores(metric)
+    fixed = tuple(q for q in a if b[q] > a[q])
+    broken = tuple(q for q in a if b[q] < a[q])
+    comparison = compare(a, b, metric)
+    return FixCandidate(cfg, _changed(start, cfg, knobs), tuple(c for c in cases if c in set(fixed)), fixed, broken,
+                        base_eval.overall[metric], after.overall[metric], comparison.p_value)
