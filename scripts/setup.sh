@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 QT_DEBS="libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 libglib2.0-0 \
 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-shape0 \
-libxcb-xinerama0 libxcb-randr0 libxcb-xfixes0 libxcb-xkb1 libx11-xcb1 fonts-dejavu-core xvfb"
+libxcb-xinerama0 libxcb-randr0 libxcb-xfixes0 libxcb-xkb1 libx11-xcb1 fonts-dejavu-core xvfb chromium"
+# chromium: the tests open `memsense report`'s HTML in a real browser engine (headless)
 
 missing=()
 for p in $QT_DEBS; do

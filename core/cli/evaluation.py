@@ -18,6 +18,7 @@ from typing import Any
 
 from core.errors import MemsenseError
 from core.cli.arguments import store_location
+from core.cli.history import record
 from core.files import check_output
 
 DEFAULT_METRIC = "recall_all@4"
@@ -176,6 +177,7 @@ def cmd_eval(args: argparse.Namespace) -> Any:
     questions = _questions(args)
     pools = _pools(args, questions, presets.values())
     results = evaluate_presets(pools, questions, presets, args.k)
+    record(args, "eval", presets, {r.preset: r for r in results}, {r.preset: dict(r.overall) for r in results})
     if args.json:
         return [r.to_json() for r in results]
     names = metric_names(args.k)
@@ -210,6 +212,8 @@ def cmd_compare(args: argparse.Namespace) -> Any:
     ev_a, ev_b = evaluate_presets(pools, questions, {name_a: cfg_a, name_b: cfg_b}, k)
     summary = {m: compare(ev_a.scores(m), ev_b.scores(m), m, args.test) for m in metric_names(k)}
     rows = _difference_rows(summary[metric], ev_a, ev_b, args.all)
+    record(args, "compare", {name_a: cfg_a, name_b: cfg_b}, {name_a: ev_a, name_b: ev_b},
+           {"metric": metric, "delta": summary[metric].delta, "p_value": summary[metric].p_value})
     if args.json:
         return {"a": name_a, "b": name_b, "metric": metric, "test": args.test, "questions": len(questions),
                 "metrics": {m: {"mean_a": c.mean_a, "mean_b": c.mean_b, "delta": c.delta, "wins": c.wins,

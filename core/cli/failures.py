@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from core.cli.evaluation import _common, _dataset, _named, _pools, _progress, _questions
+from core.cli.history import record
 from core.errors import MemsenseError
 
 
@@ -21,7 +22,7 @@ def _k_config(args: argparse.Namespace, cfg):
 
 def cmd_diagnose(args: argparse.Namespace) -> Any:
     from core.evaluation.diagnose import STAGES, diagnose
-    from core.evaluation.evaluate import category_name
+    from core.evaluation.evaluate import category_name, evaluate_config
     from core.recall.engine import Engine
 
     name, cfg = _named(args, args.config or args.preset or "memsense")
@@ -34,6 +35,8 @@ def cmd_diagnose(args: argparse.Namespace) -> Any:
     finally:
         engine.close()
     result = diagnose(pools, questions, cfg, chunks_of)
+    record(args, "diagnose", {name: cfg}, {name: evaluate_config(pools, questions, cfg, cfg.top_k)},
+           {"k": result.k, "gold_sessions": len(result.items), "stages": result.stages})
     if args.json:
         return {"config": name, **result.to_json()}
     total = len(result.items)
@@ -87,6 +90,7 @@ def cmd_impact(args: argparse.Namespace) -> Any:
 def cmd_fix(args: argparse.Namespace) -> Any:
     import time
 
+    from core.evaluation.evaluate import evaluate_config
     from core.evaluation.fix import check_cases, find_fixes
     from core.evaluation.metrics import parse_metric
 
@@ -102,6 +106,12 @@ def cmd_fix(args: argparse.Namespace) -> Any:
     started = time.perf_counter()
     result = find_fixes(pools, questions, cases, cfg, metric, args.trials, args.seed, progress=_progress(args))
     seconds = time.perf_counter() - started
+    offered = {f"candidate {n}": c.config for n, c in enumerate(result.candidates, start=1)}
+    record(args, "fix", {name: cfg, **offered}, {n: evaluate_config(pools, questions, c, cfg.top_k)
+                                                  for n, c in {name: cfg, **offered}.items()},
+           {"metric": result.metric, "cases": list(result.cases), "trials": result.trials,
+            "candidates": [{"cases_fixed": len(c.cases_fixed), "fixed": len(c.fixed), "broken": len(c.broken),
+                            "metric_after": c.metric_after} for c in result.candidates]})
     if args.json:
         return {"start": name, "seconds": round(seconds, 3), **result.to_json()}
     print(f"{len(cases)} cases from {name}, {result.trials} trials in {seconds:.1f} s; every figure below re-ranked "
@@ -116,6 +126,41 @@ def cmd_fix(args: argparse.Namespace) -> Any:
         print(f"{n}. {moves}\n   fixes {len(c.cases_fixed)} of {len(cases)} cases ({', '.join(c.cases_fixed)}); "
               f"all questions: {len(c.fixed)} fixed, {len(c.broken)} broken; {result.metric} "
               f"{c.metric_before:.3f} -> {c.metric_after:.3f} (p = {c.p_value:.3f}); {how}")
+    return None
+
+
+def cmd_report(args: argparse.Namespace) -> Any:
+    from core.atomic import write_text_atomic
+    from core.cli.history import _model_key, _store_label
+    from core.evaluation.diagnose import diagnose
+    from core.evaluation.evaluate import evaluate_config
+    from core.evaluation.report import Side, render
+    from core.files import check_output
+    from core.recall.engine import Engine
+
+    check_output(args.out, "report", (".html", ".htm"))
+    if args.k < 1:
+        raise MemsenseError("--k must be at least 1")
+    name_a, cfg_a = _named(args, args.a)
+    name_b, cfg_b = _named(args, args.b)
+    if name_a == name_b:
+        name_b += " (b)"
+    questions = _questions(args)
+    pools = _pools(args, questions, (cfg_a, cfg_b, replace(cfg_a, top_k=args.k), replace(cfg_b, top_k=args.k)))
+    engine = Engine(args.store, model=args.model, cache_dir=args.cache, lexical=args.lexical)
+    try:
+        chunks_of = {u: engine.chunks(u) for u in sorted({q.user_id for q in questions})}
+    finally:
+        engine.close()
+    sides = [Side(n, c, evaluate_config(pools, questions, c, args.k, n),
+                  diagnose(pools, questions, replace(c, top_k=args.k), chunks_of))
+             for n, c in ((name_a, cfg_a), (name_b, cfg_b))]
+    page = render(sides[0], sides[1], questions, chunks_of, _store_label(args.store), str(args.dataset),
+                  _model_key(args.store))
+    write_text_atomic(args.out, page)
+    if args.json:
+        return {"report": args.out, "bytes": len(page.encode()), "questions": len(questions)}
+    print(f"wrote {args.out}: {name_a} against {name_b} on {len(questions)} questions")
     return None
 
 
@@ -144,6 +189,16 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--users", help="only these users' questions (comma-separated)")
     _common(sp)
     sp.set_defaults(func=cmd_fix)
+
+    sp = sub.add_parser("report", help="A against B on a question set as one self-contained HTML file")
+    _dataset(sp)
+    sp.add_argument("--a", required=True, help="preset name or config file (A)")
+    sp.add_argument("--b", required=True, help="preset name or config file (B)")
+    sp.add_argument("--k", type=int, default=4, help="cut-off of the metrics (default 4)")
+    sp.add_argument("--out", required=True, help="the report file to write (.html)")
+    sp.add_argument("--users", help="only these users' questions (comma-separated)")
+    _common(sp)
+    sp.set_defaults(func=cmd_report)
 
     sp = sub.add_parser("impact", help="what config B changes against A on queries nobody judged (SPEC §14)")
     sp.add_argument("queries", help="query file: USER<TAB>QUERY a line, or JSON Lines with user and query")

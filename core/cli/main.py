@@ -312,6 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
     from core.cli import failures
 
     failures.add_commands(sub)
+    from core.cli import history
+
+    history.add_command(sub)
     return p
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from core.cli.evaluation import (DEFAULT_METRIC, _check_tune_outputs, _common, _dataset, _fmt, _named, _pools,
                                  _preset_store, _progress, _questions, _users)
+from core.cli.history import record
 from core.cli.tuned_export import folds_provenance, split_provenance
 from core.config.provenance import save_with_provenance
 from core.errors import MemsenseError
@@ -49,6 +50,9 @@ def cmd_tune(args: argparse.Namespace) -> Any:
         _preset_store(args).save(args.save_preset, result.best.config)
     if args.export:
         save_with_provenance(result.best.config, args.export, split_provenance(args, start_name, result))
+    configs = {start_name: start, "tuned": result.best.config}
+    record(args, "tune", configs, {n: evaluate_config(pools, questions, c, k) for n, c in configs.items()},
+           {"metric": metric, "train": result.best.train, "test": result.best.test, "split": "users"})
     if args.json:
         return {**result.to_json(), "start_preset": start_name, "baselines": base_scores,
                 "saved_preset": args.save_preset, "exported": args.export}
@@ -89,6 +93,13 @@ def _tune_folds(args: argparse.Namespace, metric: str) -> Any:
         saved = args.save_preset
     if cv.best is not None and args.export:
         save_with_provenance(cv.best, args.export, folds_provenance(args, start_name, cv))
+    from core.evaluation.evaluate import evaluate_config
+    from core.evaluation.metrics import parse_metric
+
+    k = parse_metric(metric)[1]
+    configs = {start_name: start, **({"offered": cv.best} if cv.best is not None else {})}
+    record(args, "tune", configs, {n: evaluate_config(pools, questions, c, k) for n, c in configs.items()},
+           {"metric": cv.metric, "folds": len(cv.folds), "verdict": cv.verdict()})
     if args.json:
         return {**cv.to_json(), "start_preset": start_name, "saved_preset": saved,
                 "exported": args.export if cv.best is not None else None}

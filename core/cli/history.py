@@ -1,0 +1,108 @@
+"""`memsense history`: the runs kept beside a store, two compared question by question, and one
+run's settings written out to re-open; `record` keeps a run (eval, compare, tune, diagnose, fix).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+from core.cli.arguments import store_location
+from core.config import Config
+from core.errors import MemsenseError
+
+
+def _store_label(store: str) -> str:
+    """The store as history keeps it: a URL without its user info or query (no password kept)."""
+    if "://" not in store:
+        return str(Path(store).expanduser().resolve())
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(store)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _model_key(store: str) -> str:
+    from core.recall.backends import open_store
+
+    opened = open_store(store)
+    try:
+        meta = opened.meta()
+    finally:
+        opened.close()
+    return meta.model_key if meta is not None else "unknown"
+
+
+def record(args: argparse.Namespace, kind: str, configs: Mapping[str, Config], evaluations: Mapping[str, Any],
+           summary: Mapping[str, Any]) -> int | None:
+    """Keep this run in the store's history (`core.evaluation.history`). `evaluations`: config
+    name -> a `PresetEvaluation` (every metric of every question) or question id -> metric ->
+    value. A history that cannot be written is one warning line: the run's output stands."""
+    from core.evaluation.history import History, history_path
+
+    results = {name: ({o.question_id: dict(o.metrics) for o in ev.outcomes} if hasattr(ev, "outcomes") else ev)
+               for name, ev in evaluations.items()}
+    try:
+        with History(history_path(args.store)) as history:
+            run_id = history.add(kind, _store_label(args.store), _model_key(args.store), str(args.dataset), configs,
+                                 summary, results)
+    except (MemsenseError, OSError) as exc:
+        print(f"memsense: warning: this run was not kept in the history ({exc})", file=sys.stderr)
+        return None
+    return run_id
+
+
+def cmd_history(args: argparse.Namespace) -> Any:
+    from core.evaluation.history import History, compare_runs, history_path
+
+    with History(history_path(args.store), create=False) as history:
+        if args.compare:
+            a, b = (history.run(i) for i in args.compare)
+            diff = compare_runs(a, b, args.metric, args.config_a, args.config_b)
+            if args.json:
+                return diff.to_json()
+            out = diff.to_json()
+            print(f"run {a.id} ({out['a']['config']}) against run {b.id} ({out['b']['config']}), {args.metric}: "
+                  f"{out['questions']} questions in both; B higher on {out['wins']}, lower on {out['losses']}")
+            for d in out["differences"]:
+                print(f"  {d['diff']:+.3f}  {d['question_id']}")
+            return None
+        if args.export is not None:
+            from core.config.provenance import Provenance, save_with_provenance
+            from core.files import check_output
+
+            if not args.out:
+                raise MemsenseError("--export RUN writes the run's settings to --out FILE (.toml or .json)")
+            check_output(args.out, "config output", (".toml", ".json"))
+            run = history.run(args.export)
+            cfg = run.config(args.config_a)
+            name = args.config_a or next(iter(run.configs))
+            save_with_provenance(cfg, args.out, Provenance(preset=f"{name} of history run {run.id} ({run.kind})",
+                                                           store=run.store, model=run.model))
+            print(f"wrote the settings of run {run.id} to {args.out}")
+            return None
+        runs = [r.head() for r in history.runs()]
+    if args.json:
+        return {"history": str(history.path), "runs": runs}
+    for r in runs:
+        print(f"{r['id']:>4}  {r['time']}  {r['kind']:<9} {r['questions']:>5} questions  {', '.join(r['configs'])}  "
+              f"{Path(r['dataset']).name}")
+    if not runs:
+        print("no runs yet")
+    return None
+
+
+def add_command(sub: argparse._SubParsersAction) -> None:
+    sp = sub.add_parser("history", help="the evaluation, tune, diagnose and fix runs kept beside a store")
+    sp.add_argument("--store", required=True, type=store_location, help="the store the runs ranked")
+    sp.add_argument("--compare", nargs=2, type=int, metavar=("A", "B"), help="two run ids, question by question")
+    sp.add_argument("--metric", default="recall_all@4", help="with --compare: the metric (default recall_all@4)")
+    sp.add_argument("--config-a", help="the config of run A (or of --export's run) when it ranked several")
+    sp.add_argument("--config-b", help="the config of run B when it ranked several")
+    sp.add_argument("--export", type=int, metavar="RUN", help="write one run's settings to --out (re-open them)")
+    sp.add_argument("--out", help="with --export: the config file to write (.toml or .json)")
+    sp.add_argument("--json", action="store_true", help="machine-readable output")
+    sp.set_defaults(func=cmd_history)

@@ -1,0 +1,179 @@
+"""History: every evaluation, tune, diagnose and fix run, kept in SQLite beside the store.
+
+A run keeps what it needs to be compared and re-opened later: its kind, time, the store (its
+location, redacted of any password) and the model that embedded it, the question file and a
+SHA-256 of its bytes, every config it ranked (under Memsense's names), a summary, and each
+named config's metric values question by question. The file is `<store>.history.sqlite` in
+the store folder's parent (a store URL keeps its history in the user's data folder, one file
+per URL); writing it never touches the store itself.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from core.config import Config, from_dict, to_dict
+from core.errors import MemsenseError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    time REAL NOT NULL,
+    store TEXT NOT NULL,
+    model TEXT NOT NULL,
+    dataset TEXT NOT NULL,
+    dataset_sha256 TEXT NOT NULL,
+    configs TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    results TEXT NOT NULL
+)"""
+PerQuestion = Mapping[str, Mapping[str, Mapping[str, float]]]
+"""Config name -> question id -> metric -> value."""
+
+
+@dataclass(frozen=True)
+class Run:
+    id: int
+    kind: str  # eval | compare | tune | diagnose | fix
+    time: float  # seconds since the epoch
+    store: str
+    model: str
+    dataset: str
+    dataset_sha256: str
+    configs: Mapping[str, Mapping[str, Any]]  # name -> settings under Memsense's names
+    summary: Mapping[str, Any]
+    results: PerQuestion
+
+    def config(self, name: str | None = None) -> Config:
+        """One of the run's configs (the only one, or by name) as a Config."""
+        if name is None:
+            if len(self.configs) != 1:
+                raise MemsenseError(f"run {self.id} ranked {len(self.configs)} configs ({', '.join(self.configs)}); "
+                                    "name one")
+            name = next(iter(self.configs))
+        if name not in self.configs:
+            raise MemsenseError(f"run {self.id} has no config {name!r}; it has {', '.join(self.configs)}")
+        return from_dict(self.configs[name])
+
+    def head(self) -> dict[str, Any]:
+        """The run without its per-question results (for listings)."""
+        return {"id": self.id, "kind": self.kind, "time": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.time)),
+                "store": self.store, "model": self.model, "dataset": self.dataset,
+                "dataset_sha256": self.dataset_sha256, "configs": list(self.configs),
+                "questions": max((len(v) for v in self.results.values()), default=0), "summary": self.summary}
+
+
+def history_path(store: str | Path, data_dir: Path | None = None) -> Path:
+    """Where the history of `store` is kept (module docstring)."""
+    text = str(store)
+    if "://" in text:
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        base = data_dir or Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "memsense"
+        return base / "history" / f"{digest}.sqlite"
+    path = Path(store).expanduser().resolve()
+    return path.parent / f"{path.name}.history.sqlite"
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class History:
+    """The runs of one store (`history_path`)."""
+
+    def __init__(self, path: Path, create: bool = True):
+        self.path = path
+        if not create and not path.exists():
+            raise MemsenseError(f"no history at {path}: no evaluation, tune, diagnose or fix has run on this store yet")
+        try:
+            if create:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, timeout=10)
+            self.db.execute(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise MemsenseError(f"cannot open the run history {path} ({exc}); move the file aside to start a new one") from None
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.db.close()
+
+    def add(self, kind: str, store: str, model: str, dataset: str, configs: Mapping[str, Config],
+            summary: Mapping[str, Any], results: PerQuestion) -> int:
+        """Keep one run; its id."""
+        row = (kind, time.time(), store, model, dataset, file_sha256(dataset),
+               json.dumps({n: to_dict(c) for n, c in configs.items()}), json.dumps(summary, default=str),
+               json.dumps(results))
+        with self.db:
+            cur = self.db.execute("INSERT INTO runs (kind, time, store, model, dataset, dataset_sha256, configs, "
+                                  "summary, results) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+        return int(cur.lastrowid or 0)
+
+    def runs(self) -> list[Run]:
+        return [self._run(r) for r in self.db.execute("SELECT * FROM runs ORDER BY id")]
+
+    def run(self, run_id: int) -> Run:
+        row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise MemsenseError(f"no run {run_id} in {self.path}; `memsense history --store ...` lists them")
+        return self._run(row)
+
+    @staticmethod
+    def _run(row: tuple) -> Run:
+        rid, kind, when, store, model, dataset, sha, configs, summary, results = row
+        return Run(rid, kind, when, store, model, dataset, sha, json.loads(configs), json.loads(summary),
+                   json.loads(results))
+
+
+@dataclass(frozen=True)
+class RunDiff:
+    """Two runs' values of one metric on the questions both scored."""
+
+    metric: str
+    a: tuple[int, str]  # run id, config name
+    b: tuple[int, str]
+    rows: tuple[tuple[str, float, float], ...]  # question id, value in a, value in b
+    only_a: int
+    only_b: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": self.metric, "a": {"run": self.a[0], "config": self.a[1]},
+                "b": {"run": self.b[0], "config": self.b[1]}, "questions": len(self.rows),
+                "only_in_a": self.only_a, "only_in_b": self.only_b,
+                "wins": sum(b > a for _, a, b in self.rows), "losses": sum(b < a for _, a, b in self.rows),
+                "differences": [{"question_id": q, "a": a, "b": b, "diff": b - a} for q, a, b in self.rows if a != b]}
+
+
+def _side(run: Run, name: str | None) -> tuple[str, Mapping[str, Mapping[str, float]]]:
+    if name is None:
+        if len(run.results) != 1:
+            raise MemsenseError(f"run {run.id} scored {len(run.results)} configs ({', '.join(run.results)}); name one")
+        name = next(iter(run.results))
+    if name not in run.results:
+        raise MemsenseError(f"run {run.id} scored no config {name!r}; it scored {', '.join(run.results) or 'none'}")
+    return name, run.results[name]
+
+
+def compare_runs(a: Run, b: Run, metric: str, name_a: str | None = None, name_b: str | None = None) -> RunDiff:
+    """Question by question, `metric` in run a (config `name_a`) against run b."""
+    na, va = _side(a, name_a)
+    nb, vb = _side(b, name_b)
+    common = sorted(set(va) & set(vb))
+    missing = [q for q in common if metric not in va[q] or metric not in vb[q]]
+    if missing or not common:
+        have = sorted(next(iter(va.values()), {}))
+        raise MemsenseError(f"the runs do not both have {metric} for their questions; they have {', '.join(have)}")
+    rows = tuple((q, float(va[q][metric]), float(vb[q][metric])) for q in common)
+    return RunDiff(metric, (a.id, na), (b.id, nb), rows, len(set(va) - set(vb)), len(set(vb) - set(va)))
