@@ -1,7 +1,9 @@
 """Typed records handed across the core's boundary."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import Any
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
 ROUTES: tuple[str, ...] = (
@@ -22,6 +24,13 @@ MEMORY_KINDS: tuple[str, ...] = ("stable", "preference", "episodic", "ephemeral"
 CHUNK_KINDS: tuple[str, ...] = ("session", "turn")
 DEFAULT_MEMORY_SCORE = 0.5
 """What Memsense stores for every chunk (SPEC §1); promote / demote move it by ±0.15."""
+
+
+def clamp01(value: Any) -> float:
+    """Memory score clamped to [0, 1]; a missing, non-numeric or NaN value is 0.5 (§3)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        return DEFAULT_MEMORY_SCORE
+    return min(1.0, max(0.0, float(value)))
 
 
 def canonical_content(user: str, assistant: str) -> str:

@@ -90,14 +90,18 @@ def tiny_locomo() -> list[dict]:
 # -- engines ------------------------------------------------------------------------------
 
 def assert_recall_engine(engine: type) -> None:
-    """`engine` takes every call of the `RecallEngine` protocol (by parameter name), and recall
-    without a depth (the app asks at the default depth)."""
+    """`engine` takes every call of the `RecallEngine` protocol (by parameter name), declares
+    every attribute of it (a capability it lacks as False or None, never by leaving it out), and
+    recall without a depth (the app asks at the default depth)."""
     import inspect
 
     from core.recall.protocol import RecallEngine
 
-    assert issubclass(engine, RecallEngine)
-    for name, spec in inspect.getmembers(RecallEngine, inspect.isfunction):
+    methods = dict(inspect.getmembers(RecallEngine, inspect.isfunction))
+    init = inspect.getsource(engine.__init__)
+    for name in RecallEngine.__annotations__:
+        assert hasattr(engine, name) or f"self.{name} =" in init, f"{engine.__name__} does not declare {name}"
+    for name, spec in methods.items():
         if name.startswith("_"):
             continue
         wanted = list(inspect.signature(spec).parameters)

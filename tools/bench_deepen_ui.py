@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from core.config import Config
     from core.rank.rerank import rerank
+    from core.recall.pool import deepen
     from memsense_gui.state.session import QuerySession
     from tools.bench_gui import _wait, synthetic_engine, synthetic_store
 
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             pool = engine.recall(user, q, settings.route_limit)
             t0 = time.perf_counter()
             rerank(pool, settings)
-            rerank(pool, baseline)  # what _pinned_ranking did on the UI thread: deepening included
+            rerank(deepen(pool, baseline.route_limit), baseline)  # what the UI thread once did: deepening included
             before.append((time.perf_counter() - t0) * 1e3)
 
             pool = engine.recall(user, q, settings.route_limit)
@@ -76,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
             if session.baseline is None:
                 _wait(app, session.pool_deepened)
             ready.append((time.perf_counter() - t0) * 1e3)
-            assert session.baseline is not None and session.baseline.results == rerank(pool, baseline).results
+            assert session.baseline is not None
+            assert session.baseline.results == rerank(deepen(pool, baseline.route_limit), baseline).results
     finally:
         engine.close()
     print(f"{args.chunks:,} chunks, {len(queries)} fresh queries, a baseline pinned at top_k 50 "

@@ -50,8 +50,14 @@ SLIDER_STEPS: tuple[tuple[str, tuple[float, ...]], ...] = (
 class SyntheticEngine:
     """The engine interface over one seeded synthetic pool about the size of a LoCoMo conversation."""
 
+    pools_deepen = False  # a synthetic pool is as deep as any config asks
+    model_text: str | None = None
+    model_path: str | None = None
+
     def __init__(self, location: str):
         from core.rank.synthetic import synthetic_pool
+
+        self.location = location
 
         self._pool = lambda user, query: synthetic_pool(
             n_sessions=24, turns_per_session=24, dim=384, seed=7, user_id=user, query=query)
@@ -65,8 +71,14 @@ class SyntheticEngine:
     def chunks(self, user_id: str):
         return list(self._pool(user_id, "").chunks)
 
-    def recall(self, user_id: str, query: str, depth: int = 0):
+    def recall(self, user_id: str, query: str, depth: int | None = 0):
         return self._pool(user_id, query)
+
+    def recall_for(self, user_id: str, query: str, cfg):
+        return self._pool(user_id, query)
+
+    def note(self, user_id: str) -> str:
+        return ""
 
     def close(self) -> None:
         pass

@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     from core.config import Config
     from core.recall.pg_engine import PostgresEngine
     from core.recall.service import compare, service_search
+    from core.search import search
 
     p = questions_parser(__doc__)
     p.add_argument("--embedder", required=True)
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         for user, question in questions(args.questions, [u for u in args.user.split(",") if u]):
             production = service_search(args.service, tenant=args.tenant, scope=args.scope, user=user,
                                         query=question, top_k=args.top_k)
-            verdict = compare(production, engine.search(user, question, cfg))
+            verdict = compare(production, search(engine, user, question, cfg))
             asked += 1
             same += verdict.matches
             if not verdict.matches:

@@ -25,6 +25,7 @@ from core.recall.backends import open_store
 from core.config import MAX_ROUTE_DEPTH, Config
 from core.recall.engine import Engine
 from core.rank.rerank import rerank
+from core.recall.pool import deepen
 from core.records import DENSE_ROUTES, Chunk
 
 DIM = 384
@@ -118,12 +119,12 @@ def bench_size(n: int, users: int, seed: int = 0) -> dict[str, Any]:
             pools, recall = [], []
             for q in queries[1:]:
                 recall.append(_ms(lambda q=q: pools.append(engine.recall("big", q))))
-            deepen = [_ms(lambda p=p: p.at_depth(MAX_ROUTE_DEPTH)) for p in pools[: QUERIES // 2]]
+            deepening = [_ms(lambda p=p: deepen(p, MAX_ROUTE_DEPTH)) for p in pools[: QUERIES // 2]]
             pool = pools[0]
-            deep = pool.at_depth(MAX_ROUTE_DEPTH)
+            deep = deepen(pool, MAX_ROUTE_DEPTH)
             del pools[1:]  # the app holds one query's pool at a time
             rss = _rss_mb()
-            slider = {k: statistics.median(_ms(lambda k=k: rerank(pool, replace(Config(), top_k=k)).results)
+            slider = {k: statistics.median(_ms(lambda k=k: rerank(deep, replace(Config(), top_k=k)).results)
                                            for _ in range(15)) for k in (4, 50)}
             qv = RandomEmbedder().encode(queries[:1])[0]
             matrix = np.ascontiguousarray(engine.store.route_matrix("big")).reshape(-1, DIM)  # the same vectors, in RAM
@@ -135,7 +136,7 @@ def bench_size(n: int, users: int, seed: int = 0) -> dict[str, Any]:
     return {"chunks": n, "users": listed, "write_s": round(write_s, 3), "open_s": round(open_s, 4),
             "first_recall_ms": round(first, 1), "recall_median_ms": round(median, 2),
             "recall_p95_ms": round(_p95(recall), 2), "pool_rows": pool.size, "depth": pool.depth,
-            "deepen_max_median_ms": round(statistics.median(deepen), 2), "deepen_max_p95_ms": round(_p95(deepen), 2),
+            "deepen_max_median_ms": round(statistics.median(deepening), 2), "deepen_max_p95_ms": round(_p95(deepening), 2),
             "max_depth": MAX_ROUTE_DEPTH, "max_pool_rows": deep.size,
             "rerank_top4_ms": round(slider[4], 2), "rerank_top50_ms": round(slider[50], 2),
             "floor_ms": round(floor, 4), "ratio": round(median / floor, 1), "rss_mb": round(rss)}

@@ -86,10 +86,12 @@ def pool_table(ranking) -> list[dict[str, Any]]:
 
 
 def cmd_search(args: argparse.Namespace) -> Any:
+    from core.search import search
+
     cfg = _search_config(args)
     engine = _engine(args)
     try:
-        ranking = engine.search(args.user, args.query, cfg)
+        ranking = search(engine, args.user, args.query, cfg)
         comparison = None
         stored = getattr(engine, "model_text", "")
         if getattr(args, "service", None):
@@ -131,18 +133,22 @@ def _score(v: float | None) -> str:
 
 
 def cmd_explain(args: argparse.Namespace) -> Any:
+    from core.rank.rerank import rerank
     from core.rank.whatif import what_would_change
+    from core.recall.pool import deepest
 
     cfg = _search_config(args)
     engine = _engine(args)
     try:
         if args.memory not in {c.memory_id for c in engine.chunks(args.user)}:
             raise MemsenseError(f"no chunk {args.memory!r} for user {args.user!r}; ids look like {engine.chunks(args.user)[0].memory_id}")
-        ranking = engine.search(args.user, args.query, cfg)
+        pool = engine.recall_for(args.user, args.query, cfg)
+        deep = deepest(pool)  # "why not" and "what would it take" read the deepest lists
     finally:
         engine.close()
-    record = explain_record(ranking, args.memory)
-    whatif = what_would_change(ranking.pool, cfg, args.memory, base=ranking)
+    ranking = rerank(pool, cfg)
+    record = explain_record(ranking, args.memory, deep)
+    whatif = what_would_change(pool, cfg, args.memory, base=ranking, deepest=deep)
     record["what_would_change"] = [c.to_json() for c in whatif.changes]
     record["what_would_change_note"] = whatif.note
     if args.json:
@@ -160,11 +166,12 @@ def cmd_explain(args: argparse.Namespace) -> Any:
     return None
 
 
-def explain_record(ranking, memory_id: str) -> dict[str, Any]:
-    """The fate of one chunk, its route hits and, when it lost the MMR selection, each pick it lost."""
+def explain_record(ranking, memory_id: str, deep=None) -> dict[str, Any]:
+    """The fate of one chunk (read in `deep`, the query's deepest pool, when no route found it
+    within route_limit), its route hits and, when it lost the MMR selection, each pick it lost."""
     from core.rank.contest import contest
 
-    fate = ranking.fate(memory_id)
+    fate = ranking.fate(memory_id, deep)
     i = ranking.pool.index_of(memory_id)
     row_pos = ranking.row_of_index.get(i) if i is not None else None
     bouts = contest(ranking, row_pos) if row_pos is not None else ()

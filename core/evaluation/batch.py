@@ -29,9 +29,9 @@ import numpy as np
 from core.config import Config
 from core.rank import mmr
 from core.rank.fusion import CUTS, weights_of
-from core.rank.pool import RecallPool
 from core.rank.rerank import rerank
 from core.rank.score import round6
+from core.recall.pool import RecallPool
 from core.records import ROUTES
 
 TABLE_BYTES = 256 * 2 ** 20
@@ -230,7 +230,7 @@ class PoolBatch:
 
     @staticmethod
     def _by_rerank(q: int, pool: RecallPool, cfg: Config, out: np.ndarray, count: np.ndarray) -> None:
-        ranking = rerank(pool, cfg)  # rows of the pool at the config's depth (`RecallPool.at_depth`)
+        ranking = rerank(pool, cfg)  # rows of the pool cut to the config's depth; a shallower pool is refused
         sessions = [ranking.pool.chunks[r.index].session_number for r in ranking.selected_rows]
         out[q, : len(sessions)] = sessions
         count[q] = len(sessions)

@@ -27,7 +27,7 @@ from core.errors import MemsenseError
 from core.evaluation.evaluate import evaluate_config
 from core.evaluation.metrics import metric_key, parse_metric
 from core.evaluation.tune import Progress, TuneResult, evaluator_for
-from core.rank.pool import RecallPool
+from core.recall.pool import RecallPool
 from core.records import Question
 
 Search = Callable[..., TuneResult]

@@ -18,9 +18,9 @@ from core.errors import Cancelled, MemsenseError
 from core.ingest import longmemeval
 from core.evaluation.judged import session_qrels
 from core.evaluation.metrics import mean_metrics, metric_names, question_metrics, relevant_of
-from core.rank.pool import RecallPool
 from core.rank.ranking import Ranking
 from core.rank.rerank import rerank
+from core.recall.pool import RecallPool
 from core.records import Question
 
 CATEGORY_NAMES: dict[int, str] = {0: "manual", 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",

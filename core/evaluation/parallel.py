@@ -29,7 +29,7 @@ from core.errors import MemsenseError
 from core.evaluation.batch import PoolBatch
 from core.evaluation.batch_metrics import Grades
 from core.evaluation.judged import session_qrels
-from core.rank.pool import RecallPool
+from core.recall.pool import RecallPool
 from core.records import Question
 
 Metric = tuple[str, int]

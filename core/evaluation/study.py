@@ -34,7 +34,7 @@ from core.errors import MemsenseError
 from core.evaluation.parallel import Evaluator
 from core.evaluation.tune import (KNOBS, Knob, Progress, Scorer, Trial, TuneResult, _key, open_scorer,
                                    sensitivity)
-from core.rank.pool import RecallPool
+from core.recall.pool import RecallPool
 from core.records import Question
 
 TIE_WEIGHT = 1e-6

@@ -38,7 +38,7 @@ from core.errors import MemsenseError
 from core.evaluation.batch_metrics import mean
 from core.evaluation.metrics import metric_key, parse_metric
 from core.evaluation.parallel import Evaluator
-from core.rank.pool import RecallPool
+from core.recall.pool import RecallPool
 from core.records import Question
 
 Progress = Callable[[int, int, str], None]

@@ -15,7 +15,7 @@ import numpy as np
 
 from core.config import Config
 from core.rank import mmr
-from core.rank.pool import RecallPool
+from core.recall.pool import RecallPool
 
 
 class Ranking(Protocol):

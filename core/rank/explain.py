@@ -9,7 +9,7 @@ import numpy as np
 from core.config import Config
 from core.rank.contest import describe
 from core.rank.mmr import Selection
-from core.rank.pool import RecallPool
+from core.recall.pool import RecallPool
 from core.records import ROUTES
 
 
@@ -46,19 +46,23 @@ def _hits(ranking: Ranking, i: int, mask: np.ndarray) -> str:
 
 
 def reads_deepest(ranking: Ranking, memory_id: str) -> bool:
-    """Whether `fate_of` reads the query's deepest pool for this chunk (`RecallPool.deepest`,
-    which may have to rank its route lists first): no counted route found it within route_limit."""
+    """Whether `fate_of` reads the deepest pool it is given for this chunk (the caller gets it
+    with `core.recall.pool.deepest`, which may have to rank route lists first): no counted route
+    found it within route_limit."""
     i = ranking.pool.index_of(memory_id)
     if i is None:
         return True
     return i not in ranking.row_of_index and i not in ranking.drop_reasons and not ranking.live[i].any()
 
 
-def fate_of(ranking: Ranking, memory_id: str) -> Fate:
-    """Why this chunk is, or is not, in the results."""
+def fate_of(ranking: Ranking, memory_id: str, deepest: RecallPool | None = None) -> Fate:
+    """Why this chunk is, or is not, in the results. A chunk no counted route found within
+    route_limit is looked up in `deepest` (this query's deepest pool, as the caller has it;
+    None: the ranking's own pool), so the answer can tell "ranked below route_limit" from
+    "absent from every list" whatever depth the re-rank itself needed."""
     cfg = ranking.config
     if reads_deepest(ranking, memory_id):
-        return _unlisted(ranking.pool.deepest, cfg, memory_id)
+        return _unlisted(ranking.pool if deepest is None else deepest, cfg, memory_id)
     i = ranking.pool.index_of(memory_id)
     row_pos = ranking.row_of_index.get(i)
     if row_pos is not None:  # also a session row no route found, returned for its turns' support
@@ -80,7 +84,7 @@ def fate_of(ranking: Ranking, memory_id: str) -> Fate:
 
 
 def _unlisted(deep: RecallPool, cfg: Config, memory_id: str) -> Fate:
-    """A chunk no counted route found: read from the query's deepest pool, so the answer does
+    """A chunk no counted route found: read from the deepest pool given, so the answer does
     not depend on how deep the pool of this re-rank is (it holds `route_limit`)."""
     i = deep.index_of(memory_id)
     if i is None or not (deep.ranks[i] > 0).any():

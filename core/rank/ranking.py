@@ -10,8 +10,8 @@ import numpy as np
 from core.config import Config
 from core.rank import mmr
 from core.rank.explain import Fate, fate_of
-from core.rank.pool import RecallPool
 from core.rank.score import clamp01
+from core.recall.pool import RecallPool
 from core.records import ROUTES, Chunk
 
 
@@ -137,6 +137,7 @@ class Ranking:
     def candidate_rank(self) -> dict[int, int]:
         return {int(r): i + 1 for i, r in enumerate(self.candidates)}
 
-    def fate(self, memory_id: str) -> Fate:
-        """Why this chunk is, or is not, in the results (`core.rank.explain`)."""
-        return fate_of(self, memory_id)
+    def fate(self, memory_id: str, deepest: RecallPool | None = None) -> Fate:
+        """Why this chunk is, or is not, in the results (`core.rank.explain.fate_of`: `deepest`
+        is the query's deepest pool the caller has, for chunks no route found within route_limit)."""
+        return fate_of(self, memory_id, deepest)

@@ -1,5 +1,6 @@
 """Re-rank a cached recall pool under a config: fusion, pool cut, turn support, final score,
-MMR and explain (SPEC §3-§6). A pure function: same pool + same config = same ranking.
+MMR and explain (SPEC §3-§6). A pure function: same pool + same config = same ranking, and it
+never searches: a pool too shallow for the config is refused (`core.recall.pool.PoolTooShallow`).
 """
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import numpy as np
 from core.config import Config
 from core.rank import mmr
 from core.rank.fusion import FUSIONS, cut_rows, live_mask
-from core.rank.pool import RecallPool
 from core.rank.ranking import Ranking, Row
 from core.rank.score import final_of_clamped
 from core.rank.turn_support import SessionSupport, supports, turn_support
+from core.recall.pool import RecallPool
 from core.records import ROUTES
 
 
@@ -56,9 +57,10 @@ def _session_rows(pool: RecallPool, cfg: Config, fused: np.ndarray, routes_of, c
 def rerank(pool: RecallPool, cfg: Config) -> Ranking:
     """Fuse, cut the pool, add turn support, score and select with MMR (§3-§5).
 
-    The pool is first taken at the config's `route_limit` (`RecallPool.at_depth`): the pool a
-    fresh search with this config recalls, so the ranking and its explain are that search's.
-    A pool too shallow and fixed raises ValueError."""
+    The pool is first taken at the config's `route_limit` (`RecallPool.at_depth`, an array cut
+    of a deeper pool): the pool a fresh search with this config recalls, so the ranking and its
+    explain are that search's. A pool shallower than `route_limit` (unless its lists ended
+    before its depth) raises `PoolTooShallow`: deepen it first (`core.recall.pool.deepen`)."""
     pool = pool.at_depth(cfg.route_limit)
     live = live_mask(pool.ranks, cfg)
     fused, contributions = FUSIONS[cfg.scheme](pool.ranks, pool.scores, live, cfg, pool.chunks)

@@ -2,17 +2,13 @@
 rounding (`round6`: Python's `round(x, 6)` for arrays, bit for bit)."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
+from core.records import clamp01
 
-def clamp01(value: Any) -> float:
-    """Memory score clamped to [0, 1]; a missing, non-numeric or NaN value is 0.5 (§3)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        return 0.5
-    return min(1.0, max(0.0, float(value)))
+__all__ = ["clamp01", "final_of_clamped", "final_score", "round6"]
 
 
 def final_score(rrf_score: float, memory_score: Any, alpha: float) -> float:

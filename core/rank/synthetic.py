@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.config import MAX_ROUTE_DEPTH
-from core.rank.pool import RecallPool, neighbors_of
+from core.recall.pool import RecallPool, neighbors_of
 from core.records import ROUTES, Chunk
 
 TOPICS = ("family", "pets", "travel", "music", "art", "work", "health", "food", "sports", "books")

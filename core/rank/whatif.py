@@ -6,7 +6,9 @@ geometrically from 1e-4 of the knob's range to the whole range, then bisection b
 last value that failed and the first that worked, then the value with the fewest decimals at
 most 2 % further than that boundary that still works. Every entry is the outcome of an actual re-rank of the cached
 pool at that value (`rerank(pool, changed config)`), so the rank it states and the results it
-pushes out are facts, not estimates. Knobs are named as in config files (`lambda`, `rrfK`,
+pushes out are facts, not estimates. Values that need deeper route lists (top_k up) are
+re-ranked on the deepest pool the caller gives (`deepest`); a pool too shallow for a value
+counts as "does not return it". Knobs are named as in config files (`lambda`, `rrfK`,
 `routeWeights.lexical`, ...), and `apply_change` applies one the way a loaded file would.
 """
 from __future__ import annotations
@@ -18,9 +20,9 @@ from typing import Any, Callable, NamedTuple, Sequence
 from core import config as config_io
 from core.config import KNOBS, Config, Knob
 from core.config.knobs import WEIGHT_PREFIX
-from core.rank.pool import RecallPool
 from core.rank.ranking import Ranking
 from core.rank.rerank import rerank
+from core.recall.pool import PoolTooShallow, RecallPool
 from core.records import ROUTES
 
 
@@ -83,14 +85,16 @@ def apply_change(cfg: Config, knob: str, value: float) -> Config:
 
 def what_would_change(pool: RecallPool, cfg: Config, memory_id: str, *,
                       knobs: Sequence[Knob] = WHATIF_KNOBS, base: Ranking | None = None,
-                      check: Callable[[], None] | None = None) -> WhatIf:
+                      check: Callable[[], None] | None = None, deepest: RecallPool | None = None) -> WhatIf:
     """The smallest change of each knob alone that returns `memory_id`, smallest first
     (by the share of the knob's range it moves); at most one entry per knob. `check` is
-    called before each knob (a task's cancel check raises there)."""
+    called before each knob (a task's cancel check raises there). `deepest`: this query's
+    deepest pool (`core.recall.pool.deepest`), read for chunks `pool` does not hold and
+    re-ranked for every value tried (None: `pool` itself)."""
     base = base or rerank(pool, cfg)
     if memory_id in base.result_ids:
         return WhatIf(memory_id, (), "it is returned already")
-    deep = pool.deepest
+    deep = pool if deepest is None else deepest
     i = deep.index_of(memory_id)
     if i is None or not (deep.ranks[i] > 0).any():
         return WhatIf(memory_id, (), f"no route recalled it (each list kept to depth {deep.depth}); "
@@ -100,7 +104,7 @@ def what_would_change(pool: RecallPool, cfg: Config, memory_id: str, *,
         return WhatIf(memory_id, (), f"turn chunk: session-first results are sessions, and its session "
                                      f"{chunk.session_id} has a session chunk, so no knob of the re-rank returns it "
                                      "(ask about its session instead)")
-    search = _Search(pool, cfg, memory_id, base.result_ids)
+    search = _Search(deep, cfg, memory_id, base.result_ids)
     found = []
     for knob in knobs:
         if check is not None:
@@ -136,7 +140,7 @@ class _Search:
         if key not in self._seen:
             try:
                 self._seen[key] = rerank(self.pool, apply_change(self.cfg, knob, value)).result_ids
-            except ValueError:  # recall kept too few per route for this config's route_limit
+            except PoolTooShallow:  # recall kept too few per route for this config's route_limit
                 self._seen[key] = None
         return self._seen[key]
 

@@ -2,8 +2,9 @@
 
 The embedded store scans every vector of the user for each query (`EmbeddedStore.scan`), and
 BM25 scores every chunk, so the query's full per-route scores are at hand after a recall
-(a few MB). `ScanPools` keeps them: the pool a re-rank needs (`route_limit` deep) is ranked
-from them when first asked for, and a pool already ranked deeper is cut, with no new search.
+(a few MB). `ScanPools` keeps them: a pool of any depth is ranked from them when first asked
+for (`core.recall.pool.deepen`, an explicit step), and a pool already ranked deeper is cut,
+with no new search.
 Either way the pool is the one a fresh recall at that depth gives: route lists are ranked by
 `core.recall.ties.ranked_lists` (the same tie rules, the same noise grouping), and a list `n`
 deep is the first `n` of any deeper list.
@@ -19,7 +20,7 @@ from typing import Mapping, Protocol, Sequence
 import numpy as np
 
 from core.config import MAX_ROUTE_DEPTH
-from core.rank.pool import ChunkRows, PoolArrays, RecallPool, UnitRows
+from core.recall.pool import ChunkRows, PoolArrays, RecallPool, UnitRows
 from core.recall.store import RouteHits, top_rows
 from core.recall.ties import ranked_lists
 from core.records import DENSE_ROUTES, ROUTES, Chunk
@@ -78,7 +79,7 @@ def _pool(ix: UserRows, query: str, user_id: str, rows: np.ndarray, ranks: np.nd
     arrays = PoolArrays(st.is_turn[rows], st.session_of[rows], st.memory_score[rows], st.dims[rows])
     return RecallPool(query, user_id, ChunkRows(ix.chunks, rows), ranks, scores, UnitRows(ix.vec_full, rows),
                       depth=depth, neighbors=ix.neighbors, neighbor_chunks=ix.by_id, timings_ms=dict(timings),
-                      arrays=arrays, source=source)
+                      arrays=arrays, exact=source is not None, source=source)
 
 
 @dataclass(eq=False)
@@ -150,18 +151,5 @@ class ScanPools:
         return out
 
     def _cut(self, deeper: RecallPool, depth: int) -> RecallPool:
-        """The first `depth` of every list of a deeper pool: each list `depth` deep is the
-        start of the deeper one, and the deeper pool holds the session chunks of every session
-        its lists touch, so of every session the shorter lists touch."""
-        t0 = time.perf_counter()
-        user_rows = deeper.chunks.rows  # type: ignore[attr-defined]
-        inside = (deeper.ranks > 0) & (deeper.ranks <= depth)
-        found = inside.any(axis=1)
-        session_of = self.ix.session_of[user_rows]
-        touched = np.zeros(int(session_of.max(initial=-1)) + 1, dtype=bool)
-        touched[session_of[found]] = True
-        keep = np.flatnonzero(found | (self.ix.is_session[user_rows] & touched[session_of]))
-        ranks = np.where(inside[keep], deeper.ranks[keep], 0).astype(np.int32)
-        scores = np.where(inside[keep], deeper.scores[keep], np.nan)
-        timings = {**self.timings, "cut": (time.perf_counter() - t0) * 1e3}
-        return _pool(self.ix, self.query, self.user_id, user_rows[keep], ranks, scores, depth, timings, self)
+        """The first `depth` of every list of a deeper pool (`RecallPool.cut`)."""
+        return deeper.cut(depth)

@@ -264,6 +264,11 @@ class EmbeddedStore:
         self._present[user_id] = (masks[None, :] >> np.arange(len(DENSE_ROUTES))[:, None]) & 1 == 1
         self._vectors[user_id] = np.asarray(m)  # a plain array over the map: no memmap overhead per use
 
+    @property
+    def scanner(self) -> "EmbeddedStore":
+        """This store scans every vector of a user (`core.recall.store.Store.scanner`)."""
+        return self
+
     def route_matrix(self, user_id: str) -> np.ndarray:
         """The user's unit route vectors, float32 `(7, n, dim)` in `DENSE_ROUTES` order (memory-mapped)."""
         return self._matrix(user_id)

@@ -1,5 +1,5 @@
-"""The engine: build a store from a dataset, recall a query over the eight routes (§2), and
-search (recall + re-rank). Recall runs once per query; `core.rank.rerank` does the rest.
+"""The engine: build a store from a dataset and recall a query over the eight routes (§2).
+Recall runs once per query; `core.rank.rerank` does the rest (`core.search` joins the two).
 """
 from __future__ import annotations
 
@@ -18,9 +18,7 @@ from core.errors import MemsenseError
 from core.recall.backends import open_store
 from core.recall.deepen import ScanPools, assemble, best_lexical
 from core.recall.embed import Embedder, is_content_key, legacy_model_key
-from core.rank.pool import RecallPool
-from core.rank.ranking import Ranking
-from core.rank.rerank import rerank
+from core.recall.pool import RecallPool
 from core.recall.store import RouteHits, Store, StoreMeta, is_url
 from core.recall.ties import ranked_lists
 from core.recall.user_index import LEXICAL_MODES, UserIndex
@@ -129,7 +127,10 @@ def check_writable(store: Store) -> None:
 
 
 class Engine:
-    """An open store plus the embedding model; recall and search for one user at a time."""
+    """An open store plus the embedding model; recall for one user at a time (`RecallEngine`)."""
+
+    model_text: str | None = None
+    """The stored vectors' models are this engine's own (`model_path`): nothing to name apart."""
 
     def __init__(self, location: str | Path, *, model: str | None = None, cache_dir: str | Path | None = None,
                  embedder: Embedder | None = None, lexical: str = "bm25"):
@@ -160,9 +161,14 @@ class Engine:
 
     @property
     def pools_deepen(self) -> bool:
-        """Whether recall pools deepen themselves (`RecallPool.at_depth`): a store that scans
-        every vector keeps the query's scores; a Qdrant server returns lists, so its pools are fixed."""
-        return hasattr(self.store, "scan")
+        """Whether recall pools can deepen (`core.recall.pool.deepen`): a store that scans every
+        vector keeps the query's scores; a Qdrant server returns lists, so its pools are fixed."""
+        return self.store.scanner is not None
+
+    @property
+    def model_path(self) -> str:
+        """The folder of the model that embeds queries (and embedded the store)."""
+        return str(self.embedder.model_path)
 
     def users(self) -> list[str]:
         return self.store.users()
@@ -170,8 +176,9 @@ class Engine:
     def _index(self, user_id: str) -> UserIndex:
         with self._lock:
             if user_id not in self._users:
-                if hasattr(self.store, "read_indexed"):  # the embedded store: saved columns, chunks decoded on use
-                    chunks, vec_full, columns = self.store.read_indexed(user_id)
+                scanner = self.store.scanner
+                if scanner is not None:  # the embedded store: saved columns, chunks decoded on use
+                    chunks, vec_full, columns = scanner.read_indexed(user_id)
                     self._users[user_id] = UserIndex.build(chunks, vec_full, self.lexical, columns, chunks.memory_ids)
                 else:
                     self._users[user_id] = UserIndex.build(*self.store.read_user(user_id), self.lexical)
@@ -179,7 +186,8 @@ class Engine:
 
     def note(self, user_id: str) -> str:
         """Why the user opened the slow way (no usable columns file, and how to write one), or ""."""
-        return getattr(self.store, "column_notes", {}).get(user_id, "")
+        scanner = self.store.scanner
+        return "" if scanner is None else scanner.column_notes.get(user_id, "")
 
     def chunks(self, user_id: str) -> list[Chunk]:
         return self._index(user_id).chunks
@@ -187,17 +195,18 @@ class Engine:
     def recall(self, user_id: str, query: str, depth: int | None = None) -> RecallPool:
         """Every route's ranked list to `depth` (default: what the default settings need), plus
         the session chunks of touched sessions. The pool keeps the query's exact route scores,
-        so it deepens with no new search (`RecallPool.at_depth`); on a Qdrant server, which
-        returns lists and not full scans, the pool is fixed at `depth` (default the deepest
-        any config needs, `MAX_ROUTE_DEPTH`)."""
+        so it deepens with no new search when asked (`core.recall.pool.deepen`); on a Qdrant
+        server, which returns lists and not full scans, the pool is fixed at `depth` (default
+        the deepest any config needs, `MAX_ROUTE_DEPTH`)."""
         query = validate_query(query)
         ix = self._index(user_id)
         t0 = time.perf_counter()
         qvec = self.embedder.encode([query])[0]
         t1 = time.perf_counter()
-        if not self.pools_deepen:
+        scanner = self.store.scanner
+        if scanner is None:
             return self._fixed(ix, user_id, query, qvec, MAX_ROUTE_DEPTH if depth is None else depth, (t1 - t0) * 1e3)
-        dense = self.store.scan(user_id, qvec)
+        dense = scanner.scan(user_id, qvec)
         t2 = time.perf_counter()
         lex = ix.lexical.scores(query)
         t3 = time.perf_counter()
@@ -218,9 +227,9 @@ class Engine:
         pool.timings_ms["assemble"] = (time.perf_counter() - t3) * 1e3
         return pool
 
-    def search(self, user_id: str, query: str, cfg: Config | None = None) -> Ranking:
-        cfg = cfg or Config()
-        return rerank(self.recall(user_id, query, cfg.route_limit), cfg)
+    def recall_for(self, user_id: str, query: str, cfg: Config) -> RecallPool:
+        """The pool a search under `cfg` re-ranks: its `route_limit` deep."""
+        return self.recall(user_id, query, cfg.route_limit)
 
     def close(self) -> None:
         self.store.close()

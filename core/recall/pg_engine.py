@@ -1,5 +1,5 @@
-"""Search a live Memsense database: its stored chunks and vectors, recall in PostgreSQL, the
-query embedded by the model that embedded the data, and `core`'s re-rank on top.
+"""Recall from a live Memsense database: its stored chunks and vectors, recall in PostgreSQL,
+the query embedded by the model that embedded the data (`core.search` puts the re-rank on top).
 """
 from __future__ import annotations
 
@@ -10,17 +10,20 @@ import numpy as np
 
 from core.config import MAX_ROUTE_DEPTH, Config
 from core.errors import MemsenseError
-from core.rank.pool import RecallPool
+from core.recall.pool import RecallPool
 from core.recall.postgres import DEFAULT_SCOPE, DEFAULT_TENANT, PostgresStore
 from core.recall.query_embed import DEFAULT_TIMEOUT_S, EndpointEmbedder, FolderEmbedder, is_url
-from core.rank.ranking import Ranking
-from core.rank.rerank import rerank
 
 MAX_QUERY_CHARS = 100_000
 
 
 class PostgresEngine:
-    """The same surface as the embedded store's engine: users, chunks, recall, search."""
+    """The same surface as the embedded store's engine (`RecallEngine`): users, chunks, recall."""
+
+    pools_deepen = False
+    """PostgreSQL returns ranked lists: pools have the fixed depth they were recalled at."""
+    model_path: str | None = None
+    """Queries are embedded by the model each user's stored vectors name (`model_text`), not one folder."""
 
     def __init__(self, dsn: str, *, tenant: str = DEFAULT_TENANT, scope: str = DEFAULT_SCOPE,
                  embedder: str | None = None, embed_timeout: float = DEFAULT_TIMEOUT_S):
@@ -31,7 +34,7 @@ class PostgresEngine:
         self.location = self.store.location
         self.tenant, self.scope = tenant, scope
         self._embedder_spec, self._timeout = embedder, embed_timeout
-        self._embedders: dict[str, object] = {}
+        self._embedders: dict[str, EndpointEmbedder | FolderEmbedder] = {}
         self._lock = threading.RLock()
         self.models = self.store.models()
         """(model, dimension, vectors) as stored in the `model` column, most vectors first."""
@@ -74,9 +77,10 @@ class PostgresEngine:
                                 f"{dim} (model {model}); embed queries with {model}")
         return vec
 
-    def recall(self, user_id: str, query: str, depth: int = MAX_ROUTE_DEPTH, top_k: int = 4) -> RecallPool:
-        """Recall to `depth`; `top_k` picks the service pool whose order breaks ties."""
+    def recall(self, user_id: str, query: str, depth: int | None = MAX_ROUTE_DEPTH, top_k: int = 4) -> RecallPool:
+        """Recall to `depth` (None: `MAX_ROUTE_DEPTH`); `top_k` picks the service pool whose order breaks ties."""
         query = validate_query(query)
+        depth = MAX_ROUTE_DEPTH if depth is None else depth
         t0 = time.perf_counter()
         qvec = self.embed_query(user_id, query)
         t1 = time.perf_counter()
@@ -84,15 +88,19 @@ class PostgresEngine:
         pool.timings_ms.update({"embed": (t1 - t0) * 1e3, "database": (time.perf_counter() - t1) * 1e3})
         return pool
 
-    def search(self, user_id: str, query: str, cfg: Config | None = None) -> Ranking:
-        cfg = cfg or Config()
-        return rerank(self.recall(user_id, query, top_k=cfg.top_k), cfg)
+    def recall_for(self, user_id: str, query: str, cfg: Config) -> RecallPool:
+        """The pool a search under `cfg` re-ranks: deep enough for any config, ties in the
+        order Memsense's service gives for `cfg.top_k`."""
+        return self.recall(user_id, query, top_k=cfg.top_k)
+
+    def note(self, user_id: str) -> str:
+        """Nothing to say about how a user opened: the database serves every user alike."""
+        return ""
 
     def close(self) -> None:
         self.store.close()
         for e in self._embedders.values():
-            if hasattr(e, "close"):
-                e.close()
+            e.close()
 
 
 def validate_query(query: str) -> str:

@@ -21,9 +21,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from core.errors import MemsenseError
-from core.rank.pool import RecallPool, neighbors_of, unit_rows
 from core.recall.pg_session import ReadOnlySession, check_schema, check_scope
 from core.recall.pg_sql import CHUNK_COLUMNS, ROUTE_COLUMNS, query_literal, recall_sql, service_pool_sql
+from core.recall.pool import RecallPool, neighbors_of, unit_rows
 from core.records import DEFAULT_MEMORY_SCORE, ROUTES, Chunk
 
 SESSION_SOURCE = "eval_ingest_session"

@@ -95,6 +95,9 @@ def _match(key: str, value: str):
 class QdrantStore:
     """Every user's chunks and route vectors in one Qdrant collection, a tenant per user."""
 
+    scanner = None
+    """The server returns ranked lists, not every vector: recall pools have a fixed depth."""
+
     def __init__(self, location: str | Path, create: bool = False, client: Any = None):
         self.location = str(location)
         self.local = not is_url(location)

@@ -41,6 +41,9 @@ class EndpointEmbedder:
         self.openai = url.rstrip("/").endswith("/embeddings")
         self.name = model  # what the endpoint was asked for; checked against its answer when it names one
 
+    def close(self) -> None:
+        """Nothing held open: each query is one HTTP request."""
+
     def embed(self, text: str) -> np.ndarray:
         text = text[:MAX_CHARS]
         body = {"model": self.model, "input": text} if self.openai else \

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, NamedTuple, Protocol
+from typing import Any, Callable, Iterable, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
@@ -54,6 +54,10 @@ class Store(Protocol):
     and the fix; a user whose data is missing or damaged is an error, never an empty result."""
 
     location: str
+    scanner: "ScanStore | None"
+    """The store itself when it scans every vector of a user per query and keeps saved columns
+    (the embedded store: recall pools then keep their query's exact scores and can deepen);
+    None for a server that returns ranked lists (Qdrant)."""
 
     def meta(self) -> StoreMeta | None:
         """The model that built the store and the users in it; None for a store with nothing in it."""
@@ -77,3 +81,17 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release the store (locks, files, connections)."""
+
+
+class ScanStore(Store, Protocol):
+    """A store whose every vector of a user is at hand (`Store.scanner`)."""
+
+    column_notes: dict[str, str]
+    """user_id -> why the user opened without its columns file (and the command that writes it)."""
+
+    def scan(self, user_id: str, query: np.ndarray) -> np.ndarray:
+        """Cosine of `query` with every chunk on each dense route: float32 (7, n), -inf where no vector."""
+
+    def read_indexed(self, user_id: str, columns: bool = True) -> tuple[Sequence[Chunk], np.ndarray, Any]:
+        """The user's chunks (decoded on use; `memory_ids` in row order), vec_full vectors and
+        saved per-row columns (None when the columns file is missing or damaged)."""

@@ -19,11 +19,10 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from core.rank.pool import PoolArrays, neighbors_of
-from core.rank.score import clamp01
 from core.recall.fulltext import FullTextIndex
 from core.recall.lexical import LexicalIndex
-from core.records import Chunk
+from core.recall.pool import PoolArrays, neighbors_of
+from core.records import Chunk, clamp01
 
 COLUMNS_FORMAT = 1
 LEXICAL_MODES = {"bm25": LexicalIndex, "memsense": FullTextIndex}

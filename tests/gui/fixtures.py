@@ -27,6 +27,9 @@ class FakeEngine:
     """The Engine interface over seeded synthetic pools; `delay` seconds per slow call."""
 
     USERS = ("synth-a", "synth-b")
+    pools_deepen = False  # synthetic pools are as deep as any config asks
+    model_text: str | None = None
+    model_path: str | None = None
 
     def __init__(self, location: str, *, delay: float = 0.0, fail_open: str | None = None,
                  model_delay: float | None = None):
@@ -64,12 +67,18 @@ class FakeEngine:
         self.calls.append("chunks")
         return list(self.pool(user_id).chunks)
 
-    def recall(self, user_id: str, query: str, depth: int = 0):
+    def recall(self, user_id: str, query: str, depth: int | None = 0):
         self.model_ready.wait()  # the real embedder waits for its model too
         self._slow()
         self.recalls.append((user_id, query))
         self.calls.append("recall")
         return self.pool(user_id, query)
+
+    def recall_for(self, user_id: str, query: str, cfg):
+        return self.recall(user_id, query)
+
+    def note(self, user_id: str) -> str:
+        return ""
 
     def close(self) -> None:
         self.closed = True

@@ -9,12 +9,12 @@ import pytest
 from core import config as config_io
 from core.config import Config
 from core.rank.fusion import FUSIONS, live_mask
-from core.rank.pool import RecallPool
 from core.config.presets import BUILTIN, only
 from core.rank.rerank import rerank
 from core.rank.fusion.linear import fuse as linear
 from core.rank.fusion.quality import is_assistant, message_text, quality_terms, stored
 from core.rank.synthetic import synthetic_pool
+from core.recall.pool import RecallPool
 from core.records import ROUTES, Chunk
 
 LEX, VEC = ROUTES.index("lexical"), ROUTES.index("vec_full")

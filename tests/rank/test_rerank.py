@@ -16,12 +16,12 @@ from core.config import Config
 from core.rank.fusion import live_mask
 from core.rank.fusion.rrf import fuse as rrf
 from core.rank.naive import naive_rerank, to_lists
-from core.rank.pool import RecallPool, unit_rows
 from core.rank.replay import replay, replay_case
 from core.rank.rerank import rerank
 from core.rank.score import clamp01, final_score
 from core.rank.synthetic import synthetic_pool
 from core.rank.turn_support import turn_support
+from core.recall.pool import PoolTooShallow, RecallPool, deepen, unit_rows
 from core.records import ROUTES, Chunk
 
 from tests.fixtures import shared_file
@@ -289,3 +289,50 @@ def test_fates_cover_every_case():
     assert fate["u:S001:T999"].status == "absent"
     r2 = rerank(replace(pool, vectors=np.zeros((41, 4))), replace(cfg, mmr_lambda=1.0, top_k=2))
     assert r2.fate("u:S001:T005").status == "outranked"
+
+
+# -- depth is a value: a re-rank cuts a deeper pool and refuses a shallower one, never searching ----------
+class Untouchable:
+    """A pool's deepening source that fails the test if anything reads it."""
+
+    def __getattribute__(self, name):
+        raise AssertionError(f"the re-rank touched the pool's deepening source ({name})")
+
+
+def test_rerank_refuses_a_too_shallow_pool_and_never_deepens():
+    base = replace(synthetic_pool(n_sessions=30, seed=4), exact=True)
+    shallow = replace(base.cut(20), source=Untouchable())
+    assert not shallow.exhausted
+    narrow = replace(Config(), top_k=4, candidate_multiplier=4, candidate_min=1, route_multiplier=1, route_min=1)
+    assert narrow.route_limit == 16
+    assert rerank(shallow, narrow).results == rerank(base, narrow).results  # cut from 20 to 16: no search
+    with pytest.raises(PoolTooShallow) as err:
+        rerank(shallow, Config())
+    message = str(err.value)
+    assert "20 deep" in message and f"need {Config().route_limit}" in message and "deepen" in message
+    assert "\n" not in message
+    deep = replace(base, source=Untouchable())
+    assert rerank(deep, Config()).results == rerank(base, Config()).results
+
+
+def test_a_pool_whose_lists_ended_early_serves_any_depth():
+    pool = synthetic_pool(n_sessions=4, seed=2)
+    lists_end = int(pool.ranks.max())
+    ended = replace(pool, depth=lists_end + 1)
+    assert ended.exhausted and ended.serves(4000)
+    assert rerank(ended, replace(Config(), top_k=50)).pool is ended
+    assert deepen(ended, 4000) is ended
+
+
+def test_cutting_a_deep_pool_gives_the_ranking_of_a_shallow_one():
+    """An exact pool cut to a config's route_limit re-ranks like the uncut pool (ranks beyond
+    route_limit never count), and the cut holds only what those lists and their sessions hold."""
+    base = replace(synthetic_pool(n_sessions=30, seed=9), exact=True)
+    cfg = replace(Config(), top_k=3)
+    ranking = rerank(base, cfg)
+    assert ranking.pool.depth == cfg.route_limit < base.depth
+    found = (ranking.pool.ranks > 0).any(axis=1)
+    assert int(ranking.pool.ranks.max()) <= cfg.route_limit
+    assert all(c.kind == "session" for c, f in zip(ranking.pool.chunks, found) if not f)
+    whole = rerank(replace(base, exact=False), cfg)  # a fixed pool is re-ranked whole
+    assert whole.pool is not ranking.pool and whole.result_ids == ranking.result_ids

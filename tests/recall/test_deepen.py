@@ -12,6 +12,7 @@ from core.config import MAX_ROUTE_DEPTH, SCHEMES, TOP_K_MAX, Config
 from core.rank.rerank import rerank
 from core.recall.backends import open_store
 from core.recall.engine import Engine
+from core.recall.pool import PoolTooShallow, deepen, deepest
 from core.records import DENSE_ROUTES, ROUTES, Chunk
 
 DIM = 8
@@ -81,15 +82,15 @@ def test_every_depth_is_the_pool_a_fresh_recall_gives(engine, query):
     for start in (64, 1, MAX_ROUTE_DEPTH):
         pool = engine.recall("u", query, start)
         for d in rng.permutation(depths).tolist():  # deepen and cut in random order, through the cache
-            assert_same_pool(pool.at_depth(d), fresh(engine, query, d))
+            assert_same_pool(deepen(pool, d), fresh(engine, query, d))
 
 
 def test_a_pool_is_kept_only_as_deep_as_asked(engine):
     shallow = engine.recall("u", "w1 w2 w3")
     assert shallow.depth == Config().route_limit
     assert int(shallow.ranks.max()) <= shallow.depth
-    assert shallow.size < shallow.deepest.size
-    assert shallow.deepest.depth == MAX_ROUTE_DEPTH
+    assert shallow.size < deepest(shallow).size
+    assert deepest(shallow).depth == MAX_ROUTE_DEPTH
 
 
 def random_config(rng: np.random.Generator) -> Config:
@@ -125,31 +126,32 @@ def test_reranks_of_a_deepened_pool_are_those_of_a_fresh_search(engine, seed):
     shallow, full = engine.recall("u", query), engine.recall("u", query, MAX_ROUTE_DEPTH)
     fixed_full = fresh(engine, query, MAX_ROUTE_DEPTH)
     some_ids = [c.memory_id for c in engine.chunks("u")][::7]
+    deep = deepest(shallow)
     for _ in range(25):
         cfg = random_config(rng)
-        got = rerank(shallow, cfg)
+        got = rerank(deepen(shallow, cfg.route_limit), cfg)
         assert got.pool.depth == cfg.route_limit
         for other in (rerank(full, cfg), rerank(fresh(engine, query, cfg.route_limit), cfg)):
             assert got.result_ids == other.result_ids, cfg
             assert got.results == other.results, cfg
         # "why not" reads the deepest pool the query has, so the fixed pool above answers less
         again = rerank(full, cfg)
-        assert [got.fate(m) for m in some_ids] == [again.fate(m) for m in some_ids], cfg
+        assert [got.fate(m, deep) for m in some_ids] == [again.fate(m, deep) for m in some_ids], cfg
         if cfg.scheme == "quality" and not cfg.quality_as_of:
             continue  # its "as of" time is the newest chunk of the pool, so of the pool's depth
         old = rerank(fixed_full, cfg)
         assert got.result_ids == old.result_ids, cfg
         assert got.results == tuple(without_deep_hits(old.results, cfg.route_limit)), cfg
-        assert [got.fate(m) for m in some_ids] == [old.fate(m) for m in some_ids], cfg
+        assert [got.fate(m, deep) for m in some_ids] == [old.fate(m) for m in some_ids], cfg
         assert np.array_equal(got.fused[got.candidates], old.fused[old.candidates]), cfg
 
 
 def test_a_fixed_pool_keeps_its_depth(engine):
     fixed = fresh(engine, "w1 w2", 64)
     assert fixed.at_depth(40) is fixed
-    with pytest.raises(ValueError, match="recall kept 64 per route; this config needs 400"):
+    with pytest.raises(PoolTooShallow, match="keeps route lists 64 deep but these settings need 400"):
         rerank(fixed, replace(Config(), top_k=50))
-    assert fixed.deepest is fixed
+    assert deepest(fixed) is fixed
 
 
 def test_a_pickled_pool_still_deepens(engine):
@@ -158,13 +160,14 @@ def test_a_pickled_pool_still_deepens(engine):
     pool = engine.recall("u", "w1 w2 w3")
     copy = pickle.loads(pickle.dumps(pool))
     assert_same_pool(copy, pool)
-    assert_same_pool(copy.at_depth(2000), pool.at_depth(2000))
+    assert_same_pool(deepen(copy, 2000), deepen(pool, 2000))
 
 
 def test_reads_deepest_says_which_fates_rank_the_deepest_lists(engine):
-    """"Why not" ranks the query's deepest lists exactly for the chunks `reads_deepest` names
-    (the app deepens off the UI thread for those): all the others' fates leave the pool as deep
-    as it was, and theirs are the fates of the unlisted (found deeper, weighted 0, or absent)."""
+    """"Why not" needs the query's deepest lists exactly for the chunks `reads_deepest` names
+    (the app deepens off the UI thread for those, and passes the deepest pool to the fate): all
+    the others' fates leave the pool as deep as it was, and theirs are the fates of the
+    unlisted (found deeper, weighted 0, or absent)."""
     from core.rank.explain import reads_deepest
 
     cfg = replace(Config(), route_weights={**Config().route_weights, "vec_user": 0.0})
@@ -176,7 +179,7 @@ def test_reads_deepest_says_which_fates_rank_the_deepest_lists(engine):
         ranking = rerank(engine.recall("u", QUERIES[0], cfg.route_limit), cfg)
         source = ranking.pool.source
         reads = reads_deepest(ranking, memory_id)
-        fate = ranking.fate(memory_id)
+        fate = ranking.fate(memory_id, deepest(ranking.pool) if reads else None)
         assert source.ready(source.max_depth) == reads, memory_id
         assert (fate.status in ("beyond_route_limit", "zero_weight", "absent")) == reads, (memory_id, fate)
         seen.add(reads)

@@ -15,6 +15,7 @@ from core.config import Config
 from core.recall.engine import DEMO_DATASET, Engine, build_store
 from core.errors import MemsenseError
 from core.rank.rerank import rerank
+from core.search import search
 
 pytestmark = pytest.mark.slow
 
@@ -42,7 +43,7 @@ def test_reingest_uses_the_cache_and_keeps_other_users(tmp_path, model_cache):
 
 def test_search_results_are_sessions_with_explain(demo_engine):
     user = demo_engine.users()[0]
-    ranking = demo_engine.search(user, "Which races did Ana run?", Config())
+    ranking = search(demo_engine, user, "Which races did Ana run?", Config())
     assert 1 <= len(ranking.results) <= 4 and ranking.session_first
     for r in ranking.results:
         assert r["memory_id"].split(":")[-1].startswith("P")
@@ -62,7 +63,7 @@ def test_rerank_of_cached_recall_equals_fresh_search(demo_engine, change):
     pool = demo_engine.recall(user, query)
     cfg = replace(Config(), **change).with_weights(lexical=2.0)
     cached = rerank(pool, cfg)
-    fresh = demo_engine.search(user, query, cfg)
+    fresh = search(demo_engine, user, query, cfg)
     assert cached.result_ids == fresh.result_ids
     assert [r["final_score"] for r in cached.results] == [r["final_score"] for r in fresh.results]
 
@@ -83,13 +84,13 @@ def test_recall_keeps_route_lists_and_touched_sessions(demo_engine):
 
 def test_unknown_user_empty_and_huge_query(demo_engine):
     with pytest.raises(MemsenseError, match="unknown user 'nobody'; users in this store"):
-        demo_engine.search("nobody", "hi")
+        search(demo_engine, "nobody", "hi")
     with pytest.raises(MemsenseError, match="the query is empty"):
-        demo_engine.search(demo_engine.users()[0], "   ")
+        search(demo_engine, demo_engine.users()[0], "   ")
     huge = ("bees honey garden " * 6000)[:100_000]
-    assert len(demo_engine.search(demo_engine.users()[0], huge).results) > 0
+    assert len(search(demo_engine, demo_engine.users()[0], huge).results) > 0
     with pytest.raises(MemsenseError, match="the limit is 100,000"):
-        demo_engine.search(demo_engine.users()[0], huge + "x")
+        search(demo_engine, demo_engine.users()[0], huge + "x")
 
 
 def hold_store(store, write: bool) -> subprocess.Popen:
@@ -150,7 +151,7 @@ def test_bad_dataset_leaves_store_intact(tmp_path, model_cache):
         build_store(other, store, cache_dir=model_cache, cancel=cancel)
     e = Engine(store, cache_dir=model_cache)
     try:
-        assert len(e.users()) == 3 and e.search(e.users()[0], "bees").results
+        assert len(e.users()) == 3 and search(e, e.users()[0], "bees").results
     finally:
         e.close()
 

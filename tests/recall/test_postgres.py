@@ -9,6 +9,7 @@ import pytest
 
 from core.errors import MemsenseError
 from core.records import DENSE_ROUTES, ROUTES
+from core.search import search
 
 pytestmark = pytest.mark.slow
 
@@ -76,7 +77,7 @@ def test_lexical_route_is_postgres_full_text_with_and_semantics(engine):
 
 
 def test_search_is_scoped_to_active_chunks_of_tenant_scope_and_user(engine):
-    ranking = engine.search("demo-ana", QUESTION)
+    ranking = search(engine, "demo-ana", QUESTION)
     assert len(ranking.results) == 4
     assert {c.user_id for c in ranking.pool.chunks} == {"demo-ana"}
     assert "other-tenant-1" not in ranking.pool.ids
@@ -114,7 +115,7 @@ def test_the_database_is_never_written_to(memsense_pg, embed_endpoint, tmp_path)
     try:
         for user in ("demo-ana", "demo-mei"):
             eng.chunks(user)
-            eng.search(user, QUESTION)
+            search(eng, user, QUESTION)
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
             with eng.store.conn.cursor() as cur:
                 cur.execute("UPDATE memory_chunks SET score = 1 WHERE memory_id = 'demo-ana:S001:P00'")
@@ -155,7 +156,7 @@ def test_wrong_tenant_names_the_tenants_there(memsense_pg, embed_endpoint):
 ])
 def test_users_that_cannot_be_searched_give_one_line(engine, user, words):
     with pytest.raises(MemsenseError) as exc:
-        engine.search(user, QUESTION)
+        search(engine, user, QUESTION)
     assert words in _one_line(exc)
 
 
@@ -166,7 +167,7 @@ def test_embedding_endpoint_down_slow_or_of_another_model(memsense_pg, memsense_
         eng = PostgresEngine(memsense_pg.dsn, embedder=url, **kw)
         try:
             with pytest.raises(MemsenseError) as exc:
-                eng.search("demo-ana", QUESTION)
+                search(eng, "demo-ana", QUESTION)
             return _one_line(exc)
         finally:
             eng.close()
@@ -189,7 +190,7 @@ def test_both_request_shapes_give_the_same_ranking(memsense_pg, embed_endpoint, 
 
     openai = PostgresEngine(memsense_pg.dsn, embedder=embed_endpoint.url + "/v1/embeddings")
     try:
-        assert openai.search("demo-mei", QUESTION).result_ids == engine.search("demo-mei", QUESTION).result_ids
+        assert search(openai, "demo-mei", QUESTION).result_ids == search(engine, "demo-mei", QUESTION).result_ids
     finally:
         openai.close()
 
@@ -200,14 +201,14 @@ def test_a_model_folder_must_be_the_stored_model(memsense_pg, tmp_path):
 
     eng = PostgresEngine(memsense_pg.dsn, embedder=str(default_model_path()))
     try:
-        assert len(eng.search("demo-ana", QUESTION).results) == 4
+        assert len(search(eng, "demo-ana", QUESTION).results) == 4
     finally:
         eng.close()
     (tmp_path / "some-model").mkdir()
     eng = PostgresEngine(memsense_pg.dsn, embedder=str(tmp_path / "some-model"))
     try:
         with pytest.raises(MemsenseError) as exc:
-            eng.search("demo-ana", QUESTION)
+            search(eng, "demo-ana", QUESTION)
         assert "made by sentence-transformers/all-MiniLM-L6-v2" in _one_line(exc)
     finally:
         eng.close()
@@ -232,7 +233,7 @@ def test_import_copies_chunks_and_stored_vectors_without_embedding(memsense_pg, 
         # the four text routes: same stored vectors, so same ranks and scores (the facet routes tie, as
         # facets are shared by a session, and the lexical route is BM25 in the copy)
         dense = Config().with_weights(lexical=0.0, facet_personal_info=0.0, facet_preferences=0.0, facet_events=0.0)
-        ours, theirs = copy.search("demo-ana", QUESTION, dense), engine.search("demo-ana", QUESTION, dense)
+        ours, theirs = search(copy, "demo-ana", QUESTION, dense), search(engine, "demo-ana", QUESTION, dense)
         assert ours.result_ids == theirs.result_ids
         assert [r["final_score"] for r in ours.results] == [r["final_score"] for r in theirs.results]
     finally:
@@ -244,12 +245,12 @@ def test_import_copies_chunks_and_stored_vectors_without_embedding(memsense_pg, 
 def test_a_lost_connection_is_one_line_and_the_next_search_reconnects(engine, memsense_pg):
     import psycopg
 
-    engine.search("demo-ana", QUESTION)
+    search(engine, "demo-ana", QUESTION)
     pid = engine.store.conn.info.backend_pid
     with psycopg.connect(memsense_pg.dsn, autocommit=True) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
     with pytest.raises(MemsenseError) as exc:
-        engine.search("demo-ana", "a question never asked before")
+        search(engine, "demo-ana", "a question never asked before")
     assert "connection to the Memsense database" in _one_line(exc) and "reconnects" in str(exc.value)
-    assert len(engine.search("demo-ana", QUESTION).results) == 4
+    assert len(search(engine, "demo-ana", QUESTION).results) == 4
     assert engine.store.conn.info.backend_pid != pid

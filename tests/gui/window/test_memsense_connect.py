@@ -4,6 +4,7 @@ the test sets, so the Production view's verdicts are known."""
 from __future__ import annotations
 
 import pytest
+from core.search import search
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMessageBox
 
@@ -54,7 +55,7 @@ def test_connect_query_and_see_production_beside_the_reproduction(qtbot, window,
 
     engine = PostgresEngine(memsense_pg.dsn, embedder=embed_endpoint.url + "/embed")
     try:
-        ours = engine.search("demo-ana", QUESTION).results
+        ours = search(engine, "demo-ana", QUESTION).results
     finally:
         engine.close()
     service.answer = [{k: r[k] for k in ("memory_id", "final_score", "explain")} for r in ours]

@@ -3,22 +3,32 @@
 Recall is slow (embedding, vector search, BM25) and runs once per query; everything after it
 is a pure function of a `RecallPool` and a `Config` (see `core.rank.rerank`).
 
-A pool is as deep as it was asked for. A pool from the embedded engine also keeps its query's
-exact route scores (its `source`), so `at_depth(n)` gives, with no new search, the pool a
-fresh recall `n` deep would give: a re-rank asks for its config's `route_limit`, so pools stay
-as shallow as the settings in use need and deepen when a knob asks for more. Pools that cannot
-(replayed Memsense rows, a live Memsense) have the fixed depth they were made with.
+A pool is as deep as it was asked for, and says so (`depth`). Re-ranking under a config takes
+the pool at the config's `route_limit` (`at_depth`): a deeper pool is cut to it, a pure array
+operation; a shallower one is refused (`PoolTooShallow`), never searched again. Deepening is
+an explicit step: a pool from the embedded engine keeps a reference to its query's exact route
+scores (`source`), and `deepen(pool, depth)` ranks deeper lists from them with no new search;
+pools that cannot (replayed Memsense rows, a live Memsense) have the fixed depth they were made with.
 """
 from __future__ import annotations
 
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator, Protocol, Sequence
 
 import numpy as np
 
-from core.rank.score import clamp01
-from core.records import ROUTES, Chunk
+from core.errors import MemsenseError
+from core.records import ROUTES, Chunk, clamp01
+
+KEEP_CUTS = 6
+"""Cuts of a pool kept with it (a slider moving over a few route limits re-uses them)."""
+
+
+class PoolTooShallow(MemsenseError):
+    """A re-rank asked a pool for route lists deeper than recall kept (`RecallPool.at_depth`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,8 +55,14 @@ class RecallPool:
     database gave (a live Memsense: its pool order, see core.recall.postgres)."""
     arrays: "PoolArrays | None" = field(default=None, repr=False)
     """`static`, when the maker has it at hand (the engine indexes its per-user arrays)."""
+    exact: bool = False
+    """Whether the route lists were ranked from the query's exact scores (`core.recall.ties`),
+    so a list `n` deep is the first `n` of this pool's: a shallower pool is then this one's cut
+    (`at_depth`). A database's own lists (a live Memsense, a Qdrant server) serve a shallower
+    depth whole, as made."""
     source: "Deepener | None" = field(default=None, repr=False)
-    """Where pools of this query at other depths come from; None: the depth is fixed."""
+    """Where this query's deeper pools come from, for an explicit `deepen`; None: the depth is
+    fixed. Re-ranking never reads it."""
 
     def __post_init__(self) -> None:
         if isinstance(self.chunks, ChunkRows):  # the user's chunks are sorted: rows must rise
@@ -78,28 +94,77 @@ class RecallPool:
     def _id_index(self) -> dict[str, int]:
         return {m: i for i, m in enumerate(self.ids)}
 
-    def at_depth(self, depth: int) -> "RecallPool":
-        """The pool a fresh recall keeping every route list `depth` deep gives (SPEC §2).
-
-        A pool with a source is re-cut or deepened from its query's cached route scores, so
-        the answer is exact at any depth. A fixed pool serves any depth up to its own (and
-        deeper when no list reached its depth: they hold every hit); deeper raises ValueError.
-        """
-        if self.source is not None:
-            return self if depth == self.depth else self.source.pool(depth)
-        if self.depth < depth and int(self.ranks.max(initial=0)) >= self.depth:
-            raise ValueError(f"recall kept {self.depth} per route; this config needs {depth}")
-        return self
-
-    def ready(self, depth: int) -> bool:
-        """Whether `at_depth(depth)` is quick: no list has to be ranked deeper than before."""
-        return self.source is None or depth == self.depth or self.source.ready(depth)
+    @property
+    def exhausted(self) -> bool:
+        """Whether every route list ended before the pool's depth: it then holds every hit."""
+        return int(self.ranks.max(initial=0)) < self.depth
 
     @property
-    def deepest(self) -> "RecallPool":
-        """This query's pool at the deepest depth it can reach ("why not" on chunks a
-        shallow pool does not hold); a fixed pool is its own deepest."""
-        return self if self.source is None else self.at_depth(self.source.max_depth)
+    def max_depth(self) -> int:
+        """The deepest this query's pool can be made (`deepen`): its source's reach, else its own depth."""
+        return self.depth if self.source is None else max(self.depth, self.source.max_depth)
+
+    def serves(self, depth: int) -> bool:
+        """Whether a re-rank `depth` deep can read this pool (`at_depth` does not refuse)."""
+        return depth <= self.depth or self.exhausted
+
+    def at_depth(self, depth: int) -> "RecallPool":
+        """The pool a recall keeping every route list `depth` deep gives, from this one alone
+        (SPEC §2): itself at its own depth; deeper, itself when its lists ended before its depth
+        (they hold every hit), else `PoolTooShallow`; shallower, its cut when its lists are
+        `exact`, else itself. A pure function of the pool: nothing is searched or ranked."""
+        depth = int(depth)
+        if depth == self.depth:
+            return self
+        if depth > self.depth:
+            if self.exhausted:
+                return self
+            raise PoolTooShallow(
+                f"the recall pool keeps route lists {self.depth} deep but these settings need {depth} "
+                f"(route_limit); recall the query {depth} deep, or deepen the pool first, then re-rank")
+        if not self.exact or depth < 1:
+            return self
+        cuts: OrderedDict[int, RecallPool] = self.__dict__.setdefault("_cuts", OrderedDict())
+        pool = cuts.get(depth)
+        if pool is None:
+            pool = cuts[depth] = self.cut(depth)
+            while len(cuts) > KEEP_CUTS:
+                try:
+                    cuts.popitem(last=False)
+                except KeyError:  # another thread trimmed it
+                    break
+        return pool
+
+    def cut(self, depth: int) -> "RecallPool":
+        """The first `depth` of every route list: the rows those lists found, plus the session
+        chunks of every session they touch (this pool holds the session chunks of every session
+        its deeper lists touch, so of every session the shorter ones touch). Rows keep their order."""
+        t0 = time.perf_counter()
+        inside = (self.ranks > 0) & (self.ranks <= depth)
+        found = inside.any(axis=1)
+        st = self.static
+        touched = np.zeros(int(st.session_of.max(initial=-1)) + 1, dtype=bool)
+        touched[st.session_of[found]] = True
+        keep = np.flatnonzero(found | (~st.is_turn & touched[st.session_of]))
+        chunks: Sequence[Chunk]
+        if isinstance(self.chunks, ChunkRows):
+            chunks = self.chunks.take(keep)
+        else:
+            chunks = tuple(self.chunks[i] for i in keep.tolist())
+        vectors = self.vectors.take(keep) if isinstance(self.vectors, UnitRows) else self.vectors[keep]
+        timings = {**self.timings_ms, "cut": (time.perf_counter() - t0) * 1e3}
+        return RecallPool(self.query, self.user_id, chunks, np.where(inside[keep], self.ranks[keep], 0).astype(np.int32),
+                          np.where(inside[keep], self.scores[keep], np.nan), vectors, depth=depth,
+                          neighbors=self.neighbors, neighbor_chunks=self.neighbor_chunks, timings_ms=timings,
+                          tie_order=self.tie_order, arrays=st.take(keep), exact=self.exact, source=self.source)
+
+    def ready(self, depth: int) -> bool:
+        """Whether `deepen(self, depth)` is quick: no route list has to be ranked deeper than before."""
+        return self.serves(depth) or (self.source is not None and self.source.ready(depth))
+
+    def __getstate__(self) -> dict:
+        """Pickled (a pool sent to another process) without its cuts."""
+        return {k: v for k, v in self.__dict__.items() if k != "_cuts"}
 
     @cached_property
     def static(self) -> "PoolArrays":
@@ -114,6 +179,22 @@ class RecallPool:
             memory_score=np.array([clamp01(c.memory_score) for c in self.chunks]),
             dims=np.where(np.abs(self.vectors).sum(axis=1) > 0, self.vectors.shape[1], 0),
         )
+
+
+def deepen(pool: RecallPool, depth: int) -> RecallPool:
+    """This query's pool `depth` deep: the explicit deepening step, called by whoever needs
+    deeper lists (a re-rank never does). A pool with a `source` ranks deeper lists from its
+    query's cached exact route scores, with no new search (on large users, a noticeable wait:
+    keep it off a UI thread); any pool serves what `at_depth` serves; else `PoolTooShallow`."""
+    if pool.source is not None and not pool.serves(depth):
+        return pool.source.pool(min(int(depth), pool.source.max_depth))
+    return pool.at_depth(depth)
+
+
+def deepest(pool: RecallPool) -> RecallPool:
+    """This query's pool at the deepest depth it can reach ("why not" on chunks a shallow pool
+    does not hold reads it); a fixed pool is its own deepest."""
+    return deepen(pool, pool.max_depth)
 
 
 class Deepener(Protocol):
@@ -147,6 +228,10 @@ class ChunkRows(Sequence[Chunk]):
 
     def __iter__(self) -> Iterator[Chunk]:
         return map(self._all.__getitem__, self.rows.tolist())
+
+    def take(self, keep: np.ndarray) -> "ChunkRows":
+        """The rows at positions `keep`, as rows of the same user's chunks."""
+        return ChunkRows(self._all, self.rows[keep])
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and tuple(self) == tuple(other)
@@ -182,6 +267,10 @@ class UnitRows:
     def tolist(self) -> list:
         return np.asarray(self).tolist()
 
+    def take(self, keep: np.ndarray) -> "UnitRows":
+        """The rows at positions `keep`, still read on use."""
+        return UnitRows(self._matrix, self._rows[keep])
+
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to length 1 in float64 (zero rows stay zero), in place."""
@@ -195,6 +284,10 @@ class PoolArrays:
     session_of: np.ndarray  # int (n,) session code
     memory_score: np.ndarray  # clamp01(memory_score) (n,)
     dims: np.ndarray  # vector dimension, 0 = no vector (n,)
+
+    def take(self, keep: np.ndarray) -> "PoolArrays":
+        """The rows at positions `keep`."""
+        return PoolArrays(self.is_turn[keep], self.session_of[keep], self.memory_score[keep], self.dims[keep])
 
 
 def unit_rows(vectors: Sequence[Sequence[float] | None], dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
