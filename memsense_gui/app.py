@@ -7,7 +7,6 @@ the background. Window layout, appearance and last query are remembered.
 from __future__ import annotations
 
 import sys
-import threading
 import traceback
 from types import TracebackType
 
@@ -30,7 +29,7 @@ def _install_excepthook(window) -> None:
     sys.excepthook = hook
 
 
-def _preload_model() -> None:
+def _preload_model(task: object = None) -> None:
     from core.recall.embed import preload
 
     preload()
@@ -38,13 +37,14 @@ def _preload_model() -> None:
 
 def create_window(argv: list[str] | None = None):
     """The application and its main window, shown, with the last store opening. The embedding
-    model starts loading first, on its own thread, while the window is built."""
-    threading.Thread(target=_preload_model, name="memsense-preload", daemon=True).start()
+    model starts loading first, a job on its own task runner, while the window is built."""
+    from memsense_gui.workers.runner import TaskRunner
+
+    app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
+    TaskRunner("memsense-preload", app).submit("load the embedding model", _preload_model)
     from memsense_gui.window.evaluation import install_evaluation
     from memsense_gui.window.main_window import MainWindow
 
-
-    app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
     app.setOrganizationName(paths.ORGANIZATION)
     app.setApplicationName(paths.APPLICATION)
     app.setApplicationDisplayName("memsense")

@@ -93,7 +93,7 @@ def cmd_search(args: argparse.Namespace) -> Any:
     try:
         ranking = search(engine, args.user, args.query, cfg)
         comparison = None
-        stored = getattr(engine, "model_text", "")
+        stored = engine.model_text or ""
         if getattr(args, "service", None):
             from core.recall.service import compare, service_search
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 
 from core.evaluation.evaluate import QuestionOutcome, category_name
 from core.evaluation.judged import session_docid
-from core.rank.pool import RecallPool
+from core.recall.pool import RecallPool
 from core.recall.snippet import message_parts
 from core.records import Question
 from memsense_gui import theme

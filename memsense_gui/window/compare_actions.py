@@ -1,13 +1,12 @@
 """Compare actions: two presets (or the current settings) re-ranking the same cached pool.
 
 A preset that needs deeper route lists than the pool holds has the session deepen it off the
-UI thread (`QuerySession.deep_enough`); the panel keeps its rows greyed as updating meanwhile."""
+UI thread, a job on its runner (`QuerySession.deep_enough`); the panel keeps its rows greyed as updating meanwhile."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import QMainWindow
 
 from core.config import Config
-from core.rank.rerank import rerank
 from memsense_gui.views.compare import ComparePanel
 
 
@@ -43,7 +42,7 @@ class CompareActions:
             if not self.ctx.session.deep_enough(a_cfg, b_cfg):
                 self.panel.set_updating()
                 return
-            a, b = rerank(pool, a_cfg), rerank(pool, b_cfg)
+            a, b = self.ctx.session.rerank(a_cfg), self.ctx.session.rerank(b_cfg)
         except Exception as exc:  # noqa: BLE001
             self.ctx.report_error(exc, "Comparing presets")
             return

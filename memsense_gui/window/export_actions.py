@@ -54,7 +54,7 @@ class ExportActions:
         """Where the settings on screen come from: the preset picked, the store, the model, and
         the metric when these very settings were tuned or evaluated in this session."""
         engine = self.ctx.engine
-        model = getattr(getattr(engine, "embedder", None), "model_path", "")
+        model = (engine.model_path if engine is not None else None) or ""
         return Provenance(preset=self.window.tuning.preset_combo.currentText(), store=self.ctx.location or "",
                           model=str(model), **self.known_figures(self.ctx.session.config))
 

@@ -60,7 +60,7 @@ class MemsenseActions:
     def _show_model(self) -> None:
         """A live database's queries need the model its vectors came from: name it."""
         engine = self.ctx.engine
-        if self.connection is not None and hasattr(engine, "model_text"):
+        if self.connection is not None and engine is not None and engine.model_text is not None:
             self.window.model_label.setText(f"stored vectors: {engine.model_text}")
 
     def last_connection(self) -> MemsenseConnection | None:

@@ -14,9 +14,9 @@ from core.errors import MemsenseError
 from core.evaluation.evaluate import QuestionOutcome, evaluate_config
 from core.evaluation.judged import session_docid
 from core.evaluation.metrics import metric_key
-from core.rank.pool import RecallPool
 from core.rank.rerank import rerank
 from core.rank.whatif import WhatIf, what_would_change
+from core.recall.pool import RecallPool, deepen, deepest
 from core.recall.protocol import RecallEngine
 from core.records import Chunk, Question
 from memsense_gui.workers.runner import Job
@@ -58,7 +58,7 @@ class RecallRequest:
     query: str
     gold: frozenset[str] = frozenset()
     evidence: frozenset[str] = frozenset()  # evidence turn (dialogue) ids of a judged question
-    depth: int | None = None  # the settings' route_limit: the pool deepens itself when a knob asks for more
+    depth: int | None = None  # the settings' route_limit: deeper lists are a later, explicit `deepen_pool` job
 
 
 @dataclass(frozen=True)
@@ -73,10 +73,15 @@ def recall(engine: RecallEngine, request: RecallRequest, task: Job | None = None
     if task is not None:
         task.check()
     # an engine whose pools cannot deepen (a live Memsense, a Qdrant server) recalls deep enough for any knob
-    deepens = getattr(engine, "pools_deepen", False) and request.depth is not None
+    deepens = engine.pools_deepen and request.depth is not None
     pool = engine.recall(request.user_id, request.query, request.depth if deepens else MAX_ROUTE_DEPTH)
-    note = getattr(engine, "note", None)
-    return RecallResult(request, pool, note(request.user_id) if note else "")
+    return RecallResult(request, pool, engine.note(request.user_id))
+
+
+def deepen_pool(pool: RecallPool, depth: int, task: Job | None = None) -> RecallPool:
+    """The query's pool `depth` deep, ranked from its cached route scores (no new search, but
+    route lists thousands deep on large users: never on the UI thread)."""
+    return deepen(pool, depth)
 
 
 def preset_run(engine: RecallEngine, questions: list[Question], cfg: Config, level: str = "memory",
@@ -97,8 +102,10 @@ def preset_run(engine: RecallEngine, questions: list[Question], cfg: Config, lev
 
 def what_it_takes(pool: RecallPool, cfg: Config, memory_id: str, task: Job | None = None) -> tuple[str, WhatIf]:
     """The smallest verified single-knob changes that return `memory_id` (a second or two:
-    each is a real re-rank of the cached pool); cancellable between knobs."""
-    return memory_id, what_would_change(pool, cfg, memory_id, check=task.check if task is not None else None)
+    each is a real re-rank of the query's deepest pool, deepened here first); cancellable between knobs."""
+    deep = deepest(pool)
+    return memory_id, what_would_change(deep, cfg, memory_id, check=task.check if task is not None else None,
+                                        deepest=deep)
 
 
 def case_pools(source: Any, depth: int, task: Job) -> tuple[list[Question], dict[str, RecallPool]]:
@@ -112,6 +119,7 @@ def score_cases(pools: dict[str, RecallPool], questions: list[Question], cfg: Co
     """Every case under one config: its outcome and the metric that decides pass or fail,
     `recall_all@top_k` (every gold session among the results returned)."""
     k = cfg.top_k
+    pools = {qid: p if p.serves(cfg.route_limit) else deepen(p, cfg.route_limit) for qid, p in pools.items()}
     return list(evaluate_config(pools, questions, cfg, k).outcomes), metric_key("recall_all", k)
 
 

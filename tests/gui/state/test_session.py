@@ -137,7 +137,7 @@ def test_a_new_query_while_the_last_pool_deepens_gets_its_own_worker(qtbot, scan
     s.set_pool(first)
     s.set_pool(second)  # a new query while the first pool still deepens
     assert s.is_deepening and s.is_updating and s.ranking is None
-    with qtbot.waitSignal(s._deepened, timeout=10000):
+    with qtbot.waitSignal(s.pools.runner.task_done, timeout=10000):  # the first pool's deepening ends
         gates["w3 w4 w5"].set()
     assert s.is_deepening and s.is_updating and s.ranking is None  # the second still deepens
     with qtbot.waitSignal(s.ranking_changed, timeout=10000) as blocker:

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from core.config import Config
 from core.rank.rerank import rerank
+from core.recall.pool import deepest
 from memsense_gui.models.pins import PinsModel
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.state.session import UPDATING
@@ -80,7 +81,8 @@ def test_why_not_on_a_chunk_beyond_route_limit_deepens_off_the_ui_thread(qtbot, 
     qtbot.waitUntil(lambda: status() != UPDATING, timeout=10_000)
     assert _deepened_off_the_ui_thread(threads)
     # the reference: the same query's fate with its deepest lists ranked here and now
-    expected = rerank(scan_engine.recall("u", QUERY, Config().route_limit), Config()).fate(target)
+    pool = scan_engine.recall("u", QUERY, Config().route_limit)
+    expected = rerank(pool, Config()).fate(target, deepest(pool))
     assert expected.status in ("beyond_route_limit", "zero_weight", "absent")
     reason = w.whynot_panel.pins_model.index(0, PinsModel.REASON).data()
     assert (status(), reason) == (expected.status, expected.reason)

@@ -1,0 +1,88 @@
+"""The current query's recall pool, and the deepest pool ranked from it so far.
+
+Re-ranking never searches: a config is re-ranked on the deepest pool held (cut to its
+`route_limit`) once that pool serves it. Deeper route lists are an explicit job, `deepen_pool`,
+submitted to a task runner (ranking lists thousands deep on a large user takes a while, so never
+on the UI thread); `deepened` follows on the UI thread. One deepening of the current pool at a
+time: asks meanwhile are asked again when it ends. A new query drops the last one's deepening
+(cancelled if it has not started, its result ignored if it has).
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from core.recall.pool import RecallPool, deepen
+from memsense_gui.workers import jobs
+from memsense_gui.workers.runner import Task, TaskRunner
+
+
+class PoolHolder(QObject):
+    """`pool` as recalled, `deep` as deep as deepened so far; `deepen(depth)` on the runner."""
+
+    deepening = Signal(bool)  # True while the current pool's deeper lists are being ranked
+    deepened = Signal(object)  # RecallPool (the query's pool): `deep` is deeper; ask `ready` again
+    failed = Signal(object)  # the exception of a deepening of the current pool
+
+    def __init__(self, runner: TaskRunner | None = None, parent: QObject | None = None):
+        super().__init__(parent)
+        self.runner = runner if runner is not None else TaskRunner("memsense-deepen", self)
+        self.pool: RecallPool | None = None
+        self.deep: RecallPool | None = None
+        self._task: Task | None = None
+        self._token: object = None
+
+    @property
+    def is_deepening(self) -> bool:
+        return self._task is not None
+
+    def set(self, pool: RecallPool | None) -> None:
+        """A new query's pool (None: no query): the last one's deepening no longer counts."""
+        if self._task is not None:
+            self._task.cancel()
+            self._task, self._token = None, None
+            self.deepening.emit(False)
+        self.pool = self.deep = pool
+
+    def ready(self, depth: int) -> bool:
+        """Whether a re-rank `depth` deep can read a pool now, with no route list to rank."""
+        return self.pool is not None and (self.deep.serves(depth) or self.pool.ready(depth))
+
+    def pool_for(self, depth: int) -> RecallPool:
+        """The deepest pool held that serves `depth` (`ready(depth)` must hold); lists another
+        job ranked already (this query's source has them) are taken as they are, a quick cut."""
+        assert self.pool is not None and self.deep is not None
+        if self.deep.serves(depth):
+            return self.deep
+        deeper = deepen(self.pool, depth)  # ready: a cut of lists ranked before, no ranking here
+        if deeper.depth > self.deep.depth:
+            self.deep = deeper
+        return deeper
+
+    @property
+    def deepest_ready(self) -> bool:
+        """Whether the query's deepest lists can be read now (`pool_for(max_depth)`)."""
+        return self.pool is not None and self.ready(self.pool.max_depth)
+
+    def deepen(self, depth: int) -> None:
+        """Rank the current pool `depth` deep on the runner (nothing if one is under way)."""
+        pool = self.pool
+        if pool is None or self._task is not None or self.ready(depth):
+            return
+        token = self._token = object()
+        self._task = self.runner.submit("deepen the recall pool", jobs.deepen_pool, pool, depth,
+                                        succeeded=lambda deeper: self._done(token, deeper, None),
+                                        failed=lambda exc: self._done(token, None, exc))
+        self.deepening.emit(True)
+
+    def _done(self, token: object, deeper: RecallPool | None, error: BaseException | None) -> None:
+        if token is not self._token:
+            return  # an earlier query's deepening
+        self._task, self._token = None, None
+        self.deepening.emit(False)
+        if error is not None:
+            self.failed.emit(error)
+            return
+        assert deeper is not None and self.deep is not None
+        if deeper.depth > self.deep.depth:
+            self.deep = deeper
+        self.deepened.emit(self.pool)
