@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, NamedTuple, Protocol, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Protocol
 
 import numpy as np
 
@@ -92,6 +92,7 @@ class ScanStore(Store, Protocol):
     def scan(self, user_id: str, query: np.ndarray) -> np.ndarray:
         """Cosine of `query` with every chunk on each dense route: float32 (7, n), -inf where no vector."""
 
-    def read_indexed(self, user_id: str, columns: bool = True) -> tuple[Sequence[Chunk], np.ndarray, Any]:
-        """The user's chunks (decoded on use; `memory_ids` in row order), vec_full vectors and
-        saved per-row columns (None when the columns file is missing or damaged)."""
+    def read_indexed(self, user_id: str, columns: bool = True) -> tuple[Any, np.ndarray, Any]:
+        """The user's chunks (a sequence decoded on use, with `memory_ids` in row order: the
+        embedded store's `LazyChunks`), vec_full vectors and saved per-row columns (None when
+        the columns file is missing or damaged)."""

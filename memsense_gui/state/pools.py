@@ -45,7 +45,8 @@ class PoolHolder(QObject):
 
     def ready(self, depth: int) -> bool:
         """Whether a re-rank `depth` deep can read a pool now, with no route list to rank."""
-        return self.pool is not None and (self.deep.serves(depth) or self.pool.ready(depth))
+        pool, deep = self.pool, self.deep
+        return pool is not None and deep is not None and (deep.serves(depth) or pool.ready(depth))
 
     def pool_for(self, depth: int) -> RecallPool:
         """The deepest pool held that serves `depth` (`ready(depth)` must hold); lists another

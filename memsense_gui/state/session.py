@@ -137,8 +137,8 @@ class QuerySession(QObject):
         yet ranked shows no movement."""
         due = self.movement.due_config()
         if due is not None and self.pools.ready(due.route_limit):
+            self.movement.ranked(self._ranked(due))
             due = None
-            self.movement.ranked(self._ranked(self.movement.pinned.config))
         if self.pools.ready(self.config.route_limit):
             ranking = self._ranked(self.config)
             if ranking is not None:

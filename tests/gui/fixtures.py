@@ -170,7 +170,7 @@ def evaluation_window(make_window, tmp_path):
 @pytest.fixture(scope="module")
 def scan_engine(tmp_path_factory):
     """The embedded engine over one synthetic user "u" (`tests.recall.test_deepen.user_data`):
-    its pools keep their query's route scores and deepen themselves (`RecallPool.at_depth`)."""
+    its pools keep their query's route scores and can be deepened (`core.recall.pool.deepen`)."""
     from core.cli.bench_scale import RandomEmbedder
     from core.recall.backends import open_store
     from core.recall.engine import Engine
