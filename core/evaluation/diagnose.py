@@ -19,9 +19,9 @@ from core.config import Config
 from core.evaluation.judged import session_qrels
 from core.evaluation.metrics import relevant_of
 from core.rank.explain import Fate
-from core.rank.pool import RecallPool
 from core.rank.ranking import Ranking
 from core.rank.rerank import rerank
+from core.recall.pool import RecallPool
 from core.records import Chunk, Question
 
 STAGES: tuple[str, ...] = ("absent", "zero_weight", "beyond_route_limit", "cut_from_pool", "dropped",

@@ -35,7 +35,7 @@ from core.evaluation.evaluate import Progress, evaluate_config
 from core.evaluation.metrics import compare, metric_key, parse_metric
 from core.evaluation.parallel import Evaluator
 from core.evaluation.tune import KNOBS, Knob
-from core.rank.pool import RecallPool
+from core.recall.pool import RecallPool
 from core.records import Question
 
 SWEEP_POINTS = 6

@@ -17,8 +17,8 @@ from typing import Callable, Sequence
 from core.config import Config
 from core.errors import Cancelled, MemsenseError
 from core.files import read_text
-from core.rank.pool import RecallPool
 from core.rank.rerank import rerank
+from core.recall.pool import RecallPool
 
 RBO_P = 0.9
 Recall = Callable[[str, str, int], RecallPool]
