@@ -18,10 +18,10 @@ from typing import Mapping, Sequence
 from core.config import Config
 from core.evaluation.judged import session_qrels
 from core.evaluation.metrics import relevant_of
-from core.rank.explain import Fate
+from core.rank.explain import Fate, reads_deepest
 from core.rank.ranking import Ranking
 from core.rank.rerank import rerank
-from core.recall.pool import RecallPool
+from core.recall.pool import RecallPool, deepest
 from core.records import Chunk, Question
 
 STAGES: tuple[str, ...] = ("absent", "zero_weight", "beyond_route_limit", "cut_from_pool", "dropped",
@@ -86,11 +86,16 @@ def _position(ranking: Ranking, fate: Fate) -> int | None:
     return None if i is None else ranking.candidate_rank.get(i)
 
 
-def furthest(ranking: Ranking, chunks: Sequence[Chunk]) -> tuple[Fate, int | None]:
-    """The fate of the chunk that got furthest (SPEC §13 order; ties: better rank, then id)."""
+def furthest(ranking: Ranking, chunks: Sequence[Chunk], recalled: RecallPool) -> tuple[Fate, int | None]:
+    """The fate of the chunk that got furthest (SPEC §13 order; ties: better rank, then id).
+    A chunk no route found within route_limit is looked up in the query's deepest pool (as
+    "why not" does), deepened from `recalled` the first time one comes up."""
     best: tuple[tuple, Fate, int | None] | None = None
+    deep: RecallPool | None = None
     for chunk in chunks:
-        fate = ranking.fate(chunk.memory_id)
+        if deep is None and reads_deepest(ranking, chunk.memory_id):
+            deep = deepest(recalled)
+        fate = ranking.fate(chunk.memory_id, deep)
         pos = _position(ranking, fate)
         key = (-_ORDER[fate.status], pos is None, pos or 0, chunk.memory_id)
         if best is None or key < best[0]:
@@ -99,8 +104,10 @@ def furthest(ranking: Ranking, chunks: Sequence[Chunk]) -> tuple[Fate, int | Non
     return best[1], best[2]
 
 
-def diagnose_question(question: Question, ranking: Ranking, by_session: Mapping[int, Sequence[Chunk]]) -> list[LostSession]:
-    """The stage of each gold session of one question under one ranking."""
+def diagnose_question(question: Question, pool: RecallPool, cfg: Config,
+                      by_session: Mapping[int, Sequence[Chunk]]) -> list[LostSession]:
+    """The stage of each gold session of one question, its recall pool ranked by `cfg`."""
+    ranking = rerank(pool, cfg)
     out = []
     for session in sorted(relevant_of(session_qrels(question))):
         chunks = by_session.get(session, ())
@@ -108,7 +115,7 @@ def diagnose_question(question: Question, ranking: Ranking, by_session: Mapping[
             out.append(LostSession(question.question_id, question.user_id, question.category, question.text, session,
                                    None, "absent", None, f"the store holds no chunk of session {session}"))
             continue
-        fate, pos = furthest(ranking, chunks)
+        fate, pos = furthest(ranking, chunks, pool)
         out.append(LostSession(question.question_id, question.user_id, question.category, question.text, session,
                                fate.memory_id, fate.status, pos, fate.reason))
     return out
@@ -130,5 +137,5 @@ def diagnose(pools: Mapping[str, RecallPool], questions: Sequence[Question], cfg
     by_user = {u: sessions_of(c) for u, c in chunks_of.items()}
     items: list[LostSession] = []
     for q in questions:
-        items.extend(diagnose_question(q, rerank(pools[q.question_id], cfg), by_user.get(q.user_id, {})))
+        items.extend(diagnose_question(q, pools[q.question_id], cfg, by_user.get(q.user_id, {})))
     return Diagnosis(cfg.top_k, len(questions), tuple(items))
