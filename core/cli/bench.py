@@ -42,15 +42,15 @@ def machine() -> dict[str, Any]:
 def bench_rerank(sizes=(32, 256, 1024), dim: int = 384) -> list[dict[str, Any]]:
     """Median ms of the full re-rank (fusion, pool, turn support, MMR, explain of the results)
     for a hybrid store (session-first) and a turn-only store (fallback path)."""
-    rows, load_before = [], os.getloadavg()
+    rows = []
     for n in sizes:
         for shape, turns, sessions_first in (("hybrid", 12, True), ("turn-only", 12, False)):
             pool = synthetic_pool(n_sessions=max(n // 8, 2), turns_per_session=turns, dim=dim, seed=n)
             cfg = replace(Config(), candidate_min=n, session_first=sessions_first)
             ranking = rerank(pool, cfg)
-            fast = _times_ms(lambda: rerank(pool, cfg).results, 60)
+            fast = _times_ms(lambda pool=pool, cfg=cfg: rerank(pool, cfg).results, 60)
             lists = to_lists(pool)
-            slow = _times_ms(lambda: naive_rerank(lists, cfg), 5 if n >= 1024 else 15)
+            slow = _times_ms(lambda lists=lists, cfg=cfg: naive_rerank(lists, cfg), 5 if n >= 1024 else 15)
             rows.append({"candidates": len(ranking.candidates), "store": shape, "mmr_rows": len(ranking.rows),
                          "median_ms": statistics.median(fast), "naive_median_ms": statistics.median(slow),
                          "speedup": statistics.median(slow) / statistics.median(fast)})

@@ -93,6 +93,12 @@ def _rss_mb() -> float:
         return int(fh.read().split()[1]) * 4096 / 2**20
 
 
+def _floor_ms(store, qv: np.ndarray) -> float:
+    """Median ms of the numpy floor: one matrix product over the big user's vectors, held in RAM."""
+    matrix = np.ascontiguousarray(store.route_matrix("big")).reshape(-1, DIM)
+    return statistics.median(_ms(lambda: matrix @ qv) for _ in range(15))
+
+
 def bench_size(n: int, users: int, seed: int = 0) -> dict[str, Any]:
     rng = np.random.default_rng(seed + n)
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,9 +132,7 @@ def bench_size(n: int, users: int, seed: int = 0) -> dict[str, Any]:
             slider = {k: statistics.median(_ms(lambda k=k: rerank(pool, replace(Config(), top_k=k)).results)
                                            for _ in range(15)) for k in (4, 50)}
             qv = RandomEmbedder().encode(queries[:1])[0]
-            matrix = np.ascontiguousarray(engine.store.route_matrix("big")).reshape(-1, DIM)  # the same vectors, in RAM
-            floor = statistics.median(_ms(lambda: matrix @ qv) for _ in range(15))
-            del matrix
+            floor = _floor_ms(engine.store, qv)
         finally:
             engine.close()
     median = statistics.median(recall)
