@@ -17,7 +17,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -41,12 +41,13 @@ class RandomEmbedder:
     key = f"synthetic-random-{DIM}"
     dim = DIM
     embedded = cached = 0
+    model_path = Path("(random unit vectors)")
 
     def __init__(self, dim: int = DIM):
         self.dim = dim
         self.key = f"synthetic-random-{dim}"
 
-    def encode(self, texts: list[str], **_: Any) -> np.ndarray:
+    def encode(self, texts: Sequence[str], progress: Any = None, cancelled: Any = None) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, t in enumerate(texts):
             seed = int.from_bytes(hashlib.sha1(t.encode()).digest()[:8], "little")

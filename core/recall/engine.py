@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -17,11 +17,11 @@ from core.config import MAX_ROUTE_DEPTH, Config
 from core.errors import MemsenseError
 from core.recall.backends import open_store
 from core.recall.deepen import ScanPools, assemble, best_lexical
-from core.recall.embed import Embedder, is_content_key, legacy_model_key
+from core.recall.embed import Embedder, TextEmbedder, is_content_key, legacy_model_key
 from core.rank.pool import RecallPool
 from core.rank.ranking import Ranking
 from core.rank.rerank import rerank
-from core.recall.store import RouteHits, Store, StoreMeta, is_url
+from core.recall.store import RouteHits, ScanningStore, Store, StoreMeta, is_url
 from core.recall.ties import ranked_lists
 from core.recall.user_index import LEXICAL_MODES, UserIndex
 from core.records import DENSE_ROUTES, Chunk
@@ -111,7 +111,7 @@ def build_store(dataset: str | Path, location: str | Path, *, mode: str = "hybri
                 progress(len(by_user), len(by_user), "done")
         finally:
             store.close()
-            if new_folder and not written:  # a failed first ingest leaves no empty store behind
+            if folder is not None and new_folder and not written:  # a failed first ingest leaves no empty store behind
                 shutil.rmtree(folder, ignore_errors=True)
         return IngestStats(len(by_user), sum(c.kind == "session" for c in chunks), sum(c.kind == "turn" for c in chunks),
                            embedder.embedded, embedder.cached, time.perf_counter() - start)
@@ -132,12 +132,12 @@ class Engine:
     """An open store plus the embedding model; recall and search for one user at a time."""
 
     def __init__(self, location: str | Path, *, model: str | None = None, cache_dir: str | Path | None = None,
-                 embedder: Embedder | None = None, lexical: str = "bm25"):
+                 embedder: TextEmbedder | None = None, lexical: str = "bm25"):
         if lexical not in LEXICAL_MODES:
             raise MemsenseError(f"unknown lexical mode {lexical!r}; choose {' or '.join(LEXICAL_MODES)}")
         self.lexical = lexical
         # a bad model folder fails before the store is locked; `embedder` stands in for the model (benchmarks)
-        self.embedder = embedder or Embedder(model, cache_dir)
+        self.embedder: TextEmbedder = embedder or Embedder(model, cache_dir)
         try:
             self.store = open_store(location)
         except MemsenseError:
@@ -162,7 +162,7 @@ class Engine:
     def pools_deepen(self) -> bool:
         """Whether recall pools deepen themselves (`RecallPool.at_depth`): a store that scans
         every vector keeps the query's scores; a Qdrant server returns lists, so its pools are fixed."""
-        return hasattr(self.store, "scan")
+        return isinstance(self.store, ScanningStore)
 
     def users(self) -> list[str]:
         return self.store.users()
@@ -181,7 +181,7 @@ class Engine:
         """Why the user opened the slow way (no usable columns file, and how to write one), or ""."""
         return getattr(self.store, "column_notes", {}).get(user_id, "")
 
-    def chunks(self, user_id: str) -> list[Chunk]:
+    def chunks(self, user_id: str) -> Sequence[Chunk]:
         return self._index(user_id).chunks
 
     def recall(self, user_id: str, query: str, depth: int | None = None) -> RecallPool:
@@ -195,9 +195,10 @@ class Engine:
         t0 = time.perf_counter()
         qvec = self.embedder.encode([query])[0]
         t1 = time.perf_counter()
-        if not self.pools_deepen:
+        store = self.store
+        if not isinstance(store, ScanningStore):
             return self._fixed(ix, user_id, query, qvec, MAX_ROUTE_DEPTH if depth is None else depth, (t1 - t0) * 1e3)
-        dense = self.store.scan(user_id, qvec)
+        dense = store.scan(user_id, qvec)
         t2 = time.perf_counter()
         lex = ix.lexical.scores(query)
         t3 = time.perf_counter()
@@ -227,7 +228,7 @@ class Engine:
         self.embedder.close()
 
 
-def check_model(store: Store, meta: StoreMeta | None, embedder: Embedder) -> None:
+def check_model(store: Store, meta: StoreMeta | None, embedder: TextEmbedder) -> None:
     """The store's vectors must come from the embedder's model (same weights, any folder).
 
     Stores record the model's content hash. Stores built before that recorded only a folder

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, NamedTuple, Protocol
+from typing import Callable, Iterable, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -77,3 +77,12 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release the store (locks, files, connections)."""
+
+
+@runtime_checkable
+class ScanningStore(Store, Protocol):
+    """A store that scores every vector of a user (the embedded store): recall keeps the query's
+    scores, so its pools deepen with no new search. A Qdrant server returns lists only."""
+
+    def scan(self, user_id: str, query: np.ndarray) -> np.ndarray:
+        """Every dense route's cosine to `query` for each of the user's rows (routes × rows)."""
