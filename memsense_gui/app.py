@@ -44,7 +44,8 @@ def create_window(argv: list[str] | None = None):
     from memsense_gui.window.main_window import MainWindow
 
 
-    app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(argv if argv is not None else sys.argv)
     app.setOrganizationName(paths.ORGANIZATION)
     app.setApplicationName(paths.APPLICATION)
     app.setApplicationDisplayName("memsense")

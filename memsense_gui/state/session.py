@@ -139,6 +139,8 @@ class QuerySession(QObject):
         is on screen (so the worker does not compete with it for the GIL). Meanwhile what is on
         screen stays, marked as updating, and a baseline not yet ranked shows no movement."""
         pool, pinned = self.pool, self.pinned_baseline
+        if pool is None:
+            return
         due = pinned.config if self._baseline_due and pinned is not None else None
         if due is not None and pool.ready(due.route_limit):
             self._baseline_due, due = False, None
@@ -214,7 +216,7 @@ class QuerySession(QObject):
         the deeper pool follows (`ranking_changed`)."""
         pool = self.pool
         source = pool.source if pool is not None else None
-        if source is None or ranking.pool.source is not source or pool.ready(source.max_depth) \
+        if pool is None or source is None or ranking.pool.source is not source or pool.ready(source.max_depth) \
                 or not reads_deepest(ranking, memory_id):
             return ranking.fate(memory_id)
         self._deepen(pool, source.max_depth)
