@@ -35,7 +35,7 @@ def test_mmr_svg_of_a_hidden_panel_has_current_bars_zero_line_and_ticks_in_place
     w.tuning.set_knob("mmr_lambda", 0.55)
     w.ctx.session.flush()
     ranking = w.ctx.session.ranking
-    assert "MMR trace" in w.inspector._stale and shown  # the closed panel was not redrawn
+    assert DockId.MMR_TRACE in w.inspector._stale and shown  # the closed panel was not redrawn
     assert ranking.config.mmr_lambda == 0.55
     path = tmp_path / "mmr.svg"
     placed = export(w, "mmr", path)
