@@ -40,7 +40,8 @@ def create_window(argv: list[str] | None = None):
     model starts loading first, a job on its own task runner, while the window is built."""
     from memsense_gui.workers.runner import TaskRunner
 
-    app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(argv if argv is not None else sys.argv)
     TaskRunner("memsense-preload", app).submit("load the embedding model", _preload_model)
     from memsense_gui.window.evaluation import install_evaluation
     from memsense_gui.window.main_window import MainWindow

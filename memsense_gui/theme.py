@@ -66,7 +66,8 @@ def blend(a: str | QColor, b: str | QColor, t: float) -> QColor:
     """Linear mix of two colours: t = 0 gives a, t = 1 gives b."""
     ca, cb = QColor(a), QColor(b)
     t = min(1.0, max(0.0, t))
-    return QColor.fromRgbF(*(x + (y - x) * t for x, y in zip(ca.getRgbF()[:3], cb.getRgbF()[:3])))
+    rgb_a, rgb_b = (ca.redF(), ca.greenF(), ca.blueF()), (cb.redF(), cb.greenF(), cb.blueF())
+    return QColor.fromRgbF(*(x + (y - x) * t for x, y in zip(rgb_a, rgb_b)))
 
 
 def palette(theme: Theme) -> QPalette:

@@ -142,7 +142,7 @@ def sensitivity_section(result: TuneResult) -> list[str]:
                      f"{max(trains) - min(trains):.3f}"])
     rows.sort(key=lambda r: -float(r[-1]))
     flat = [r[0] for r in rows if float(r[-1]) == 0]
-    note = [f"", f"No effect at all: {', '.join(flat)} (every value gives the same ranking here)."] if flat else []
+    note = ["", f"No effect at all: {', '.join(flat)} (every value gives the same ranking here)."] if flat else []
     return _table(["knob (others at the tuned value)", "tuned", "lowest train metric", "highest", "spread"], rows) + note
 
 

@@ -22,6 +22,11 @@ from tools.check_memsense_service import questions, questions_parser  # noqa: E4
 DOC = "to_tsvector('english', COALESCE(task_tag, '') || ' ' || COALESCE(content, ''))"
 
 
+def _top10(scores: dict) -> list:
+    """The ten best-scored ids, ties by id (scores rounded to 1e-6 as Postgres prints them)."""
+    return sorted(scores, key=lambda m: (-round(scores[m], 6), m))[:10]
+
+
 def measure(store, asked: list[tuple[str, str]]) -> dict:
     from core.recall.fulltext import FullTextIndex
 
@@ -52,8 +57,7 @@ def measure(store, asked: list[tuple[str, str]]) -> dict:
         common = set(pg) & set(ours)
         common_chunks += len(common)
         same_score_chunks += sum(abs(pg[m] - ours[m]) <= 1e-6 * max(1.0, pg[m]) for m in common)
-        top = lambda d: sorted(d, key=lambda m: (-round(d[m], 6), m))[:10]  # noqa: E731
-        same_top += top(pg) == top(ours)
+        same_top += _top10(pg) == _top10(ours)
     return {"questions": n, "postgres_matches_some_chunk": pg_any / n, "ours_matches_some_chunk": ours_any / n,
             "same_matched_chunks": same_set / n, "mean_jaccard_of_matches": jaccard / n,
             "matched_chunks_both": common_chunks,

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from tools.screenshot import _settle, _wait, open_window, under_xvfb
+from memsense_gui.views.dock import DockId
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = ROOT / "resources" / "screenshots"
@@ -39,11 +40,11 @@ def take(store: Path | None, out_dir: Path) -> list[Path]:
 
     app, window = open_window(store, SIZE)
     panel = window.cases_panel
-    window.raise_dock("Cases")
-    window.raise_dock("Route ranks")
+    window.raise_dock(DockId.CASES)
+    window.raise_dock(DockId.ROUTE_RANKS)
     _settle(app)
     horizontal = Qt.Orientation.Horizontal
-    window.resizeDocks([window.docks["Cases"], window.docks["Chunk"]], [560, 380], horizontal)
+    window.resizeDocks([window.docks[DockId.CASES], window.docks[DockId.CHUNK]], [560, 380], horizontal)
     _until(app, lambda: panel.model.rowCount() and panel.model.counts()[1] == panel.model.rowCount())
     failing = next(r for r in range(panel.model.rowCount()) if panel.model.passed(r) is False)
     panel.select_row(failing)
@@ -62,18 +63,18 @@ def take(store: Path | None, out_dir: Path) -> list[Path]:
 
     missed = next(c.memory_id for c in ranking.pool.chunks if c.kind == "session"
                   and c.session_number in q.gold_sessions and c.memory_id not in ranking.result_ids)
-    window.raise_dock("Why not?")
-    window.raise_dock("Tuning")
+    window.raise_dock(DockId.WHY_NOT)
+    window.raise_dock(DockId.TUNING)
     _settle(app)
-    window.resizeDocks([window.docks["Tuning"], window.docks["Why not?"]], [320, 580], horizontal)
-    window.resizeDocks([window.docks["Route ranks"]], [110], Qt.Orientation.Vertical)  # room for the changes
+    window.resizeDocks([window.docks[DockId.TUNING], window.docks[DockId.WHY_NOT]], [320, 580], horizontal)
+    window.resizeDocks([window.docks[DockId.ROUTE_RANKS]], [110], Qt.Orientation.Vertical)  # room for the changes
     window.ctx.session.pin(missed)
     model = window.whynot_panel.whatif_model
     _until(app, lambda: model.answer is not None and model.answer.memory_id == missed)
     _settle(app)
     window.grab().save(str(shots[1]))
 
-    view = window.docks["Evaluation"].view  # the A/B question: Evaluation undocked to 1280×720
+    view = window.docks[DockId.EVALUATION].view  # the A/B question: Evaluation undocked to 1280×720
     with_shot = out_dir / "ab-question.png"
     with_shot.unlink(missing_ok=True)
     view.start()
@@ -85,7 +86,7 @@ def take(store: Path | None, out_dir: Path) -> list[Path]:
     row = next(r for r in view.diff_model.rows if r["question_id"] == q.question_id)
     view.show_ab(row)
     view.tabs.setCurrentWidget(view.ab_view)
-    dock = window.docks["Evaluation"]
+    dock = window.docks[DockId.EVALUATION]
     dock.setFloating(True)
     dock.resize(*SIZE)
     dock.show()

@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script from any folder: the project first
 
 from tools.screenshot import SIZE, _settle, _wait, under_xvfb  # noqa: E402
+from memsense_gui.views.dock import DockId  # noqa: E402
 
 DEFAULT_OUT = ROOT / "resources" / "screenshots" / "production.png"
 
@@ -49,7 +50,7 @@ def take(args: argparse.Namespace) -> Path:
         if "production and reproduction" in panel.summary.text():
             break
         _settle(app, 200)
-    window.raise_dock("Production")
+    window.raise_dock(DockId.PRODUCTION)
     window.results.view.selectRow(0)
     _settle(app)
     args.out.parent.mkdir(parents=True, exist_ok=True)

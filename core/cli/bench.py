@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -42,15 +43,16 @@ def machine() -> dict[str, Any]:
 def bench_rerank(sizes=(32, 256, 1024), dim: int = 384) -> list[dict[str, Any]]:
     """Median ms of the full re-rank (fusion, pool, turn support, MMR, explain of the results)
     for a hybrid store (session-first) and a turn-only store (fallback path)."""
-    rows, load_before = [], os.getloadavg()
+    rows = []
     for n in sizes:
         for shape, turns, sessions_first in (("hybrid", 12, True), ("turn-only", 12, False)):
             pool = synthetic_pool(n_sessions=max(n // 8, 2), turns_per_session=turns, dim=dim, seed=n)
             cfg = replace(Config(), candidate_min=n, session_first=sessions_first)
             ranking = rerank(pool, cfg)
-            fast = _times_ms(lambda: rerank(pool, cfg).results, 60)
+            fast = _times_ms(lambda: rerank(pool, cfg).results, 60)  # noqa: B023 (called here, in this iteration)
             lists = to_lists(pool)
-            slow = _times_ms(lambda: naive_rerank(lists, cfg), 5 if n >= 1024 else 15)
+            slow = _times_ms(lambda: naive_rerank(lists, cfg),  # noqa: B023 (called here)
+                              5 if n >= 1024 else 15)
             rows.append({"candidates": len(ranking.candidates), "store": shape, "mmr_rows": len(ranking.rows),
                          "median_ms": statistics.median(fast), "naive_median_ms": statistics.median(slow),
                          "speedup": statistics.median(slow) / statistics.median(fast)})
@@ -77,7 +79,7 @@ def bench_store(dataset: Path, progress: bool = True) -> dict[str, Any]:
             engine.load_model()
             questions = [q.text for q in load_questions(dataset) if q.user_id == user][:200]
             engine.recall(user, questions[0])  # index warm-up, as the app does on opening a user
-            lat = [(_times_ms(lambda q=q: engine.recall(user, q), 1))[0] for q in questions]
+            lat = [_times_ms(partial(engine.recall, user, q), 1)[0] for q in questions]
             out.update(recall_user=user, recall_queries=len(lat), recall_median_ms=statistics.median(lat),
                        recall_p95_ms=float(np.percentile(lat, 95)))
         finally:
@@ -142,7 +144,7 @@ def bench_tuning(questions: int = 200, trials: int = 8) -> dict[str, Any]:
             "batched_per_s": n / batched, "speedup": loop / batched}
 
 
-def main(args: Any = None) -> dict[str, Any]:
+def main(args: Any = None) -> dict[str, Any] | None:
     if getattr(args, "scale", None):
         return main_scale(args)
     quick = bool(getattr(args, "quick", False))

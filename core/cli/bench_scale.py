@@ -17,7 +17,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -42,12 +42,13 @@ class RandomEmbedder:
     key = f"synthetic-random-{DIM}"
     dim = DIM
     embedded = cached = 0
+    model_path = Path("(random unit vectors)")
 
     def __init__(self, dim: int = DIM):
         self.dim = dim
         self.key = f"synthetic-random-{dim}"
 
-    def encode(self, texts: list[str], **_: Any) -> np.ndarray:
+    def encode(self, texts: Sequence[str], progress: Any = None, cancelled: Any = None) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, t in enumerate(texts):
             seed = int.from_bytes(hashlib.sha1(t.encode()).digest()[:8], "little")
@@ -94,6 +95,12 @@ def _rss_mb() -> float:
         return int(fh.read().split()[1]) * 4096 / 2**20
 
 
+def _floor_ms(store, qv: np.ndarray) -> float:
+    """Median ms of the numpy floor: one matrix product over the big user's vectors, held in RAM."""
+    matrix = np.ascontiguousarray(store.route_matrix("big")).reshape(-1, DIM)
+    return statistics.median(_ms(lambda: matrix @ qv) for _ in range(15))
+
+
 def bench_size(n: int, users: int, seed: int = 0) -> dict[str, Any]:
     rng = np.random.default_rng(seed + n)
     with tempfile.TemporaryDirectory() as tmp:
@@ -127,9 +134,7 @@ def bench_size(n: int, users: int, seed: int = 0) -> dict[str, Any]:
             slider = {k: statistics.median(_ms(lambda k=k: rerank(deep, replace(Config(), top_k=k)).results)
                                            for _ in range(15)) for k in (4, 50)}
             qv = RandomEmbedder().encode(queries[:1])[0]
-            matrix = np.ascontiguousarray(engine.store.route_matrix("big")).reshape(-1, DIM)  # the same vectors, in RAM
-            floor = statistics.median(_ms(lambda: matrix @ qv) for _ in range(15))
-            del matrix
+            floor = _floor_ms(engine.store, qv)
         finally:
             engine.close()
     median = statistics.median(recall)

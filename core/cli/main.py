@@ -7,10 +7,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from core.cli.arguments import Parser, store_location
 from core.cli.output import SafeStream, progress_bar

@@ -15,7 +15,7 @@ from typing import Callable, TextIO
 def progress_bar(stream: TextIO | None = None) -> Callable[[int, int, str], None]:
     """A `(done, total, stage)` callback drawing one bar per stage (a line per update off a tty)."""
     stream = stream or sys.stderr  # looked up now: the command's (safe) stderr
-    state = {"stage": None}
+    state: dict[str, str | None] = {"stage": None}
 
     def show(done: int, total: int, stage: str) -> None:
         if not stream.isatty() and stage == state["stage"] and done not in (0, total):
@@ -57,6 +57,6 @@ class SafeStream(io.TextIOBase):
     def isatty(self) -> bool:
         return self.stream.isatty()
 
-    @property
-    def encoding(self) -> str:
+    @property  # typeshed declares TextIOBase.encoding a plain attribute; io.TextIOBase has a read-only property
+    def encoding(self) -> str:  # type: ignore[override]
         return getattr(self.stream, "encoding", "utf-8")

@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TypedDict
 
 from core.config.provenance import FoldFigure, Provenance
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2 (bundled)"
 
 
-def _where(args: argparse.Namespace) -> dict[str, str]:
+class _Where(TypedDict):
+    store: str
+    model: str
+
+
+def _where(args: argparse.Namespace) -> _Where:
     return {"store": str(Path(args.store).expanduser().resolve()) if args.store else "",
             "model": str(args.model) if args.model else BUNDLED_MODEL}
 

@@ -6,10 +6,20 @@ the app's sliders and the tuner all read the resulting `KNOBS` table.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Protocol, Self, TypeVar
 
-C = TypeVar("C")
-"""A `core.config.Config` (declared there, after the knobs it is made of)."""
+
+class Configurable(Protocol):
+    """What a knob reads and writes: a `core.config.Config` (a frozen dataclass declared there,
+    after the knobs it is made of)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    def with_weights(self, **weights: float) -> Self: ...
+
+
+C = TypeVar("C", bound=Configurable)
+"""A `core.config.Config`."""
 
 WEIGHT_PREFIX = "route_weights."
 META = "memsense_knob"
@@ -85,7 +95,7 @@ ROUTE_HELP: dict[str, str] = {
     "facet_preferences": "cosine of the query to the chunk's preferences facet",
     "facet_events": "cosine of the query to the chunk's events facet",
 }
-WEIGHT_KNOB = dict(low=0.0, high=5.0, decimals=2, group="Route weights", tune=(0.0, 5.0))
+WEIGHT_KNOB: dict[str, Any] = dict(low=0.0, high=5.0, decimals=2, group="Route weights", tune=(0.0, 5.0))
 """Every route weight's declaration; one `Knob` per route is made from it."""
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from core.config import files as config_io
 from core.atomic import write_text_atomic
@@ -21,7 +22,7 @@ def only(**weights: float) -> dict[str, float]:
 
 # Baselines: one route's order over whole sessions, nothing added (no memory-score term, no
 # turn support, plain relevance order: lambda 1, duplicates only when identical).
-_PLAIN = dict(alpha=0.0, mmr_lambda=1.0, duplicate_threshold=1.0, turn_support_cap=0.0)
+_PLAIN: dict[str, Any] = dict(alpha=0.0, mmr_lambda=1.0, duplicate_threshold=1.0, turn_support_cap=0.0)
 
 BUILTIN: dict[str, Config] = {
     MEMSENSE: Config(),

@@ -127,7 +127,7 @@ KNOBS: dict[str, Knob] = _knob_table()
 """Every numeric knob by name (`route_weights.<route>` for a weight), in field order."""
 BOUNDS: dict[str, tuple[float, float]] = {k.name: k.bounds for k in KNOBS.values() if not k.is_weight}
 """Bounds the controls allow, also used to validate loaded files: (low, high)."""
-WEIGHT_BOUNDS = (WEIGHT_KNOB["low"], WEIGHT_KNOB["high"])
+WEIGHT_BOUNDS: tuple[float, float] = (WEIGHT_KNOB["low"], WEIGHT_KNOB["high"])
 
 MAX_ROUTE_DEPTH = int(
     max(

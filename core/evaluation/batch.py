@@ -63,7 +63,7 @@ class _User:
         for i, c in enumerate(pool.chunks):
             j = self.index.get(c.memory_id)
             known[i] = j is not None and frozenset(c.tags) == self.tags[j]
-            loc[i] = j if known[i] else self._append(pool, i, c.memory_id)
+            loc[i] = j if j is not None and known[i] else self._append(pool, i, c.memory_id)
         rows = np.flatnonzero(known)
         differ = rows[~(self._vectors[loc[rows]] == pool.vectors[rows]).all(axis=1)]
         for i in differ.tolist():
@@ -129,7 +129,7 @@ class PoolBatch:
     """Every pool's rows laid out in blocks; everything no knob changes is built once."""
 
     def __init__(self, pools: Sequence[RecallPool], table_bytes: int = TABLE_BYTES, picks: int = PICKS):
-        self.pools = list(pools)
+        self.pools: list[RecallPool] | None = list(pools)  # None in a copy for a worker (`without_pools`)
         self._questions = len(self.pools)
         users: dict[tuple[str, int], int] = {}
         self._users: list[_User] = []
@@ -156,8 +156,13 @@ class PoolBatch:
         self._stores, self._store_of, self._base_of = _stores(self._users, small)
         self.blocks = [self._block(qs, locs, owner) for qs in _size_classes([p.size for p in self.pools])]
 
+    def _pools(self) -> list[RecallPool]:
+        if self.pools is None:
+            raise ValueError("this batch has no pools: it re-ranks only RRF configs its pools are deep enough for")
+        return self.pools
+
     def _block(self, qs: list[int], locs: list[np.ndarray], owner: list[int]) -> _Block:
-        ps = [self.pools[q] for q in qs]
+        ps = [self._pools()[q] for q in qs]
         b, w = len(ps), max([p.size for p in ps] + [1])
         ranks = np.zeros((len(ROUTES), b, w), dtype=np.intp)
         valid = np.zeros((b, w), dtype=bool)
@@ -212,13 +217,13 @@ class PoolBatch:
         if self.pools is None and not self.batched(cfg):
             raise ValueError("this batch has no pools: it re-ranks only RRF configs its pools are deep enough for")
         if cfg.scheme != "rrf" or cfg.scheme in CUTS:
-            for q, p in enumerate(self.pools):
+            for q, p in enumerate(self._pools()):
                 self._by_rerank(q, p, cfg, out, count)
             return out, count
         for blk in self.blocks:
             shallow = blk.depth < cfg.route_limit
             for i in np.flatnonzero(shallow).tolist():  # `rerank` says whether the pool can serve
-                self._by_rerank(int(blk.qs[i]), self.pools[blk.qs[i]], cfg, out, count)
+                self._by_rerank(int(blk.qs[i]), self._pools()[blk.qs[i]], cfg, out, count)
             if shallow.all():
                 continue
             cols, n = self._select(blk, cfg)

@@ -175,8 +175,11 @@ def _cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Questio
         tuned = result.best.config
         ev_held = evaluate_config(pools, held, tuned, k)
         held_scores.update(ev_held.scores(name))
+        start_held = result.start.test
+        if start_held is None:  # `search` scores every trial on the held-out questions it is given
+            raise ValueError(f"fold {n}: the start config was not scored on the held-out users")
         out.append(Fold(n, tuple(sorted({q.user_id for q in train})), held_users, len(train), len(held), tuned,
-                        result.best.train, ev_held.overall[name], result.start.train, result.start.test,
+                        result.best.train, ev_held.overall[name], result.start.train, start_held,
                         len(result.trials)))
     cancelled = cancel is not None and cancel.is_set()
     if not out:

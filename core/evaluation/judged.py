@@ -151,7 +151,7 @@ def _question_from_json(item: object, where: str) -> Question:
 
 def _check_doc(docid: object, user: str, where: str, known: Mapping[str, set[str]] | None = None) -> str:
     parsed = parse_docid(docid) if isinstance(docid, str) else None
-    if parsed is None:
+    if parsed is None or not isinstance(docid, str):
         raise MemsenseError(f"{where}: {docid!r} is not a session id (\"{user}:S003\") or memory id "
                             f"(\"{user}:S003:P00\"); use the ids the store shows")
     if parsed[0] != user:

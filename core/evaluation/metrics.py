@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping, Sequence
+from typing import Hashable, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -30,8 +30,10 @@ from core.errors import MemsenseError
 BASE_METRICS: tuple[str, ...] = ("recall_any", "recall_all", "recall", "mrr", "ndcg")
 AT_K = {"recall_any", "recall_all", "recall", "ndcg"}
 
-Ranked = Sequence[Hashable]
-Qrels = Mapping[Hashable, int]
+D = TypeVar("D", bound=Hashable)
+"""A document id (a session id, a memory id, a row: whatever the ranking and the judgments share)."""
+Ranked = Sequence[D]
+Qrels = Mapping[D, int]
 
 
 def metric_names(k: int) -> tuple[str, ...]:
@@ -55,10 +57,10 @@ def metric_key(base: str, k: int) -> str:
     return f"{base}@{k}" if base in AT_K else base
 
 
-def _top(ranked: Ranked, k: int | None) -> list[Hashable]:
+def _top(ranked: Ranked[D], k: int | None) -> list[tuple[int, D]]:
     """First occurrences among the first k results, each with its 1-based result position."""
-    seen: set = set()
-    out = []
+    seen: set[D] = set()
+    out: list[tuple[int, D]] = []
     for pos, doc in enumerate(ranked if k is None else ranked[:k], start=1):
         if doc not in seen:
             seen.add(doc)
@@ -66,35 +68,35 @@ def _top(ranked: Ranked, k: int | None) -> list[Hashable]:
     return out
 
 
-def relevant_of(qrels: Qrels) -> set:
+def relevant_of(qrels: Qrels[D]) -> set[D]:
     return {d for d, g in qrels.items() if g >= 1}
 
 
-def recall_any(ranked: Ranked, qrels: Qrels, k: int) -> float:
+def recall_any(ranked: Ranked[D], qrels: Qrels[D], k: int) -> float:
     """1 if any relevant document is among the first k results, else 0."""
     rel = relevant_of(qrels)
     return float(any(doc in rel for _, doc in _top(ranked, k)))
 
 
-def recall_all(ranked: Ranked, qrels: Qrels, k: int) -> float:
+def recall_all(ranked: Ranked[D], qrels: Qrels[D], k: int) -> float:
     """1 if every relevant document is among the first k results (0 with none relevant)."""
     rel = relevant_of(qrels)
     return float(bool(rel) and rel <= {doc for _, doc in _top(ranked, k)})
 
 
-def recall(ranked: Ranked, qrels: Qrels, k: int) -> float:
+def recall(ranked: Ranked[D], qrels: Qrels[D], k: int) -> float:
     """|relevant ∩ first k| / |relevant| (0 with none relevant)."""
     rel = relevant_of(qrels)
     return len(rel & {doc for _, doc in _top(ranked, k)}) / len(rel) if rel else 0.0
 
 
-def mrr(ranked: Ranked, qrels: Qrels) -> float:
+def mrr(ranked: Ranked[D], qrels: Qrels[D]) -> float:
     """1 / position of the first relevant result, 0 when none is relevant."""
     rel = relevant_of(qrels)
     return next((1.0 / pos for pos, doc in _top(ranked, None) if doc in rel), 0.0)
 
 
-def ndcg(ranked: Ranked, qrels: Qrels, k: int) -> float:
+def ndcg(ranked: Ranked[D], qrels: Qrels[D], k: int) -> float:
     """`Σ_{i≤k} gain_i / log2(i + 1)` over the ideal ordering's sum; gain = grade (0 if unjudged)."""
     dcg = sum(max(qrels.get(doc, 0), 0) / math.log2(pos + 1) for pos, doc in _top(ranked, k))
     ideal = sorted((g for g in qrels.values() if g > 0), reverse=True)[:k]
@@ -102,7 +104,7 @@ def ndcg(ranked: Ranked, qrels: Qrels, k: int) -> float:
     return dcg / idcg if idcg > 0 else 0.0
 
 
-def question_metrics(ranked: Ranked, qrels: Qrels, k: int) -> dict[str, float]:
+def question_metrics(ranked: Ranked[D], qrels: Qrels[D], k: int) -> dict[str, float]:
     """Every metric of `BASE_METRICS` for one question, under its name at k."""
     return {
         f"recall_any@{k}": recall_any(ranked, qrels, k),

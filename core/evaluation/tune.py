@@ -55,12 +55,19 @@ class Knob:
         return self.knob.name
 
     @property
+    def bounds(self) -> tuple[float, float]:
+        """The range searched; every knob of `KNOBS` and `POOL_KNOBS` declares one."""
+        if self.knob.tune is None:
+            raise ValueError(f"{self.name} declares no tuning range")
+        return self.knob.tune
+
+    @property
     def low(self) -> float:
-        return self.knob.tune[0]
+        return self.bounds[0]
 
     @property
     def high(self) -> float:
-        return self.knob.tune[1]
+        return self.bounds[1]
 
     @property
     def log(self) -> bool:
@@ -260,7 +267,7 @@ def open_scorer(pools: Mapping[str, RecallPool], train: Sequence[Question], test
     if evaluator is not None and [m for m, _ in evaluator.metrics] != [name, tiebreak]:
         raise ValueError(f"the evaluator scores {evaluator.metrics}, not {name} and {tiebreak}")
     own = evaluator is None
-    ev = evaluator_for(pools, [*train, *test], metric, jobs) if own else evaluator
+    ev = evaluator if evaluator is not None else evaluator_for(pools, [*train, *test], metric, jobs)
     return name, Scorer(ev, train, test, own)
 
 
@@ -371,7 +378,7 @@ def sensitivity(cfg: Config, knobs: Sequence[Knob], scorer: Scorer, points: int 
                 cancel: threading.Event | None = None) -> dict[str, tuple[tuple[float, float, float | None], ...]]:
     """Metric against each knob alone: the knob swept over `points` values of its range (and
     its best value), every other knob at `cfg`; (value, train, held-out or None) per point."""
-    out = {}
+    out: dict[str, tuple[tuple[float, float, float | None], ...]] = {}
     for knob in knobs:
         if cancel is not None and cancel.is_set():
             return out

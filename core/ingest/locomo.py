@@ -64,9 +64,11 @@ def _locomo_message(m: Any, n: int, k: int, where: str, path: Path) -> Message:
         raise fail(path, f"{where}: expected an object, got {kind_of(m)}")
     speaker = required_str(m, "speaker", where, path)
     text = text_field(m, "text", where, path)
-    dia_id = m.get("dia_id") if isinstance(m.get("dia_id"), str) else f"D{n}:{k}"
-    caption = m.get("blip_caption") if isinstance(m.get("blip_caption"), str) else ""
-    return Message(speaker, text, dia_id, urls_field(m.get("img_url"), where, path), caption.strip())
+    caption = m.get("blip_caption")
+    caption = caption.strip() if isinstance(caption, str) else ""
+    dia_id = m.get("dia_id")
+    dia_id = dia_id if isinstance(dia_id, str) else f"D{n}:{k}"
+    return Message(speaker, text, dia_id, urls_field(m.get("img_url"), where, path), caption)
 
 
 def _observation(sample: dict, n: int) -> tuple[tuple[str, str], ...]:

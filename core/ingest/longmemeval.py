@@ -100,7 +100,8 @@ def question_of(item: dict) -> Question:
     """The judged question of one checked LongMemEval item."""
     qid = str(item["question_id"])
     number = {sid: n for n, sid in enumerate(item["haystack_session_ids"], start=1)}
-    gold, turns = (), ()
+    gold: tuple[int, ...] = ()
+    turns: tuple[str, ...] = ()
     if not is_abstention(qid):  # its answer sessions only mention the topic: nothing to retrieve
         gold = tuple(sorted({number[s] for s in item["answer_session_ids"]}))
         turns = tuple(f"D{n}:{k}" for n, session in enumerate(item["haystack_sessions"], start=1)

@@ -83,7 +83,8 @@ def _locomo_questions(data: list, path: Path) -> list[Question]:
 
 
 def _project_questions(items: list, path: Path, unit: str) -> list[Question]:
-    questions, counts = [], {}
+    questions: list[Question] = []
+    counts: dict[str, int] = {}
     for n, item in enumerate(items, start=1):
         where = f"{unit} {n}"
         if not isinstance(item, dict):

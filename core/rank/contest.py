@@ -21,10 +21,14 @@ from core.recall.pool import RecallPool
 class Ranking(Protocol):
     """What the contest reads of a re-rank (`core.rank.ranking.Ranking` has it)."""
 
-    pool: RecallPool
-    config: Config
-    rows: Sequence
-    selection: mmr.Selection
+    @property
+    def pool(self) -> RecallPool: ...
+    @property
+    def config(self) -> Config: ...
+    @property
+    def rows(self) -> Sequence: ...
+    @property
+    def selection(self) -> mmr.Selection: ...
 
 
 class Bout(NamedTuple):
@@ -74,10 +78,10 @@ def contest(ranking: Ranking, row_pos: int) -> tuple[Bout, ...]:
         duplicate = pos > 0 and worst >= cfg.duplicate_threshold
         if pos == 0:
             basis, won, own = "final", winner.final_score, final
-        elif step.fallback:
+        elif step.mmr_score is None:  # past the first pick, only fallback fills have no MMR score
             basis, won, own = "fallback", winner.final_score, None
         else:
-            basis, won = "mmr", float(step.mmr_score)
+            basis, won = "mmr", step.mmr_score
             own = None if duplicate else lam * final - (1.0 - lam) * worst
         bouts.append(Bout(pos + 1, _id(ranking, step.row), basis, won, own, worst, cause, duplicate))
     return tuple(bouts)

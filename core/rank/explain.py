@@ -29,16 +29,26 @@ class Fate:
 class Ranking(Protocol):
     """What "why not" reads of a re-rank (`core.rank.ranking.Ranking` has it all)."""
 
-    pool: RecallPool
-    config: Config
-    fused: np.ndarray
-    live: np.ndarray
-    session_first: bool
-    rows: Sequence
-    selection: Selection
-    drop_reasons: Mapping[int, str]
-    row_of_index: Mapping[int, int]
-    candidate_rank: Mapping[int, int]
+    @property
+    def pool(self) -> RecallPool: ...
+    @property
+    def config(self) -> Config: ...
+    @property
+    def fused(self) -> np.ndarray: ...
+    @property
+    def live(self) -> np.ndarray: ...
+    @property
+    def session_first(self) -> bool: ...
+    @property
+    def rows(self) -> Sequence: ...
+    @property
+    def selection(self) -> Selection: ...
+    @property
+    def drop_reasons(self) -> Mapping[int, str]: ...
+    @property
+    def row_of_index(self) -> Mapping[int, int]: ...
+    @property
+    def candidate_rank(self) -> Mapping[int, int]: ...
 
 
 def _hits(ranking: Ranking, i: int, mask: np.ndarray) -> str:
@@ -61,9 +71,9 @@ def fate_of(ranking: Ranking, memory_id: str, deepest: RecallPool | None = None)
     None: the ranking's own pool), so the answer can tell "ranked below route_limit" from
     "absent from every list" whatever depth the re-rank itself needed."""
     cfg = ranking.config
-    if reads_deepest(ranking, memory_id):
-        return _unlisted(ranking.pool if deepest is None else deepest, cfg, memory_id)
     i = ranking.pool.index_of(memory_id)
+    if i is None or reads_deepest(ranking, memory_id):
+        return _unlisted(ranking.pool if deepest is None else deepest, cfg, memory_id)
     row_pos = ranking.row_of_index.get(i)
     if row_pos is not None:  # also a session row no route found, returned for its turns' support
         return _row_fate(ranking, memory_id, row_pos)

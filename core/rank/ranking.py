@@ -21,7 +21,7 @@ class Row(NamedTuple):
     A NamedTuple, not a dataclass: a re-rank makes one per row on every slider tick.
     """
 
-    index: int  # row of the recall pool
+    index: int  # type: ignore[assignment]  # row of the recall pool; shadows tuple.index(), never called on a Row
     rrf_score: float  # with turn support on session rows
     routes: tuple[str, ...]
     final_score: float

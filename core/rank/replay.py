@@ -15,7 +15,7 @@ import re
 import threading
 import warnings
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any, Callable, Sequence, TypeGuard
 
 import numpy as np
 import simdjson
@@ -115,7 +115,7 @@ def _json_texts(texts: list[str]) -> tuple[np.ndarray, list[int]] | None:
         return None
     parser = _parser(len(text))
     try:
-        doc = parser.parse(text)
+        doc: Any = parser.parse(text)  # the text is "[" ... "]": an array of arrays (checked above) or an error
         try:
             counts = [len(row) for row in doc]
             flat = np.frombuffer(doc.as_buffer(of_type="d"), dtype=np.float64)
@@ -175,7 +175,7 @@ def _padded(values: list[Any], where: Callable[[int], str]) -> tuple[np.ndarray,
     return out, dims
 
 
-def _parse_texts(texts: list[str]) -> list[np.ndarray | None]:
+def _parse_texts(texts: list[str]) -> Sequence[np.ndarray | None]:
     """`"[..]"` strings outside JSON's grammar (`.5`, `1.`, spaces) parsed in one pass; None for
     each string this reader cannot vouch for."""
     inner = [t.strip() for t in texts]
@@ -197,7 +197,7 @@ def _parse_texts(texts: list[str]) -> list[np.ndarray | None]:
     return np.split(flat, np.cumsum(counts)[:-1])
 
 
-def _is_number(x: Any) -> bool:
+def _is_number(x: Any) -> TypeGuard[int | float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
@@ -241,12 +241,15 @@ def _rows_one_by_one(raw: list[Any], name: Any) -> Columns:
     out: Columns = ([], [], [], [], [])
     for n, row in enumerate(raw):
         where = f"case {name!r} row {n}"
-        fields = _row(row, where)
-        if fields[0] in seen:
-            raise MemsenseError(f"{where}: memory_id {fields[0]!r} appears twice in the case; a pool holds each memory once")
-        seen.add(fields[0])
-        for column, value in zip(out, fields):
-            column.append(value)
+        mid, rrf, score, tags, routes = _row(row, where)
+        if mid in seen:
+            raise MemsenseError(f"{where}: memory_id {mid!r} appears twice in the case; a pool holds each memory once")
+        seen.add(mid)
+        out[0].append(mid)
+        out[1].append(rrf)
+        out[2].append(score)
+        out[3].append(tags)
+        out[4].append(routes)
     return out
 
 

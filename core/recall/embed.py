@@ -14,11 +14,16 @@ import sqlite3
 import threading
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 import numpy as np
 
 from core.errors import Cancelled, MemsenseError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+    from core.recall.onnx_embed import OnnxModel
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -227,6 +232,25 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
+class TextEmbedder(Protocol):
+    """What recall needs of an embedder: `Embedder`, or a stand-in for the model (benchmarks)."""
+
+    key: str  # names the vectors' model: a store keeps the key of the model that built it
+    model_path: Path
+    embedded: int
+    cached: int
+
+    @property
+    def dim(self) -> int: ...
+
+    def encode(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None,
+               cancelled: Callable[[], bool] | None = None) -> np.ndarray: ...
+
+    def load(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class Embedder:
     """Unit-length embeddings of texts; loads the model lazily.
 
@@ -248,7 +272,7 @@ class Embedder:
         self.cache_dir = Path(cache_dir or default_cache_dir()).expanduser()
         self.key = model_key(self.model_path, self.cache_dir)
         self.cache = EmbeddingCache(self.cache_dir / f"embeddings-{self.key}.sqlite")
-        self._model = None
+        self._model: OnnxModel | SentenceTransformer | None = None
         self._load_lock = threading.Lock()
         self.embedded = 0  # texts run through the model
         self.cached = 0  # texts answered by the cache
@@ -315,10 +339,15 @@ class Embedder:
             return "not loaded"
         return "onnxruntime" if isinstance(self._model, onnx_embed.OnnxModel) else "torch"
 
+    def _loaded(self) -> OnnxModel | SentenceTransformer:
+        self.load()
+        if self._model is None:
+            raise MemsenseError(f"the embedding model {self.model_path} did not load")
+        return self._model
+
     @property
     def dim(self) -> int:
-        self.load()
-        return int(self._model.get_sentence_embedding_dimension())
+        return int(self._loaded().get_sentence_embedding_dimension() or 0)
 
     def encode(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None,
                cancelled: Callable[[], bool] | None = None) -> np.ndarray:
@@ -331,31 +360,38 @@ class Embedder:
         if missing:
             if cancelled and cancelled():
                 raise Cancelled("cancelled")
-            self.load()
+            self._embed(missing, [unique[k] for k in missing], found, progress, cancelled)
+        if not keys:
+            return np.zeros((0, self.dim if self.loaded else 0), dtype=np.float32)
+        return np.stack([found[k] for k in keys])
+
+    def _embed(self, missing: list[bytes], texts: list[str], found: dict[bytes, np.ndarray],
+               progress: Callable[[int, int], None] | None, cancelled: Callable[[], bool] | None) -> None:
+        """Embed `texts` (keys `missing`) with the model into `found` and the cache."""
+        from core.recall.onnx_embed import OnnxModel
+
+        model = self._loaded()
         # onnxruntime: each text tokenized once, sorted by tokens (SentenceTransformer's own `tokenize` differs)
-        tokenize = self._model.tokenize if hasattr(self._model, "encode_tokens") else None
-        items = tokenize([unique[k] for k in missing]) if tokenize else [unique[k] for k in missing]
-        lengths = [len(e.ids) for e in items] if tokenize else [len(t) for t in items]
+        onnx = model if isinstance(model, OnnxModel) else None
+        items: list[Any] = onnx.tokenize(texts) if onnx else texts
+        lengths = [len(e.ids) for e in items] if onnx else [len(t) for t in items]
         order = sorted(range(len(missing)), key=lengths.__getitem__)
-        step = getattr(self._model, "texts_per_call", BATCH)
+        step = onnx.texts_per_call if onnx else BATCH
         for start in range(0, len(order), step):
             if cancelled and cancelled():
                 raise Cancelled("cancelled")
             part = order[start: start + step]
-            if tokenize:
-                vecs = self._model.encode_tokens([items[i] for i in part])
+            if onnx:
+                vecs = onnx.encode_tokens([items[i] for i in part])
             else:
-                vecs = self._model.encode([items[i] for i in part], batch_size=BATCH, normalize_embeddings=True,
-                                          convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+                vecs = model.encode([texts[i] for i in part], batch_size=BATCH, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
             keys_part = [missing[i] for i in part]
             self.cache.put_many(list(zip(keys_part, vecs)))
             found.update(zip(keys_part, vecs))
             self.embedded += len(part)
             if progress:
                 progress(min(start + step, len(order)), len(order))
-        if not keys:
-            return np.zeros((0, self.dim if self.loaded else 0), dtype=np.float32)
-        return np.stack([found[k] for k in keys])
 
     def close(self) -> None:
         self.cache.close()

@@ -62,7 +62,7 @@ def columns_file(vector_file: str) -> str:
 
 def _crc(array: np.ndarray) -> int:
     """Adler-32 of the raw bytes: catches damage at a fraction of a hash's cost."""
-    return zlib.adler32(memoryview(np.ascontiguousarray(array)).cast("B"))
+    return zlib.adler32(np.ascontiguousarray(array).data.cast("B"))
 
 
 class EmbeddedStore:
@@ -140,6 +140,13 @@ class EmbeddedStore:
         return db
 
     # -- meta ---------------------------------------------------------------------------------
+    def _dim(self) -> int:
+        """The vectors' width; asked only once a user is known, so the store has its model record."""
+        meta = self.meta()
+        if meta is None:
+            raise MemsenseError(f"the store {self.location} holds users but no model record; build it again")
+        return meta.dim
+
     def meta(self) -> StoreMeta | None:
         rows = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
         if "model_key" not in rows:
@@ -239,7 +246,7 @@ class EmbeddedStore:
     def _open_vectors(self, user_id: str) -> tuple[np.ndarray, int]:
         """The user's vector file, memory-mapped and of the recorded shape, and its recorded checksum."""
         file, n, crc = self._user_row(user_id)
-        dim = self.meta().dim
+        dim = self._dim()
         try:
             m = np.load(self.path / "vectors" / file, mmap_mode="r")
         except FileNotFoundError:
@@ -286,9 +293,10 @@ class EmbeddedStore:
     def search(self, user_id: str, query: np.ndarray, routes: Iterable[str], limit: int) -> dict[str, RouteHits]:
         """Exact cosine search of each route: rows of `read_user`'s order, best first, ties by row."""
         key = (user_id, np.asarray(query, dtype=np.float32).tobytes())
-        if self._last[0] != key:  # a deeper fetch of the same query (a tie across the cut) reuses the scan
-            self._last = (key, self.scan(user_id, query))
         scanned = self._last[1]
+        if self._last[0] != key or scanned is None:  # a deeper fetch of the same query (a tie across the cut) reuses the scan
+            scanned = self.scan(user_id, query)
+            self._last = (key, scanned)
         out = {}
         for route in routes:
             j = DENSE_ROUTES.index(route)

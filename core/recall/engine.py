@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from core.config import MAX_ROUTE_DEPTH, Config
 from core.errors import MemsenseError
 from core.recall.backends import open_store
 from core.recall.deepen import ScanPools, assemble, best_lexical
-from core.recall.embed import Embedder, is_content_key, legacy_model_key
+from core.recall.embed import Embedder, TextEmbedder, is_content_key, legacy_model_key
 from core.recall.pool import RecallPool
 from core.recall.store import RouteHits, Store, StoreMeta, is_url
 from core.recall.ties import ranked_lists
@@ -109,7 +109,7 @@ def build_store(dataset: str | Path, location: str | Path, *, mode: str = "hybri
                 progress(len(by_user), len(by_user), "done")
         finally:
             store.close()
-            if new_folder and not written:  # a failed first ingest leaves no empty store behind
+            if folder is not None and new_folder and not written:  # a failed first ingest leaves no empty store behind
                 shutil.rmtree(folder, ignore_errors=True)
         return IngestStats(len(by_user), sum(c.kind == "session" for c in chunks), sum(c.kind == "turn" for c in chunks),
                            embedder.embedded, embedder.cached, time.perf_counter() - start)
@@ -133,12 +133,12 @@ class Engine:
     """The stored vectors' models are this engine's own (`model_path`): nothing to name apart."""
 
     def __init__(self, location: str | Path, *, model: str | None = None, cache_dir: str | Path | None = None,
-                 embedder: Embedder | None = None, lexical: str = "bm25"):
+                 embedder: TextEmbedder | None = None, lexical: str = "bm25"):
         if lexical not in LEXICAL_MODES:
             raise MemsenseError(f"unknown lexical mode {lexical!r}; choose {' or '.join(LEXICAL_MODES)}")
         self.lexical = lexical
         # a bad model folder fails before the store is locked; `embedder` stands in for the model (benchmarks)
-        self.embedder = embedder or Embedder(model, cache_dir)
+        self.embedder: TextEmbedder = embedder or Embedder(model, cache_dir)
         try:
             self.store = open_store(location)
         except MemsenseError:
@@ -189,7 +189,7 @@ class Engine:
         scanner = self.store.scanner
         return "" if scanner is None else scanner.column_notes.get(user_id, "")
 
-    def chunks(self, user_id: str) -> list[Chunk]:
+    def chunks(self, user_id: str) -> Sequence[Chunk]:
         return self._index(user_id).chunks
 
     def recall(self, user_id: str, query: str, depth: int | None = None) -> RecallPool:
@@ -236,7 +236,7 @@ class Engine:
         self.embedder.close()
 
 
-def check_model(store: Store, meta: StoreMeta | None, embedder: Embedder) -> None:
+def check_model(store: Store, meta: StoreMeta | None, embedder: TextEmbedder) -> None:
     """The store's vectors must come from the embedder's model (same weights, any folder).
 
     Stores record the model's content hash. Stores built before that recorded only a folder

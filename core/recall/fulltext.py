@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 
@@ -59,7 +60,7 @@ def _tokens(text: str) -> list[tuple[str, bool]]:
     """(token, stem it?) in order; each takes one position."""
     out: list[tuple[str, bool]] = []
     for m in TOKEN.finditer(text.lower()):
-        kind = m.lastgroup
+        kind = cast(str, m.lastgroup)  # every alternative of TOKEN is a named group
         if m.group("url"):
             host, path = m.group("host"), m.group("path")
             out += [(m.group("url")[m.start("host") - m.start():], False), (host, False)] + ([(path, False)] if path else [])

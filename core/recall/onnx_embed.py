@@ -279,7 +279,7 @@ def _export(st_model: Any, model_dir: Path, cache_dir: Path, key: str) -> OnnxMo
     for stale in (fused_path(cache_dir, key), fused_path(cache_dir, key).with_suffix(".failed")):
         stale.unlink(missing_ok=True)  # made from the copy being replaced
     try:
-        if eager:
+        if eager and auto is not None:
             auto.set_attn_implementation("eager")  # the traced graph the fuser recognises (FORMAT)
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # tracer notes about Python branches fixed at trace time
@@ -310,6 +310,6 @@ def _export(st_model: Any, model_dir: Path, cache_dir: Path, key: str) -> OnnxMo
         raise Unusable(f"exporting to ONNX failed ({str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__})") from None
     finally:
         tmp.unlink(missing_ok=True)
-        if eager:
+        if eager and auto is not None:
             auto.set_attn_implementation(attention)  # the torch model may still be used to embed
     return load(model_dir, cache_dir, key)

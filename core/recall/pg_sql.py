@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 ROUTE_COLUMNS: dict[str, str] = {
     "vec_full": "embedding",
     "vec_user": "embedding_user",
@@ -24,7 +26,7 @@ ROUTE_COLUMNS: dict[str, str] = {
 LEXICAL_DOCUMENT = "to_tsvector('english', COALESCE(f.task_tag, '') || ' ' || COALESCE(f.content, ''))"
 
 
-def query_literal(vector: Sequence[float]) -> str:
+def query_literal(vector: Sequence[float] | np.ndarray) -> str:
     """The query vector as Memsense sends it to PostgreSQL: each component to 8 decimals."""
     return "[" + ",".join(f"{float(x):.8f}" for x in vector) + "]"
 

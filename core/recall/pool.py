@@ -16,7 +16,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator, Protocol, Sequence
+from typing import Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -48,7 +48,7 @@ class RecallPool:
     depth: int  # how deep every route list was kept
     neighbors: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     """memory_id -> (previous, next) memory_id of the same session and kind (§4)."""
-    neighbor_chunks: dict[str, Chunk] = field(default_factory=dict)
+    neighbor_chunks: Mapping[str, Chunk] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
     tie_order: str = "memory_id"
     """What the row order is, so what breaks ties: "memory_id", or the order a source's own
@@ -221,7 +221,7 @@ class ChunkRows(Sequence[Chunk]):
     def __len__(self) -> int:
         return len(self.rows)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return tuple(self._all[r] for r in self.rows[i].tolist())
         return self._all[int(self.rows[i])]
@@ -290,7 +290,7 @@ class PoolArrays:
         return PoolArrays(self.is_turn[keep], self.session_of[keep], self.memory_score[keep], self.dims[keep])
 
 
-def unit_rows(vectors: Sequence[Sequence[float] | None], dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def unit_rows(vectors: Sequence[Sequence[float] | np.ndarray | None], dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Stack vectors into unit rows, zero-padded to the widest; returns (matrix, dims).
 
     A missing or zero vector becomes a zero row with dim 0: cosine with it is 0 (§5).

@@ -216,9 +216,9 @@ class PostgresStore:
         """
         chunks, index = self._user_chunks(user_id)
         hits = self.route_hits(user_id, query, qvec, depth)
-        rows = {index[m] for route_hits in hits.values() for m, _, _ in route_hits if m in index}
-        touched = {chunks[i].session_id for i in rows}
-        rows.update(i for i, c in enumerate(chunks) if c.kind == "session" and c.session_id in touched)
+        found = {index[m] for route_hits in hits.values() for m, _, _ in route_hits if m in index}
+        touched = {chunks[i].session_id for i in found}
+        found.update(i for i, c in enumerate(chunks) if c.kind == "session" and c.session_id in touched)
         first = {m: k for k, m in enumerate(self.service_pool(user_id, query, qvec, top_k))}
 
         def tie_key(i: int) -> tuple:
@@ -230,7 +230,7 @@ class PostgresStore:
                 return (1, -ts, -cid, "")
             return (2, 0, 0, c.memory_id)
 
-        rows = sorted(rows, key=tie_key)
+        rows = sorted(found, key=tie_key)
         pos = {r: k for k, r in enumerate(rows)}
         ranks = np.zeros((len(rows), len(ROUTES)), dtype=np.int32)
         scores = np.full((len(rows), len(ROUTES)), np.nan)
@@ -240,8 +240,8 @@ class PostgresStore:
                     ranks[pos[index[mid]], j] = rank
                     scores[pos[index[mid]], j] = raw
         picked = [chunks[r] for r in rows]
-        found = self.vectors([c.memory_id for c in picked])
-        vectors, _ = unit_rows([found.get(c.memory_id) for c in picked])
+        stored = self.vectors([c.memory_id for c in picked])
+        vectors, _ = unit_rows([stored.get(c.memory_id) for c in picked])
         return RecallPool(query, user_id, tuple(picked), ranks, scores, vectors, depth=depth,
                           neighbors=neighbors_of(chunks), neighbor_chunks={c.memory_id: c for c in chunks},
                           tie_order="memsense")

@@ -18,18 +18,20 @@ class RecallEngine(Protocol):
     location: str
     """Where the store is: a folder, a Qdrant URL, a PostgreSQL address."""
 
-    pools_deepen: bool
-    """Whether its pools keep their query's exact route scores, so `core.recall.pool.deepen`
-    ranks deeper lists with no new search. False: a pool has the fixed depth it was recalled at,
-    so recall as deep as any config to be ranked needs."""
+    @property
+    def pools_deepen(self) -> bool:
+        """Whether its pools keep their query's exact route scores, so `core.recall.pool.deepen`
+        ranks deeper lists with no new search. False: a pool has the fixed depth it was recalled at,
+        so recall as deep as any config to be ranked needs."""
 
     model_text: str | None
     """The models the stored vectors name, for a status line (a live Memsense: "name (384 dims)");
     None: they are the engine's own model's (`model_path`)."""
 
-    model_path: str | None
-    """The folder of the one model that embeds queries; None when queries are embedded per user
-    by the model its data names (a live Memsense)."""
+    @property
+    def model_path(self) -> str | None:
+        """The folder of the one model that embeds queries; None when queries are embedded per user
+        by the model its data names (a live Memsense)."""
 
     def users(self) -> list[str]:
         """The users of the store, sorted."""

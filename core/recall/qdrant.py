@@ -27,7 +27,7 @@ from __future__ import annotations
 import uuid
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeGuard
 
 import numpy as np
 
@@ -116,13 +116,20 @@ class QdrantStore:
         return (pts[0].payload or {}) if pts else None
 
     @staticmethod
-    def _is_legacy(record: dict | None) -> bool:
+    def _is_legacy(record: dict | None) -> TypeGuard[dict]:
         return record is not None and "layout" not in record and "users" in record
 
     @property
     def legacy(self) -> bool:
         """Written by an earlier memsense: one collection per user."""
         return self._is_legacy(self._record())
+
+    def _dim(self) -> int:
+        """The vectors' width; asked only once a user is known, so the store has its model record."""
+        meta = self.meta()
+        if meta is None:
+            raise MemsenseError(f"the store {self.location} holds users but no model record; build it again")
+        return meta.dim
 
     def meta(self) -> StoreMeta | None:
         record = self._record()
@@ -189,7 +196,7 @@ class QdrantStore:
         """All chunks of a user sorted by memory_id, with the routes' vectors (zero rows where none)."""
         routes = list(routes)
         points, _ = self._points(user_id, routes)
-        dim = self.meta().dim
+        dim = self._dim()
         vectors = {r: np.zeros((len(points), dim), dtype=np.float32) for r in routes}
         for i, p in enumerate(points):
             for r, v in (p.vector or {}).items() if isinstance(p.vector, dict) else ():

@@ -119,8 +119,8 @@ def _reason(p: dict | None, o: dict | None, ranking, score_of: dict[str, float])
     pid, pscore = p.get("memory_id"), _num(p.get("final_score"))
     if pid == o["memory_id"]:
         theirs = p.get("explain") or {}
-        if _num(theirs.get("memory_score")) is not None and \
-                abs(_num(theirs["memory_score"]) - _clamped(ranking, pid)) > SCORE_TOLERANCE:
+        their_memory = _num(theirs.get("memory_score"))
+        if their_memory is not None and abs(their_memory - _clamped(ranking, pid)) > SCORE_TOLERANCE:
             return (f"memory score {theirs['memory_score']} in production, {_clamped(ranking, pid)} read here "
                     "(promoted or demoted between the two reads)")
         return f"final_score {pscore} in production, {o['final_score']} here: route ranks differ (query embedding?)"

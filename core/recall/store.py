@@ -54,10 +54,12 @@ class Store(Protocol):
     and the fix; a user whose data is missing or damaged is an error, never an empty result."""
 
     location: str
-    scanner: "ScanStore | None"
-    """The store itself when it scans every vector of a user per query and keeps saved columns
-    (the embedded store: recall pools then keep their query's exact scores and can deepen);
-    None for a server that returns ranked lists (Qdrant)."""
+
+    @property
+    def scanner(self) -> "ScanStore | None":
+        """The store itself when it scans every vector of a user per query and keeps saved columns
+        (the embedded store: recall pools then keep their query's exact scores and can deepen);
+        None for a server that returns ranked lists (Qdrant)."""
 
     def meta(self) -> StoreMeta | None:
         """The model that built the store and the users in it; None for a store with nothing in it."""

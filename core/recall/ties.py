@@ -12,7 +12,7 @@ afterwards (normalisation, fusion) sees exact ties too.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -78,7 +78,7 @@ def _group_run(rows: np.ndarray, scores: np.ndarray, a: int, b: int) -> None:
     rows[a:b], scores[a:b] = seg_rows, seg_scores
 
 
-def ranked_lists(fetch: Callable[[list[str], int], dict[str, tuple[np.ndarray, np.ndarray]]],
+def ranked_lists(fetch: Callable[[list[str], int], Mapping[str, tuple[np.ndarray, np.ndarray]]],
                  routes: Sequence[str], depth: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Each route's list to `depth`, ranked by `rank_route`, from `fetch(routes, n)` (a store's
     best `n` rows and raw scores per route). One hit more than asked is fetched; when a tie

@@ -15,7 +15,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -25,7 +25,8 @@ from core.recall.pool import PoolArrays, neighbors_of
 from core.records import Chunk, clamp01
 
 COLUMNS_FORMAT = 1
-LEXICAL_MODES = {"bm25": LexicalIndex, "memsense": FullTextIndex}
+LEXICAL_MODES: dict[str, Callable[[list[str]], LexicalIndex | FullTextIndex]] = {
+    "bm25": LexicalIndex, "memsense": FullTextIndex}
 """The lexical route of an embedded store: BM25 (SPEC §2), or Memsense's PostgreSQL-style English
 full text with AND semantics and cover-density ranking (SPEC §10, core.recall.fulltext)."""
 
@@ -69,7 +70,7 @@ class UserColumns:
 
     def save(self, path: Path) -> None:
         """Write to `path` (an uncompressed .npz, flushed to disk before it returns)."""
-        arrays = {"format": np.array([COLUMNS_FORMAT, self.ids_crc], dtype=np.int64), "session_of": self.session_of,
+        arrays: dict[str, Any] = {"format": np.array([COLUMNS_FORMAT, self.ids_crc], dtype=np.int64), "session_of": self.session_of,
                   "is_session": self.is_session, "is_turn": self.is_turn, "memory_score": self.memory_score,
                   "previous": self.previous, "following": self.following,
                   **{f"bm25_{k}": v for k, v in self.bm25.arrays().items()}}
@@ -124,7 +125,7 @@ class LazyChunks(Sequence[Chunk]):
     def __len__(self) -> int:
         return len(self._chunks)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
         chunk = self._chunks[i]
@@ -140,9 +141,10 @@ class LazyChunks(Sequence[Chunk]):
 
     def _fill(self, rows: list[int]) -> None:
         with self._lock:
-            rows = [r for r in rows if self._chunks[r] is None]
-            if rows:
-                for r, chunk in zip(rows, self._decode([self._payloads[r] for r in rows], rows)):
+            pending = [(r, p) for r in rows if (p := self._payloads[r]) is not None]  # None: decoded
+            if pending:
+                rows = [r for r, _ in pending]
+                for r, chunk in zip(rows, self._decode([p for _, p in pending], rows)):
                     self._chunks[r], self._payloads[r] = chunk, None
 
     def __reduce__(self):

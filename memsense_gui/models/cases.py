@@ -1,7 +1,7 @@
 """Judged questions as cases: each question's metric under the current settings, pass or fail."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QColor
@@ -118,7 +118,7 @@ class CaseFilter(QSortFilterProxyModel):
         self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:  # noqa: N802
-        model: CasesModel = self.sourceModel()
+        model = cast(CasesModel, self.sourceModel())  # the proxy is made over a CasesModel
         q = model.question(row)
         if self.category is not None and q.category != self.category:
             return False

@@ -9,7 +9,7 @@ from core.rank.ranking import Ranking
 from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import fmt, is_gold, movement_text, short_id
-from memsense_gui.models.table import TableModel
+from memsense_gui.models.table import TableModel, on_screen
 
 
 class CompareModel(TableModel):
@@ -40,7 +40,10 @@ class CompareModel(TableModel):
         return self._a_ids[row] if row < len(self._a_ids) else None
 
     def _chunk(self, ranking: Ranking, memory_id: str) -> Chunk:
-        return ranking.pool.chunks[ranking.pool.index_of(memory_id)]
+        i = ranking.pool.index_of(memory_id)
+        if i is None:  # the ids shown are the ranking's own results
+            raise LookupError(f"{memory_id} is not in the pool")
+        return ranking.pool.chunks[i]
 
     def _label(self, ranking: Ranking, memory_id: str) -> str:
         c = self._chunk(ranking, memory_id)
@@ -54,9 +57,10 @@ class CompareModel(TableModel):
             return ""
         mid = ids[row]
         if col in (self.A_CHUNK, self.B_CHUNK):
-            return self._label(side, mid)
+            return self._label(on_screen(side), mid)
         if col in (self.A_FINAL, self.B_FINAL):
-            return fmt(side.rows[side.selection.order[row]].final_score)
+            ranking = on_screen(side)
+            return fmt(ranking.rows[ranking.selection.order[row]].final_score)
         if col == self.A_TO_B:
             return f"#{other_ids.index(mid) + 1}" if mid in other_ids else "out"
         prev = other_ids.index(mid) + 1 if mid in other_ids else None
@@ -83,6 +87,6 @@ class CompareModel(TableModel):
 
     def background(self, row: int, col: int) -> QColor | None:
         side, ids = (self.a, self._a_ids) if col <= self.A_TO_B else (self.b, self._b_ids)
-        if col != self.RANK and row < len(ids) and is_gold(self._chunk(side, ids[row]), self._gold):
+        if col != self.RANK and row < len(ids) and is_gold(self._chunk(on_screen(side), ids[row]), self._gold):
             return theme.current().qcolor("gold")
         return None

@@ -131,7 +131,7 @@ class QuestionDiffModel(TableModel):
 def diff_rows(a: PresetEvaluation, b: PresetEvaluation, metric: str, include_ties: bool = False) -> list[dict]:
     """Per question: A's and B's value of `metric`, their sessions and the gold ones; wins
     (B higher) first, then losses, each by question id."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for oa, ob in zip(a.outcomes, b.outcomes):
         va, vb = oa.metrics[metric], ob.metrics[metric]
         if va == vb and not include_ties:

@@ -9,7 +9,7 @@ from core.rank.ranking import Ranking
 from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import fmt, short_id
-from memsense_gui.models.table import TableModel, bold_font
+from memsense_gui.models.table import TableModel, bold_font, on_screen
 
 
 class MMRTraceModel(TableModel):
@@ -26,6 +26,11 @@ class MMRTraceModel(TableModel):
         super().__init__(parent)
         self.ranking: Ranking | None = None
         self._events: list[dict[str, Any]] = []
+
+    @property
+    def shown(self) -> Ranking:
+        """The ranking on screen (rows are read only while there is one)."""
+        return on_screen(self.ranking)
 
     def set_ranking(self, ranking: Ranking | None) -> None:
         self.beginResetModel()
@@ -54,10 +59,11 @@ class MMRTraceModel(TableModel):
     def _chunk(self, row_pos: int | None) -> Chunk | None:
         if row_pos is None or row_pos < 0:
             return None
-        return self.ranking.pool.chunks[self.ranking.rows[row_pos].index]
+        return self.shown.pool.chunks[self.shown.rows[row_pos].index]
 
-    def memory_id(self, row: int) -> str:
-        return self._chunk(self._events[row]["row"]).memory_id
+    def memory_id(self, row: int) -> str | None:
+        chunk = self._chunk(self._events[row]["row"])
+        return chunk.memory_id if chunk is not None else None
 
     def display(self, row: int, col: int) -> str | None:
         e = self._events[row]
@@ -67,9 +73,9 @@ class MMRTraceModel(TableModel):
         if col == self.EVENT:
             return e["event"]
         if col == self.CHUNK:
-            return short_id(chunk.memory_id, chunk.user_id)
+            return short_id(chunk.memory_id, chunk.user_id) if chunk is not None else ""
         if col == self.FINAL:
-            return fmt(self.ranking.rows[e["row"]].final_score)
+            return fmt(self.shown.rows[e["row"]].final_score)
         if col == self.MMR:
             return fmt(e["mmr"])
         if col == self.REDUNDANCY:
@@ -82,7 +88,7 @@ class MMRTraceModel(TableModel):
     def raw(self, row: int, col: int) -> Any:
         e = self._events[row]
         if col == self.FINAL:
-            return self.ranking.rows[e["row"]].final_score
+            return self.shown.rows[e["row"]].final_score
         if col == self.MMR:
             return e["mmr"]
         if col == self.REDUNDANCY:

@@ -13,7 +13,7 @@ from memsense_gui import theme
 from memsense_gui.models.format import (
     GRADE_TIP, PIN_MARK, SNIPPET_TIP, fate_color, fate_label, fmt, grade_text, is_gold, pool_rows, preview, routes_text, short_id,
 )
-from memsense_gui.models.table import TableModel
+from memsense_gui.models.table import TableModel, on_screen
 
 
 RANK_TIP = "Place in the candidate pool by fused score; 'fetched' = a session brought in by its turns"
@@ -35,6 +35,11 @@ class PoolRowsModel(TableModel):
         self.fate_of: Callable[[Ranking, str], Fate] = Ranking.fate
         """How a row's fate is read (the window's: `QuerySession.fate`, never deepening on the UI thread)."""
 
+    @property
+    def shown(self) -> Ranking:
+        """The ranking on screen (rows are read only while there is one)."""
+        return on_screen(self.ranking)
+
     def set_ranking(self, ranking: Ranking | None, gold: Iterable[str] = (), pins: Iterable[str] = ()) -> None:
         self.beginResetModel()
         self.ranking = ranking
@@ -50,7 +55,7 @@ class PoolRowsModel(TableModel):
         self.endResetModel()
 
     def chunk(self, row: int) -> Chunk:
-        return self.ranking.pool.chunks[self._rows[row]]
+        return self.shown.pool.chunks[self._rows[row]]
 
     def memory_id(self, row: int) -> str:
         return self.chunk(row).memory_id
@@ -60,7 +65,7 @@ class PoolRowsModel(TableModel):
 
     def fate(self, row: int) -> Fate:
         if row not in self._fates:
-            self._fates[row] = self.fate_of(self.ranking, self.memory_id(row))
+            self._fates[row] = self.fate_of(self.shown, self.memory_id(row))
         return self._fates[row]
 
     def pool_rank(self, row: int) -> int | None:
@@ -71,7 +76,7 @@ class PoolRowsModel(TableModel):
         """The best-matching sentence, query words in «»."""
         mid = self.memory_id(row)
         if mid not in self._snippets:
-            self._snippets[mid] = chunk_snippet(self.chunk(row), self.ranking.pool.query).marked()
+            self._snippets[mid] = chunk_snippet(self.chunk(row), self.shown.pool.query).marked()
         return self._snippets[mid]
 
     def _label(self, row: int) -> str:
@@ -120,12 +125,12 @@ class PoolModel(PoolRowsModel):
         if col == self.KIND:
             return self.chunk(row).kind
         if col == self.FUSED:
-            return fmt(float(self.ranking.fused[self._rows[row]]))
+            return fmt(float(self.shown.fused[self._rows[row]]))
         if col == self.FINAL:
             return fmt(self._final.get(self._rows[row]))
         if col == self.ROUTES:
             i = self._rows[row]
-            return routes_text(r for j, r in enumerate(ROUTES) if self.ranking.live[i, j])
+            return routes_text(r for j, r in enumerate(ROUTES) if self.shown.live[i, j])
         if col == self.FATE:
             return fate_label(self.fate(row), self.chunk(row).user_id)
         if col == self.REASON:
@@ -137,7 +142,7 @@ class PoolModel(PoolRowsModel):
         if col == self.POOL_RANK:
             return self.pool_rank(row)
         if col == self.FUSED:
-            return float(self.ranking.fused[i])
+            return float(self.shown.fused[i])
         if col == self.FINAL:
             return self._final.get(i)
         if col == self.FATE:

@@ -8,7 +8,7 @@ from PySide6.QtGui import QColor
 from core.recall.service import Comparison
 from memsense_gui import theme
 from memsense_gui.models.format import short_id
-from memsense_gui.models.table import TableModel
+from memsense_gui.models.table import TableModel, on_screen
 
 
 class ProductionModel(TableModel):
@@ -31,11 +31,11 @@ class ProductionModel(TableModel):
         self.endResetModel()
 
     def memory_id(self, row: int) -> str | None:
-        line = self.comparison.lines[row]
+        line = on_screen(self.comparison).lines[row]
         return line.reproduction_id or line.production_id
 
     def display(self, row: int, col: int) -> str | None:
-        line = self.comparison.lines[row]
+        line = on_screen(self.comparison).lines[row]
         return {
             self.RANK: str(line.position),
             self.PROD: short_id(line.production_id, self.user) or "—",
@@ -47,7 +47,7 @@ class ProductionModel(TableModel):
         }[col]
 
     def raw(self, row: int, col: int):
-        line = self.comparison.lines[row]
+        line = on_screen(self.comparison).lines[row]
         if col == self.PROD_FINAL:
             return line.production_score
         if col == self.OURS_FINAL:
@@ -55,10 +55,10 @@ class ProductionModel(TableModel):
         return self.display(row, col)
 
     def tooltip(self, row: int, col: int) -> str | None:
-        line = self.comparison.lines[row]
+        line = on_screen(self.comparison).lines[row]
         return line.reason or "same chunk, same place, same final_score"
 
     def foreground(self, row: int, col: int) -> QColor | None:
         if col == self.MATCH:
-            return theme.current().qcolor("up" if self.comparison.lines[row].matches else "down")
+            return theme.current().qcolor("up" if on_screen(self.comparison).lines[row].matches else "down")
         return None

@@ -13,7 +13,7 @@ from memsense_gui import theme
 from memsense_gui.models.format import (
     GRADE_TIP, PIN_MARK, SNIPPET_TIP, fmt, grade_text, is_gold, movement_text, preview, routes_text, short_id,
 )
-from memsense_gui.models.table import TableModel, bold_font, italic_font
+from memsense_gui.models.table import TableModel, bold_font, italic_font, on_screen
 
 
 class ResultsModel(TableModel):
@@ -49,6 +49,11 @@ class ResultsModel(TableModel):
         self._snippets: list[str] = []
         self.result_count = 0
 
+    @property
+    def shown(self) -> Ranking:
+        """The ranking on screen (rows are read only while there is one)."""
+        return on_screen(self.ranking)
+
     def set_ranking(self, ranking: Ranking | None, previous: Sequence[str] | None = None,
                     gold: Iterable[str] = (), pins: Iterable[str] = (), *, dropped: bool = False) -> None:
         """`previous`: result ids under the baseline (None = nothing to compare); `dropped`:
@@ -67,8 +72,8 @@ class ResultsModel(TableModel):
         if ranking is not None and dropped and previous is not None:
             now = set(ranking.result_ids)
             pool = ranking.pool
-            self._dropped = [(pool.chunks[pool.index_of(mid)], k) for k, mid in enumerate(previous, start=1)
-                             if mid not in now and pool.index_of(mid) is not None]
+            self._dropped = [(pool.chunks[i], k) for k, mid in enumerate(previous, start=1)
+                             if mid not in now and (i := pool.index_of(mid)) is not None]
         query = ranking.pool.query if ranking is not None else ""
         chunks = [chunk for _, chunk, _ in self._items] + [chunk for chunk, _ in self._dropped]
         self._snippets = [chunk_snippet(chunk, query).marked() for chunk in chunks]
@@ -96,7 +101,7 @@ class ResultsModel(TableModel):
         return self.chunk(row).memory_id
 
     def result(self, row: int) -> dict[str, Any]:
-        return self.ranking.results[row]
+        return self.shown.results[row]
 
     def _move(self, row: int) -> tuple[str, int | None]:
         mid = self.memory_id(row)
@@ -154,7 +159,7 @@ class ResultsModel(TableModel):
             self.RANK: row + 1, self.MOVED: self._move(row)[1], self.SESSION: chunk.session_id,
             self.CHUNK: chunk.memory_id, self.GRADE: self._grades.get(chunk.memory_id),
             self.FINAL: r.final_score, self.RRF: r.rrf_score,
-            self.MEMORY: self.ranking.results[row]["explain"]["memory_score"],
+            self.MEMORY: self.shown.results[row]["explain"]["memory_score"],
             self.TURN_SUPPORT: r.turn_support, self.MMR: step.mmr_score,
             self.REDUNDANCY: step.max_redundancy, self.ROUTES: list(r.routes), self.PREVIEW: chunk.user_text,
         }
@@ -166,7 +171,7 @@ class ResultsModel(TableModel):
             return f"dropped out: #{was} under the baseline, not returned now\n{preview(chunk, 400)}"
         r, chunk, step = self._items[row]
         if col == self.REDUNDANCY and step.redundant_with is not None:
-            other = self.ranking.pool.chunks[self.ranking.rows[step.redundant_with].index]
+            other = self.shown.pool.chunks[self.shown.rows[step.redundant_with].index]
             return f"max redundancy {step.max_redundancy:.4f} against {other.memory_id}"
         if col == self.ROUTES:
             return ", ".join(r.routes)

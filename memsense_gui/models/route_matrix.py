@@ -31,7 +31,7 @@ class RouteMatrixModel(PoolRowsModel):
         if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole
                 and section >= self.FIRST_ROUTE and self.ranking is not None):
             route = ROUTES[section - self.FIRST_ROUTE]
-            return f"{route}: weight {self.ranking.config.weight(route):g}, counted down to rank {self.ranking.config.route_limit}"
+            return f"{route}: weight {self.shown.config.weight(route):g}, counted down to rank {self.shown.config.route_limit}"
         return super().headerData(section, orientation, role)
 
     focused: str | None = None
@@ -133,7 +133,7 @@ class RouteMatrixModel(PoolRowsModel):
         rank = self._rank(row, col)
         if not rank:
             return f"{route}: not found"
-        raw = float(self.ranking.pool.scores[i, j])
-        contrib = float(self.ranking.contributions[i, j])
+        raw = float(self.shown.pool.scores[i, j])
+        contrib = float(self.shown.contributions[i, j])
         state = "counted" if self.counted(row, col) else "not counted (beyond route_limit or weight 0)"
         return f"{route}: rank {rank}, raw score {raw:.4f}, RRF contribution {contrib:.4f}, {state}"

@@ -6,7 +6,7 @@ address-book example; vorta's archive table model).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
@@ -26,6 +26,16 @@ _ROLE_METHODS: dict[int, str] = {
     int(Qt.ItemDataRole.BackgroundRole.value): "background",
     int(Qt.ItemDataRole.FontRole.value): "font",
 }
+
+
+T = TypeVar("T")
+
+
+def on_screen(value: T | None) -> T:
+    """What a model shows (a ranking, a comparison): rows exist, and are read, only while it has one."""
+    if value is None:
+        raise LookupError("the table shows nothing: it has no row to read")
+    return value
 
 
 class TableModel(QAbstractTableModel):

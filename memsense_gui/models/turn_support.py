@@ -8,7 +8,7 @@ from PySide6.QtGui import QFont
 from core.rank.ranking import Ranking, Row
 from core.records import ROUTES
 from memsense_gui.models.format import fmt, preview, routes_text, short_id
-from memsense_gui.models.table import TableModel, bold_font
+from memsense_gui.models.table import TableModel, bold_font, on_screen
 
 
 class TurnSupportModel(TableModel):
@@ -23,6 +23,11 @@ class TurnSupportModel(TableModel):
         self.ranking: Ranking | None = None
         self.row: Row | None = None
         self._turns: list[tuple[int, int]] = []  # (pool row, pool rank)
+
+    @property
+    def shown(self) -> Ranking:
+        """The ranking on screen (rows are read only while there is one)."""
+        return on_screen(self.ranking)
 
     def set_row(self, ranking: Ranking | None, row: Row | None) -> None:
         self.beginResetModel()
@@ -41,42 +46,42 @@ class TurnSupportModel(TableModel):
         """The formula with this row's numbers."""
         if self.row is None or self.ranking is None:
             return "Select a session result to see the turns that support it."
-        cfg = self.ranking.config
+        cfg = self.shown.config
         if not self.row.supporting_turn_count:
             return "No turn of this session is in the candidate pool: turn support 0."
-        best = float(self.ranking.fused[self.row.best_turn])
+        best = float(self.shown.fused[on_screen(self.row).best_turn])
         return (f"turn_support = min(cap {cfg.turn_support_cap:g}, factor {cfg.turn_support_factor:g} × best turn "
                 f"{best:.4f}) = <b>{self.row.turn_support:.4f}</b> · {self.row.supporting_turn_count} supporting "
                 f"turn(s) · best turn routes: {', '.join(self.row.best_turn_routes) or '—'}")
 
     def memory_id(self, row: int) -> str:
-        return self.ranking.pool.chunks[self._turns[row][0]].memory_id
+        return self.shown.pool.chunks[self._turns[row][0]].memory_id
 
     def display(self, row: int, col: int) -> str | None:
         i, rank = self._turns[row]
-        c = self.ranking.pool.chunks[i]
+        c = self.shown.pool.chunks[i]
         if col == self.TURN:
             return short_id(c.memory_id, c.user_id)
         if col == self.POOL_RANK:
             return str(rank)
         if col == self.RRF:
-            return fmt(float(self.ranking.fused[i]))
+            return fmt(float(self.shown.fused[i]))
         if col == self.ROUTES:
-            return routes_text(r for j, r in enumerate(ROUTES) if self.ranking.live[i, j])
-        return "★ best" if i == self.row.best_turn else ""
+            return routes_text(r for j, r in enumerate(ROUTES) if self.shown.live[i, j])
+        return "★ best" if i == on_screen(self.row).best_turn else ""
 
     def raw(self, row: int, col: int) -> Any:
         i, rank = self._turns[row]
         if col == self.POOL_RANK:
             return rank
         if col == self.RRF:
-            return float(self.ranking.fused[i])
+            return float(self.shown.fused[i])
         if col == self.BEST:
-            return i == self.row.best_turn
+            return i == on_screen(self.row).best_turn
         return self.display(row, col)
 
     def tooltip(self, row: int, col: int) -> str | None:
-        return preview(self.ranking.pool.chunks[self._turns[row][0]], 600)
+        return preview(self.shown.pool.chunks[self._turns[row][0]], 600)
 
     def font(self, row: int, col: int) -> QFont | None:
-        return bold_font() if self._turns[row][0] == self.row.best_turn else None
+        return bold_font() if self._turns[row][0] == on_screen(self.row).best_turn else None

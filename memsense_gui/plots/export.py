@@ -20,7 +20,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QResizeEvent, QTransform
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QAbstractItemView, QGraphicsItem, QTableView, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QTableView, QWidget
 
 from core.errors import MemsenseError
 
@@ -138,7 +138,7 @@ class TitleBand:
         self._heights = heights
 
     def paint(self, painter: QPainter, width: float, color: QColor) -> None:
-        y = MARGIN
+        y: float = MARGIN
         painter.setPen(color)
         for i, (line, h) in enumerate(zip(self.lines, self._heights)):
             painter.setFont(self.bold if i == 0 else self.font)
@@ -230,7 +230,7 @@ def write_svg(draw, size: QSize, path: Path, background: QColor, band: TitleBand
         raise MemsenseError(f"cannot write {path}; check the folder is writable")
 
 
-def export_table_image(view: QAbstractItemView, path: Path, title: Sequence[str] = ()) -> None:
+def export_table_image(view: QTableView, path: Path, title: Sequence[str] = ()) -> None:
     """Every row and column of a table as PNG or SVG (not the rows scrolled into view): the
     view's model drawn by an unshown table as tall and wide as its contents."""
     suffix = _check(path, "tables")

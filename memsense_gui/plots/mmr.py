@@ -50,7 +50,7 @@ class MMRPlot(pg.GraphicsLayoutWidget):
         steps = ranking.selection.steps if ranking is not None else ()
         lam = ranking.config.mmr_lambda if ranking is not None else 1.0
         x = np.arange(1, len(steps) + 1, dtype=float)
-        finals = np.array([ranking.rows[s.row].final_score for s in steps]) if steps else np.zeros(0)
+        finals = np.array([ranking.rows[s.row].final_score for s in steps]) if ranking is not None else np.zeros(0)
         red = np.array([s.max_redundancy for s in steps]) if steps else np.zeros(0)
         self.relevance.setOpts(x=x, height=lam * finals, width=0.6)
         self.penalty.setOpts(x=x, height=-(1 - lam) * red, width=0.6)

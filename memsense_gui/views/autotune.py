@@ -16,7 +16,7 @@ total); `forget()` deletes them ("Start over").
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -35,10 +35,20 @@ from memsense_gui.plots.sensitivity import SensitivityPlot
 from memsense_gui.workers.runner import Job, Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
-TuneFn = Callable[[Sequence[str], Sequence[str], str, int, Callable[[int, int, str], None], threading.Event],
-                  TuneResult]
-CrossValidateFn = Callable[[Sequence[str], str, int, int, Callable[[int, int, str], None], threading.Event],
-                           CrossValidation]
+class TuneFn(Protocol):
+    """(train users, test users, metric, trials, progress, cancel; pool_limits) -> the tuning's result."""
+
+    def __call__(self, train: Sequence[str], test: Sequence[str], metric: str, trials: int,
+                 progress: Callable[[int, int, str], None], cancel: threading.Event, /, *,
+                 pool_limits: bool = False) -> TuneResult: ...
+
+
+class CrossValidateFn(Protocol):
+    """(users, metric, trials, folds, progress, cancel; pool_limits) -> the cross-validation."""
+
+    def __call__(self, users: Sequence[str], metric: str, trials: int, folds: int,
+                 progress: Callable[[int, int, str], None], cancel: threading.Event, /, *,
+                 pool_limits: bool = False) -> CrossValidation: ...
 SPLIT = 1
 """The folds spin box's lowest value: no cross-validation, the ticked train/test split."""
 DEFAULT_FOLDS = 5
@@ -132,9 +142,9 @@ class AutoTuneView(QWidget):
             box.addWidget(w)
             users.addLayout(box)
         controls = QHBoxLayout()
-        for w in (self.metric_combo, self.trials_spin, self.folds_spin, self.pool_check, self.run_button,
-                  self.cancel_button, self.save_button, self.forget_button):
-            controls.addWidget(w)
+        for control in (self.metric_combo, self.trials_spin, self.folds_spin, self.pool_check, self.run_button,
+                        self.cancel_button, self.save_button, self.forget_button):
+            controls.addWidget(control)
         controls.addWidget(self.progress, 1)
         right = QWidget()
         rv = QVBoxLayout(right)

@@ -3,6 +3,7 @@ a preset or a snapshot of the current settings as the baseline (or to clear it).
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QToolButton, QWidget
@@ -50,7 +51,7 @@ class BaselineBar(QWidget):
         self.menu.addAction(app_icons.icon("pin"), "Snapshot of the current settings", self.pin_snapshot)
         presets = self.menu.addMenu("Preset")
         for name in self.ctx.presets.names():
-            presets.addAction(name, lambda n=name: self.pin_preset(n))
+            presets.addAction(name, partial(self.pin_preset, name))
         self.menu.addSeparator()
         clear = self.menu.addAction("Clear baseline", self.ctx.session.unpin_baseline)
         clear.setEnabled(self.ctx.session.pinned_baseline is not None)

@@ -6,8 +6,45 @@ and the views scroll, nothing is laid over anything else.
 """
 from __future__ import annotations
 
+from enum import StrEnum
+
 from PySide6.QtCore import QEvent, QSize
 from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea, QWidget
+
+
+class DockId(StrEnum):
+    """Every dock of the window, found by this id (its object name is `dock-<id>`, which the
+    saved window layout refers to), never by its title, which is only what the user reads."""
+
+    TUNING = "tuning"
+    CASES = "cases"
+    CHUNK = "chunk"
+    EXPLAIN = "explain"
+    TURN_SUPPORT = "turn-support"
+    WHY_NOT = "why-not"
+    ROUTE_RANKS = "route-ranks"
+    CANDIDATE_POOL = "candidate-pool"
+    MMR_TRACE = "mmr-trace"
+    COMPARE = "compare"
+    EVALUATION = "evaluation"
+    PRODUCTION = "production"
+
+    @property
+    def label(self) -> str:
+        return TITLES[self]
+
+    @property
+    def object_name(self) -> str:
+        return f"dock-{self.value}"
+
+
+TITLES: dict[DockId, str] = {
+    DockId.TUNING: "Tuning", DockId.CASES: "Cases", DockId.CHUNK: "Chunk", DockId.EXPLAIN: "Explain",
+    DockId.TURN_SUPPORT: "Turn support", DockId.WHY_NOT: "Why not?", DockId.ROUTE_RANKS: "Route ranks",
+    DockId.CANDIDATE_POOL: "Candidate pool", DockId.MMR_TRACE: "MMR trace", DockId.COMPARE: "Compare",
+    DockId.EVALUATION: "Evaluation", DockId.PRODUCTION: "Production",
+}
+"""The title each dock shows."""
 
 
 class _Holder(QWidget):
@@ -36,13 +73,16 @@ class _Holder(QWidget):
 
 
 class ViewDock(QDockWidget):
-    """A dock holding one view (`dock.view`) inside a frameless, resizable scroll area."""
+    """A dock holding one view (`dock.view`) inside a frameless, resizable scroll area; `dock.id`
+    names it."""
 
-    def __init__(self, title: str, view: QWidget, parent: QWidget | None = None):
-        super().__init__(title, parent)
+    def __init__(self, which: DockId, view: QWidget, parent: QWidget | None = None):
+        super().__init__(which.label, parent)
+        self.id = which
+        self.setObjectName(which.object_name)
         self.view = view
         scroll = QScrollArea()
-        scroll.setObjectName(f"scroll-{title}")
+        scroll.setObjectName(f"scroll-{which.label}")
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(_Holder(view))

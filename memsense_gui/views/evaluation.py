@@ -135,9 +135,9 @@ class EvaluationView(QWidget):
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
         pick = QHBoxLayout()
-        for label, w in (("A", self.a_combo), ("B", self.b_combo)):
+        for label, combo in (("A", self.a_combo), ("B", self.b_combo)):
             pick.addWidget(QLabel(label))
-            pick.addWidget(w, 1)
+            pick.addWidget(combo, 1)
         pick.addWidget(self.ties_check)
         rv.addLayout(pick)
         rv.addWidget(self.summary)
@@ -153,10 +153,10 @@ class EvaluationView(QWidget):
         cv.addLayout(top)
         cv.addWidget(self.status)
         cv.addWidget(split, 1)
-        self.tabs = QTabWidget()
+        self.tabs: QTabWidget = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(compare_page, "Compare presets")
-        self.ab_view = ABQuestionView()
+        self.ab_view: ABQuestionView = ABQuestionView()
         self.tabs.addTab(self.ab_view, "A/B question")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
@@ -194,12 +194,16 @@ class EvaluationView(QWidget):
         self.source_button.setVisible(True)
 
     def _choose_source(self) -> None:
+        if self.source is None:  # the button shows only with a source
+            return
         menu = QMenu(self)
         menu.addAction("Judged in the app (this store)", self.source.use_app_judged)
         menu.addAction("Question file…", self._choose_file)
         menu.exec(self.source_button.mapToGlobal(QPoint(0, self.source_button.height())))
 
     def _choose_file(self) -> None:
+        if self.source is None:
+            return
         path, _ = QFileDialog.getOpenFileName(self, "Judged questions", str(self.source.path or ""),
                                               "Question files (*.json *.jsonl);;All files (*)")
         if path:
@@ -315,7 +319,8 @@ class EvaluationView(QWidget):
         self.diff_model.set_rows(diff_rows(a, b, metric, self.ties_check.isChecked()))
 
     def _activated(self, index: QModelIndex | QPersistentModelIndex) -> None:
-        source = self.diff_table.model().mapToSource(index)
+        proxy = self.diff_table.model()
+        source = proxy.mapToSource(index) if isinstance(proxy, QSortFilterProxyModel) else index
         if not source.isValid():
             return
         row = self.diff_model.rows[source.row()]

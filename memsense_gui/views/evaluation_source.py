@@ -50,7 +50,7 @@ class EvaluationSource(QObject):
         super().__init__(parent)
         self.ctx = ctx
         self.bridge = EngineBridge(ctx.engine_runner)
-        saved = ctx.settings.value("evaluation/questions", "")
+        saved = str(ctx.settings.value("evaluation/questions", "") or "")
         self.app_judged = saved == APP_JUDGED
         self.path: Path | None = Path(saved) if saved and Path(saved).exists() else _demo_questions()
         self._pools_cache: dict[tuple, dict] = {}
@@ -96,6 +96,8 @@ class EvaluationSource(QObject):
         (user, text) pairs not recalled before on this store."""
         cache = self._pools_cache.setdefault((self.ctx.location, depth), {})
         engine = self.ctx.engine
+        if engine is None:
+            raise MemsenseError("open a store first: there is no store to recall the questions from")
         todo = list(dict.fromkeys((q.user_id, q.text) for q in questions if (q.user_id, q.text) not in cache))
         for n, (user_id, text) in enumerate(todo):
             progress(n, len(todo), "recall")

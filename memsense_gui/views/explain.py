@@ -42,13 +42,13 @@ def explain_record(ranking: Ranking, memory_id: str,
     out: dict[str, Any] = {"memory_id": memory_id, "fate": fate}
     i = ranking.pool.index_of(memory_id)
     if i is not None:
-        pos = row_position(ranking, i)
-        if pos is not None:
-            r = ranking.rows[pos]
+        row_pos = row_position(ranking, i)
+        if row_pos is not None:
+            r = ranking.rows[row_pos]
             out["row"] = {"rrf_score": r.rrf_score, "final_score": r.final_score, "routes": list(r.routes),
                           "session_rrf_score": r.session_rrf_score, "turn_support": r.turn_support,
                           "supporting_turn_count": r.supporting_turn_count,
-                          "max_redundancy": float(ranking.selection.max_redundancy[pos])}
+                          "max_redundancy": float(ranking.selection.max_redundancy[row_pos])}
         out["fused_score"] = float(ranking.fused[i])
         out["route_hits"] = ranking.route_hits(i)
     return out

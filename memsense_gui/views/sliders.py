@@ -61,10 +61,15 @@ def guard_wheel(widget: QWidget) -> None:
         w.installEventFilter(WHEEL_GUARD)
 
 
-def make_slider(knob: Knob) -> QWidget:
+Slider = QLabeledSlider | QLabeledDoubleSlider
+"""A knob's slider: whole numbers, or decimals."""
+
+
+def make_slider(knob: Knob) -> Slider:
     """superqt labeled slider; its label is a spin box for exact entry. The wheel moves it only
     while it has focus (`WheelGuard`)."""
     lo, hi = knob.bounds
+    slider: Slider
     if knob.decimals == 0:
         slider = QLabeledSlider(Qt.Orientation.Horizontal)
         slider.setRange(int(lo), int(hi))

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 from core.config import SCHEMES, Config
 from memsense_gui import theme
 from memsense_gui.state.presets import PresetLibrary
-from memsense_gui.views.sliders import ALL_KNOBS, GROUPS, Knob, make_slider, tooltip
+from memsense_gui.views.sliders import ALL_KNOBS, GROUPS, Knob, Slider, make_slider, tooltip
 
 
 class TuningPanel(QWidget):
@@ -31,7 +31,7 @@ class TuningPanel(QWidget):
         super().__init__(parent)
         self.presets = presets
         self.config = Config()
-        self.sliders: dict[str, QWidget] = {}
+        self.sliders: dict[str, Slider] = {}
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.addWidget(self._preset_box())
@@ -67,17 +67,17 @@ class TuningPanel(QWidget):
         top.addWidget(self.reset_button)
         v.addLayout(top)
         row = QHBoxLayout()
-        for attr, text, tip, slot in (
-            ("save_button", "Save as…", "Save the current settings as a preset of yours (Ctrl+Shift+S)",
-             self.ask_save_preset),
-            ("rename_button", "Rename…", "Rename the selected preset of yours", self.ask_rename_preset),
-            ("delete_button", "Delete", "Delete the selected preset of yours", self.ask_delete_preset),
-        ):
-            b = QPushButton(text)
-            b.setToolTip(tip)
-            b.clicked.connect(slot)
+        self.save_button = QPushButton("Save as…")
+        self.save_button.setToolTip("Save the current settings as a preset of yours (Ctrl+Shift+S)")
+        self.save_button.clicked.connect(self.ask_save_preset)
+        self.rename_button = QPushButton("Rename…")
+        self.rename_button.setToolTip("Rename the selected preset of yours")
+        self.rename_button.clicked.connect(self.ask_rename_preset)
+        self.delete_button = QPushButton("Delete")
+        self.delete_button.setToolTip("Delete the selected preset of yours")
+        self.delete_button.clicked.connect(self.ask_delete_preset)
+        for b in (self.save_button, self.rename_button, self.delete_button):
             row.addWidget(b)
-            setattr(self, attr, b)
         v.addLayout(row)
         self.modified_label = QLabel()
         # one reserved line: showing or clearing it must not re-layout the panel on every tick
@@ -132,13 +132,13 @@ class TuningPanel(QWidget):
                 slider.blockSignals(True)
                 slider.setValue(value)
                 slider.blockSignals(False)
-        for widget, value in ((self.scheme_combo, cfg.scheme), (self.session_first_box, cfg.session_first),
-                              (self.fallback_box, cfg.fallback_fill)):
+        switches = (self.scheme_combo, self.session_first_box, self.fallback_box)
+        for widget in switches:
             widget.blockSignals(True)
-            if isinstance(widget, QComboBox):
-                widget.setCurrentText(value)
-            else:
-                widget.setChecked(value)
+        self.scheme_combo.setCurrentText(cfg.scheme)
+        self.session_first_box.setChecked(cfg.session_first)
+        self.fallback_box.setChecked(cfg.fallback_fill)
+        for widget in switches:
             widget.blockSignals(False)
         self._update_modified()
 

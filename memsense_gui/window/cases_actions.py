@@ -12,12 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QFileDialog, QMainWindow
+from PySide6.QtWidgets import QFileDialog
 
 from core.config import Config
 from core.errors import MemsenseError
 from core.evaluation.evaluate import recall_depth
+from memsense_gui.state.context import AppContext
+from memsense_gui.views.dock import DockId
 from memsense_gui.views.evaluation_source import EvaluationSource
+from memsense_gui.window.parts import CasesUi
 from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import TaskRunner
 from memsense_gui.workers.slot import TaskSlot
@@ -27,12 +30,12 @@ DEPTH_FOR = Config(top_k=50)
 
 
 class CasesActions:
-    def __init__(self, window: QMainWindow):
+    def __init__(self, ctx: AppContext, window: CasesUi):
         self.window = window
-        self.ctx = window.ctx
+        self.ctx = ctx
         self.panel = window.cases_panel
-        self.source = EvaluationSource(self.ctx, window)
-        self.runner = TaskRunner("memsense-cases", window)
+        self.source = EvaluationSource(ctx, window.window())
+        self.runner = TaskRunner("memsense-cases", window.window())
         self.load_slot = TaskSlot(self.runner, succeeded=self._loaded, failed=self._load_failed,
                                   progressed=self._progress)
         self.score_slot = TaskSlot(self.runner, succeeded=self._scored,
@@ -45,8 +48,10 @@ class CasesActions:
         ctx = self.ctx
         self.panel.source_requested.connect(self.choose_questions)
         self.panel.case_opened.connect(self.window.queries.open_question)
-        ctx.users_loaded.connect(lambda _users: self._maybe_load(self.window.inspector.showing("Cases")))
-        self.window.docks["Cases"].visibilityChanged.connect(lambda on: on and self._maybe_load(True))
+        ctx.users_loaded.connect(lambda _users: self._maybe_load(self.window.showing(DockId.CASES)))
+        dock = self.window.dock(DockId.CASES)
+        if dock is not None:
+            dock.visibilityChanged.connect(self._maybe_load)
         ctx.session.config_changed.connect(lambda _cfg: self.score())
         ctx.closing.connect(lambda: self.runner.shutdown(wait=True))
         self.panel.set_source(self.source.label())
@@ -65,7 +70,7 @@ class CasesActions:
         self.load_slot.start("cases", jobs.case_pools, self.source, recall_depth([DEPTH_FOR]))
 
     def choose_questions(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Judged questions", str(self.source.path or ""),
+        path, _ = QFileDialog.getOpenFileName(self.window.window(), "Judged questions", str(self.source.path or ""),
                                               "Questions (*.json *.jsonl);;All files (*)")
         if path:
             self.source.set_path(Path(path))

@@ -4,24 +4,25 @@ A preset that needs deeper route lists than the pool holds has the session deepe
 UI thread, a job on its runner (`QuerySession.deep_enough`); the panel keeps its rows greyed as updating meanwhile."""
 from __future__ import annotations
 
-from PySide6.QtWidgets import QMainWindow
-
 from core.config import Config
+from memsense_gui.state.context import AppContext
 from memsense_gui.views.compare import ComparePanel
+from memsense_gui.views.dock import DockId
+from memsense_gui.window.parts import CompareUi
 
 
 class CompareActions:
     """Keeps the Compare dock on the current pool and the presets it offers."""
 
-    def __init__(self, window: QMainWindow):
+    def __init__(self, ctx: AppContext, window: CompareUi):
         self.window = window
-        self.ctx = window.ctx
+        self.ctx = ctx
         self.panel: ComparePanel = window.compare_panel
 
     def connect(self) -> None:
         self.ctx.presets.presets_changed.connect(self.fill)
         self.panel.selection_changed.connect(self.update)
-        self.ctx.session.pool_deepened.connect(lambda _pool: self.window.inspector.update_panel("Compare"))
+        self.ctx.session.pool_deepened.connect(lambda _pool: self.window.inspector.update_panel(DockId.COMPARE))
         self.fill()
 
     def fill(self) -> None:
@@ -50,6 +51,6 @@ class CompareActions:
 
     def compare(self, a: str, b: str) -> None:
         """Show presets `a` and `b` (or ComparePanel.CURRENT) side by side."""
-        self.window.raise_dock("Compare")
+        self.window.raise_dock(DockId.COMPARE)
         self.panel.choose(a, b)
-        self.window.inspector.update_panel("Compare", force=True)
+        self.window.inspector.update_panel(DockId.COMPARE, force=True)

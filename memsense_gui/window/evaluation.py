@@ -2,24 +2,44 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
-from PySide6.QtWidgets import QMainWindow
+from typing import Protocol
 
+from PySide6.QtWidgets import QDockWidget
+
+from memsense_gui.state.context import AppContext
+from memsense_gui.views.dock import DockId, ViewDock
 from memsense_gui.views.evaluation import EvaluationView
+from memsense_gui.window.parts import QuestionOpener, Shell
 
 
-def install_evaluation(window: QMainWindow) -> EvaluationView:
+class EvaluationUi(Shell, Protocol):
+    @property
+    def ctx(self) -> AppContext: ...
+    @property
+    def queries(self) -> QuestionOpener: ...
+
+    def height(self) -> int: ...
+
+    def resizeDocks(self, docks: list[QDockWidget], sizes: list[int], orientation: Qt.Orientation) -> None: ...  # noqa: N802
+
+
+def install_evaluation(window: EvaluationUi) -> EvaluationView:
     """Add the Evaluation view (with its Auto-tune tab) on the window's context."""
     view = EvaluationView.for_context(window.ctx)
     view.question_activated.connect(window.queries.open_question)
     app = QCoreApplication.instance()
     if app is not None:
         app.aboutToQuit.connect(view.shutdown)
-    dock = window.add_view("Evaluation", view)
+    dock = window.add_view(DockId.EVALUATION, view)
 
     def later(*_args) -> None:  # once the layout has taken the view's new minimum
         QTimer.singleShot(0, lambda: _make_room(window, dock))
 
-    dock.visibilityChanged.connect(lambda shown: shown and later())
+    def shown(visible: bool) -> None:
+        if visible:
+            later()
+
+    dock.visibilityChanged.connect(shown)
     view.evaluation_finished.connect(later)
     return view
 
@@ -29,7 +49,7 @@ ROOM = 0.75
 """At most this share of the window's height goes to the Evaluation dock when it is shown."""
 
 
-def _make_room(window: QMainWindow, dock) -> None:
+def _make_room(window: EvaluationUi, dock: ViewDock) -> None:
     """Shown docked and shorter than its view needs: the dock area grows (up to `ROOM` of the
     window), so every preset's row and the bars fit without scrolling where the window allows."""
     for _level in range(LAYOUT_DEPTH):  # a new minimum climbs one layout level per posted request

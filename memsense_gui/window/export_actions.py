@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtWidgets import QFileDialog, QMainWindow
+from PySide6.QtWidgets import QFileDialog
 
 from core import config as config_io
 from core.atomic import write_text_atomic
@@ -22,18 +22,22 @@ from core.config.presets import MEMSENSE
 from core.config.provenance import Provenance, changed_knobs, save_with_provenance
 from core.evaluation.tables import Table, evaluation_table, matrix_table, pool_table, write_csv
 from memsense_gui.plots.export import PlotFile, export_plot, export_table_image
+from memsense_gui.state.context import AppContext
+from memsense_gui.views.dock import DockId
+from memsense_gui.views.evaluation import EvaluationView
+from memsense_gui.window.parts import ExportUi
 
 PLOTS = {"contributions": "Score contributions", "mmr": "MMR terms per pick", "matrix": "Route-rank matrix",
          "evaluation": "Evaluation per category"}
-PANELS = {"mmr": "MMR trace", "matrix": "Route ranks"}
+PANELS = {"mmr": DockId.MMR_TRACE, "matrix": DockId.ROUTE_RANKS}
 
 
 class ExportActions:
     """File > Import settings…, Export settings…, Export results…, Export plot."""
 
-    def __init__(self, window: QMainWindow):
+    def __init__(self, ctx: AppContext, window: ExportUi):
         self.window = window
-        self.ctx = window.ctx
+        self.ctx = ctx
         self.last_plot: PlotFile | None = None  # where the last exported plot's data landed in its file
 
     def restore_config(self) -> None:
@@ -63,9 +67,11 @@ class ExportActions:
         (cross-validated with folds) when `cfg` is that winner, else its figure in the last
         evaluation when `cfg` was one of the rows; {} when neither."""
         view = self._evaluation_view()
+        if view is None:
+            return {}
         tuner = getattr(view, "autotune", None)
         result = getattr(tuner, "result", None)
-        if result is not None and result.best.config == cfg:
+        if tuner is not None and result is not None and result.best.config == cfg:
             cv = tuner.cv
             if cv is not None and not cv.cancelled:
                 lo, hi = cv.gain_ci
@@ -90,7 +96,7 @@ class ExportActions:
         if which == "evaluation":
             view = self._evaluation_view()
             results = getattr(view, "results", [])
-            if not results:
+            if view is None or not results:
                 raise MemsenseError("there is no evaluation yet: run one in the Evaluation view first")
             source = view.source.label().removeprefix("questions: ") if view.source is not None else "a file"
             return [f"{PLOTS[which]} · {view.metric_combo.currentText()} at k = {results[0].k} · "
@@ -118,10 +124,10 @@ class ExportActions:
             self.window.statusBar().showMessage(f"Saved {path}", 10_000)
         return ok
 
-    def _evaluation_view(self):
+    def _evaluation_view(self) -> EvaluationView | None:
         """The Evaluation view, when the window has one."""
-        dock = self.window.docks.get("Evaluation")
-        return dock.view if dock is not None else None
+        dock = self.window.dock(DockId.EVALUATION)
+        return dock.view if dock is not None and isinstance(dock.view, EvaluationView) else None
 
     def table(self, which: str) -> Table:
         """`which`: pool | matrix (of the ranking on screen) | evaluation (the last evaluation)."""
@@ -191,12 +197,17 @@ class ExportActions:
                 export_table_image(w.matrix_panel.view, Path(path), title)
                 return
             plot = {"contributions": w.results.plot, "mmr": w.mmr_panel.plot}.get(which)
-            self.last_plot = export_plot(plot if plot is not None else self._evaluation_view().bars, path, title)
+            view = self._evaluation_view()
+            if plot is None and view is not None:
+                plot = view.bars
+            if plot is None:
+                raise MemsenseError(f"no plot {which!r}: choose contributions, mmr, matrix or evaluation")
+            self.last_plot = export_plot(plot, path, title)
 
         return self._saved(self.ctx.attempt(write, "Exporting the plot"), path)
 
     def _ask_path(self, title: str, filters: str, default: str) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(self.window, title, str(Path.home() / default), filters)
+        path, _ = QFileDialog.getSaveFileName(self.window.window(), title, str(Path.home() / default), filters)
         return path or None
 
     def ask_export_config(self) -> None:
@@ -205,7 +216,7 @@ class ExportActions:
             self.export_config(path)
 
     def ask_import_config(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Import settings", str(Path.home()),
+        path, _ = QFileDialog.getOpenFileName(self.window.window(), "Import settings", str(Path.home()),
                                               "Settings (*.toml *.json)")
         if path:
             self.import_config(path)

@@ -7,17 +7,20 @@ it everywhere.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable
 
-from PySide6.QtWidgets import QMainWindow, QTableView
+from PySide6.QtWidgets import QTableView
 
 from core.config import Config, dumps
 from core.errors import MemsenseError
 from core.rank.ranking import Ranking
 from core.records import Chunk
 from memsense_gui import theme
+from memsense_gui.state.context import AppContext
+from memsense_gui.views.dock import DockId
 from memsense_gui.views.explain import explain_record
 from memsense_gui.views.tables import select_id
+from memsense_gui.window.parts import InspectorUi
 
 
 def _quietly_select(view: QTableView, memory_id: str) -> None:
@@ -29,22 +32,22 @@ def _quietly_select(view: QTableView, memory_id: str) -> None:
 class Inspector:
     """Ranking -> panels, and the focused chunk -> chunk, explain and turn-support panels."""
 
-    FOCUS_PANELS = ("Chunk", "Explain", "Turn support")
+    FOCUS_PANELS = (DockId.CHUNK, DockId.EXPLAIN, DockId.TURN_SUPPORT)
 
-    def __init__(self, window: QMainWindow):
+    def __init__(self, ctx: AppContext, window: InspectorUi):
         self.window = window
-        self.ctx = window.ctx
+        self.ctx = ctx
         self.focused_id: str | None = None
         self.user_chunks: dict[str, Chunk] = {}  # the user's chunks, for chunks outside the pool
-        self._stale: set[str] = set()
+        self._stale: set[DockId] = set()
         self._chunk_key: tuple = ()
         w = window
-        self._updaters: dict[str, Callable[[Ranking | None], None]] = {
-            "Route ranks": lambda r: w.matrix_panel.set_ranking(r, self.ctx.session.gold, self.ctx.session.pins),
-            "Candidate pool": self._update_pool,
-            "MMR trace": w.mmr_panel.set_ranking,
-            "Why not?": lambda r: w.whynot_panel.set_ranking(r, self.ctx.session.pins),
-            "Compare": lambda r: w.comparisons.update(),
+        self._updaters: dict[DockId, Callable[[Ranking | None], None]] = {
+            DockId.ROUTE_RANKS: lambda r: w.matrix_panel.set_ranking(r, self.ctx.session.gold, self.ctx.session.pins),
+            DockId.CANDIDATE_POOL: self._update_pool,
+            DockId.MMR_TRACE: w.mmr_panel.set_ranking,
+            DockId.WHY_NOT: lambda r: w.whynot_panel.set_ranking(r, self.ctx.session.pins),
+            DockId.COMPARE: lambda r: w.comparisons.update(),
         }
 
     def connect(self) -> None:
@@ -55,10 +58,16 @@ class Inspector:
         why_not = self.window.whynot_panel
         for model in (self.window.pool_panel.model, why_not.pins_model, why_not.search_model):
             model.fate_of = session.fate  # "why not" never ranks the deepest lists on this thread
-        session.pool_changed.connect(lambda pool: pool is None and self.show_ranking(None))
+        session.pool_changed.connect(self._pool_changed)
         session.pins_changed.connect(lambda _pins: self._refresh_pins())
-        for title in (*self.FOCUS_PANELS, *self._updaters):
-            self.window.docks[title].visibilityChanged.connect(lambda on, t=title: self._dock_shown(t, on))
+        for which in (*self.FOCUS_PANELS, *self._updaters):
+            dock = self.window.dock(which)
+            if dock is not None:
+                dock.visibilityChanged.connect(lambda on, t=which: self._dock_shown(t, on))
+
+    def _pool_changed(self, pool: object) -> None:
+        if pool is None:  # the store closed: every panel empties
+            self.show_ranking(None)
 
     def _config_applied(self, cfg: Config) -> None:
         if cfg != self.window.tuning.config:
@@ -73,8 +82,8 @@ class Inspector:
         w.results.model.set_grades(self.ctx.current_grades())
         w.results.set_ranking(ranking, previous, s.gold, s.pins, ranking.pool.query if ranking else "",
                               dropped=s.pinned_baseline is not None)
-        for title in self._updaters:
-            self.update_panel(title)
+        for which in self._updaters:
+            self.update_panel(which)
         self._show_focus(self.focused_id)
         if ranking is not None:
             self._explain_empty(ranking)
@@ -89,16 +98,16 @@ class Inspector:
         except MemsenseError as exc:
             self.window.statusBar().showMessage(str(exc).capitalize(), 15000)
 
-    def showing(self, title: str) -> bool:
+    def showing(self, which: DockId) -> bool:
         """On screen: not closed and not a tab behind another dock."""
-        return not self.window.docks[title].visibleRegion().isEmpty()
+        return self.window.showing(which)
 
-    def update_panel(self, title: str, force: bool = False) -> None:
-        if not (force or self.showing(title)):
-            self._stale.add(title)
+    def update_panel(self, which: DockId, force: bool = False) -> None:
+        if not (force or self.showing(which)):
+            self._stale.add(which)
             return
-        self._stale.discard(title)
-        self._updaters[title](self.ctx.session.ranking)
+        self._stale.discard(which)
+        self._updaters[which](self.ctx.session.ranking)
 
     def _update_pool(self, ranking: Ranking | None) -> None:
         s, panel = self.ctx.session, self.window.pool_panel
@@ -107,11 +116,11 @@ class Inspector:
         if self.focused_id:
             _quietly_select(panel.view, self.focused_id)
 
-    def _dock_shown(self, title: str, visible: bool) -> None:
-        if not visible or title not in self._stale:
+    def _dock_shown(self, which: DockId, visible: bool) -> None:
+        if not visible or which not in self._stale:
             return
-        if title in self._updaters:
-            self.update_panel(title, force=True)
+        if which in self._updaters:
+            self.update_panel(which, force=True)
         else:
             self._show_focus(self.focused_id)
 
@@ -127,6 +136,14 @@ class Inspector:
             self._show_focus(self.focused_id)
 
     # ---- the focused chunk --------------------------------------------------------------------------
+    def clear_focus(self) -> None:
+        """A new answer: no chunk is focused until one is selected."""
+        self.focused_id = None
+
+    def set_user_chunks(self, chunks: Iterable[Chunk]) -> None:
+        """The user's chunks (listed after an answer), for chunks outside the pool; () on a new user."""
+        self.user_chunks = {c.memory_id: c for c in chunks}
+
     def focus_chunk(self, memory_id: str) -> None:
         """Show one chunk in the chunk, explain and turn-support panels; select it everywhere."""
         self.focused_id = memory_id
@@ -142,16 +159,17 @@ class Inspector:
         ranking = self.ctx.session.ranking
         if memory_id is None:
             return
-        for title, show in zip(self.FOCUS_PANELS, (self._show_chunk, self._show_explain, self._show_turns)):
-            if force or self.showing(title):
+        for which, show in zip(self.FOCUS_PANELS, (self._show_chunk, self._show_explain, self._show_turns)):
+            if force or self.showing(which):
                 show(ranking, memory_id)
-                self._stale.discard(title)
+                self._stale.discard(which)
             else:
-                self._stale.add(title)
+                self._stale.add(which)
 
     def _show_chunk(self, ranking: Ranking | None, memory_id: str) -> None:
         chunk = self.chunk(memory_id)
-        neighbors, fate = (None, None), ""
+        neighbors: tuple[str | None, str | None] = (None, None)
+        fate = ""
         if ranking is not None and chunk is not None:
             neighbors = ranking.pool.neighbors.get(memory_id, (None, None))
             f = self.ctx.session.fate(ranking, memory_id)

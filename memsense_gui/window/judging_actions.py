@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QMainWindow
+from PySide6.QtWidgets import QFileDialog
 
 from core.errors import MemsenseError
 from core.evaluation.judged import write_run
 from memsense_gui.models.format import short_id
 from memsense_gui.state.judgments import GRADE_LABELS, NOTHING_JUDGED
+from memsense_gui.state.context import AppContext
 from memsense_gui.views.tables import selected_id
+from memsense_gui.window.parts import JudgingUi
 from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import Task
 
@@ -27,9 +29,9 @@ LEVEL_FILTERS = {
 class JudgingActions:
     """0-3 on a selected result or candidate; File > qrels and runs."""
 
-    def __init__(self, window: QMainWindow):
+    def __init__(self, ctx: AppContext, window: JudgingUi):
         self.window = window
-        self.ctx = window.ctx
+        self.ctx = ctx
 
     def connect(self) -> None:
         self.ctx.judgments.grades_changed.connect(self._show_grades)
@@ -101,7 +103,7 @@ class JudgingActions:
         return name if same else f"{name}-modified"
 
     def _ask_level_path(self, title: str, default: str) -> tuple[str, str] | None:
-        path, chosen = QFileDialog.getSaveFileName(self.window, title, str(Path.home() / default),
+        path, chosen = QFileDialog.getSaveFileName(self.window.window(), title, str(Path.home() / default),
                                                    ";;".join(LEVEL_FILTERS))
         return (path, LEVEL_FILTERS.get(chosen, "memory")) if path else None
 
@@ -111,7 +113,7 @@ class JudgingActions:
             self.export_qrels(*picked)
 
     def ask_import_qrels(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Import TREC qrels", str(Path.home()),
+        path, _ = QFileDialog.getOpenFileName(self.window.window(), "Import TREC qrels", str(Path.home()),
                                               "TREC qrels (*.qrels *.txt);;All files (*)")
         if path:
             self.import_qrels(path)

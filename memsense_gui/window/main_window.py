@@ -2,8 +2,10 @@
 
 `MainWindow` only lays out the toolbar and docks, builds the menus and wires signals; what
 the app does lives in its actions (`stores`, `queries`, `inspector`, `judging`, `exports`,
-`comparisons`, each in its own module) and its state in the `AppContext` (`ctx`). Another
-view joins with `add_view(title, widget)`; errors anywhere become a dialog here.
+`comparisons`, each in its own module) and its state in the `AppContext` (`ctx`). Each part
+takes the context and the window as the small Protocol of `window.parts` it needs. Docks are
+found by `DockId`; another view joins with `add_view(DockId, widget)`; errors anywhere become
+a dialog here.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from memsense_gui.views.cases import CasesPanel
 from memsense_gui.views.chunk import ChunkPanel
 from memsense_gui.views.compare import ComparePanel
 from memsense_gui.views.dialogs import ShortcutsDialog, show_error
-from memsense_gui.views.dock import ViewDock
+from memsense_gui.views.dock import DockId, ViewDock
 from memsense_gui.views.explain import ExplainPanel
 from memsense_gui.views.mmr import MMRPanel
 from memsense_gui.views.pool import PoolPanel
@@ -47,7 +49,7 @@ from memsense_gui.window.whatif_actions import WhatIfActions
 DEFAULT_SIZE = (1500, 940)
 """The first run's window size (width, height), shrunk to fit smaller screens."""
 
-RIGHT_DOCKS = ("Chunk", "Explain", "Turn support", "Why not?")
+RIGHT_DOCKS = (DockId.CHUNK, DockId.EXPLAIN, DockId.TURN_SUPPORT, DockId.WHY_NOT)
 """Tabbed on the right; the default layout makes them wide enough for the widest one's view."""
 LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                        Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -64,17 +66,18 @@ class MainWindow(QMainWindow):
         self.setDockNestingEnabled(True)
         self._build_toolbar()
         self._build_docks()
-        self.inspector = Inspector(self)
-        self.stores = StoreActions(self)
-        self.queries = QueryActions(self)
-        self.judging = JudgingActions(self)
-        self.exports = ExportActions(self)
-        self.comparisons = CompareActions(self)
-        self.memsense = MemsenseActions(self)
-        self.whatif = WhatIfActions(self)
-        self.cases = CasesActions(self)
-        self.undo = UndoActions(self)
-        self.history = QueryHistory(self)
+        ctx = self.ctx
+        self.inspector = Inspector(ctx, self)
+        self.stores = StoreActions(ctx, self)
+        self.queries = QueryActions(ctx, self)
+        self.judging = JudgingActions(ctx, self)
+        self.exports = ExportActions(ctx, self)
+        self.comparisons = CompareActions(ctx, self)
+        self.memsense = MemsenseActions(ctx, self)
+        self.whatif = WhatIfActions(ctx, self.whynot_panel, self)
+        self.cases = CasesActions(ctx, self)
+        self.undo = UndoActions(ctx, self.tuning, self)
+        self.history = QueryHistory(ctx, self.query_edit, self)
         self.menus = build_menus(self)
         self._connect()
         self.exports.restore_config()
@@ -109,33 +112,32 @@ class MainWindow(QMainWindow):
         self.chunk_panel, self.explain_panel, self.turns_panel = ChunkPanel(), ExplainPanel(), TurnSupportPanel()
         self.whynot_panel, self.pool_panel, self.matrix_panel = WhyNotPanel(), PoolPanel(), MatrixPanel()
         self.mmr_panel, self.compare_panel = MMRPanel(), ComparePanel()
-        self.docks: dict[str, ViewDock] = {}
+        self.docks: dict[DockId, ViewDock] = {}
         self.cases_panel = CasesPanel()
         self.setCorner(Qt.Corner.BottomLeftCorner, LEFT)  # the sliders get the window's full height
-        self._dock("Tuning", self.tuning, LEFT)
-        self._dock("Cases", self.cases_panel, LEFT)
-        for title, w in zip(RIGHT_DOCKS, (self.chunk_panel, self.explain_panel, self.turns_panel, self.whynot_panel)):
-            self._dock(title, w, RIGHT)
-        for title, w in (("Route ranks", self.matrix_panel), ("Candidate pool", self.pool_panel),
-                         ("MMR trace", self.mmr_panel), ("Compare", self.compare_panel)):
-            self._dock(title, w, BOTTOM)
-        self.docks["Tuning"].raise_()
-        self.docks["Chunk"].raise_()
-        self.docks["Route ranks"].raise_()
+        self._dock(DockId.TUNING, self.tuning, LEFT)
+        self._dock(DockId.CASES, self.cases_panel, LEFT)
+        for which, w in zip(RIGHT_DOCKS, (self.chunk_panel, self.explain_panel, self.turns_panel, self.whynot_panel)):
+            self._dock(which, w, RIGHT)
+        for which, w in ((DockId.ROUTE_RANKS, self.matrix_panel), (DockId.CANDIDATE_POOL, self.pool_panel),
+                         (DockId.MMR_TRACE, self.mmr_panel), (DockId.COMPARE, self.compare_panel)):
+            self._dock(which, w, BOTTOM)
+        self.docks[DockId.TUNING].raise_()
+        self.docks[DockId.CHUNK].raise_()
+        self.docks[DockId.ROUTE_RANKS].raise_()
         self._default_state = self.saveState()
         self.store_label = QLabel("no store")
         self.model_label = QLabel("")
         self.statusBar().addPermanentWidget(self.model_label)
         self.statusBar().addPermanentWidget(self.store_label)
 
-    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> ViewDock:
-        dock = ViewDock(title, widget, self)
-        dock.setObjectName(f"dock-{title.lower().replace(' ', '-').rstrip('?')}")
+    def _dock(self, which: DockId, widget: QWidget, area: Qt.DockWidgetArea) -> ViewDock:
+        dock = ViewDock(which, widget, self)
         first = next((d for d in self.docks.values() if self.dockWidgetArea(d) == area), None)
         self.addDockWidget(area, dock)
         if first is not None:
             self.tabifyDockWidget(first, dock)
-        self.docks[title] = dock
+        self.docks[which] = dock
         return dock
 
     def _connect(self) -> None:
@@ -161,21 +163,35 @@ class MainWindow(QMainWindow):
         self.undo.connect()
         self.history.connect()
 
-    def raise_dock(self, title: str) -> None:
-        dock = self.docks[title]
+    def dock(self, which: DockId) -> ViewDock | None:
+        """The dock `which`; None for a view not added (Evaluation, Production)."""
+        return self.docks.get(which)
+
+    def all_docks(self) -> list[ViewDock]:
+        return list(self.docks.values())
+
+    def raise_dock(self, which: DockId) -> None:
+        dock = self.docks[which]
         dock.show()
         dock.raise_()
 
-    def add_view(self, title: str, widget: QWidget, area: Qt.DockWidgetArea = BOTTOM) -> ViewDock:
+    def showing(self, which: DockId) -> bool:
+        """On screen: added, not closed and not a tab behind another dock."""
+        dock = self.docks.get(which)
+        return dock is not None and not dock.visibleRegion().isEmpty()
+
+    def add_view(self, which: DockId, widget: QWidget, area: Qt.DockWidgetArea = BOTTOM) -> ViewDock:
         """Add a view (e.g. the Evaluation view) as a dock, tabbed with the others in `area`."""
-        dock = self._dock(title, widget, area)
+        dock = self._dock(which, widget, area)
         self.menus.view.insertAction(self.menus.view.actions()[len(self.docks) - 1], dock.toggleViewAction())
         dock.raise_()
         return dock
 
     # ==== appearance and layout =====================================================================
     def set_dark(self, dark: bool) -> None:
-        theme.apply(QApplication.instance(), dark)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            theme.apply(app, dark)
         self.menus.dark.setChecked(dark)
         self.ctx.settings.setValue("view/dark", dark)
         self.results.plot.apply_theme()
@@ -204,13 +220,13 @@ class MainWindow(QMainWindow):
         self.restoreState(self._default_state)
         for dock in self.docks.values():
             dock.show()
-        self.docks["Tuning"].raise_()
-        self.docks["Chunk"].raise_()
-        self.docks["Route ranks"].raise_()
+        self.docks[DockId.TUNING].raise_()
+        self.docks[DockId.CHUNK].raise_()
+        self.docks[DockId.ROUTE_RANKS].raise_()
         right = max(380, self.width() // 4, *(self.docks[t].view.minimumSizeHint().width() for t in RIGHT_DOCKS))
-        self.resizeDocks([self.docks["Tuning"], self.docks["Chunk"]],
+        self.resizeDocks([self.docks[DockId.TUNING], self.docks[DockId.CHUNK]],
                          [max(320, self.width() // 5), min(right, int(self.width() * 0.36))], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["Route ranks"]], [int(self.height() * 0.36)], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks[DockId.ROUTE_RANKS]], [int(self.height() * 0.36)], Qt.Orientation.Vertical)
 
     def show_shortcuts(self) -> ShortcutsDialog:
         dialog = ShortcutsDialog(SHORTCUTS, self)

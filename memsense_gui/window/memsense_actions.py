@@ -7,14 +7,16 @@ tuned settings would change in production.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from PySide6.QtWidgets import QMainWindow
-
 from core.recall.service import compare, service_search
+from memsense_gui.state.context import AppContext
 from memsense_gui.views.connect import ConnectDialog, MemsenseConnection
+from memsense_gui.views.dock import DockId
 from memsense_gui.views.production import ProductionPanel
+from memsense_gui.window.parts import MemsenseUi
 from memsense_gui.workers.runner import Task
 
 SETTINGS_KEY = "memsense/connection"
@@ -42,9 +44,9 @@ def without_password(dsn: str) -> str:
 class MemsenseActions:
     """The connection, the Production view and the service's answers (cached per search)."""
 
-    def __init__(self, window: QMainWindow):
+    def __init__(self, ctx: AppContext, window: MemsenseUi):
         self.window = window
-        self.ctx = window.ctx
+        self.ctx = ctx
         self.connection: MemsenseConnection | None = None
         self.location: str | None = None
         self.panel: ProductionPanel | None = None
@@ -72,7 +74,7 @@ class MemsenseActions:
 
     def ask_connect(self) -> ConnectDialog:
         """The dialog, window-modal; Connect opens the database."""
-        dialog = ConnectDialog(self.last_connection(), self.window)
+        dialog = ConnectDialog(self.last_connection(), self.window.window())
         dialog.accepted.connect(lambda: self.open(dialog.values()))
         dialog.open()
         return dialog
@@ -97,8 +99,8 @@ class MemsenseActions:
         if self.panel is None:
             self.panel = ProductionPanel()
             self.panel.chunk_selected.connect(self.window.inspector.focus_chunk)
-            self.window.add_view("Production", self.panel)
-        self.window.raise_dock("Production")
+            self.window.add_view(DockId.PRODUCTION, self.panel)
+        self.window.raise_dock(DockId.PRODUCTION)
         return self.panel
 
     def _store_opened(self, location: str) -> None:
@@ -119,8 +121,7 @@ class MemsenseActions:
             self._asked.add(key)
             self.panel.show_message(f"Asking the service at {conn.service}…")
             self.ctx.engine_runner.submit("ask the service", fetch_production, conn, *key,
-                                          succeeded=lambda answer, k=key: self._answered(k, answer),
-                                          failed=lambda exc, k=key: self._answered(k, exc))
+                                          succeeded=partial(self._answered, key), failed=partial(self._answered, key))
 
     def _answered(self, key: tuple[str, str, int], answer: list | BaseException) -> None:
         self._answers[key] = answer
@@ -132,11 +133,13 @@ class MemsenseActions:
             self._show(key)
 
     def _show(self, key: tuple[str, str, int]) -> None:
-        answer = self._answers[key]
+        answer, panel, ranking = self._answers[key], self.panel, self._ranking
+        if panel is None or ranking is None:
+            return
         if isinstance(answer, BaseException):
-            self.panel.show_message(f"The service could not answer: {answer}")
+            panel.show_message(f"The service could not answer: {answer}")
             return
         preset = self.window.tuning.preset_combo.currentText() or "the current settings"
-        settings = "Memsense's defaults" if self._ranking.config == type(self._ranking.config)() else \
+        settings = "Memsense's defaults" if ranking.config == type(ranking.config)() else \
             f"the current settings (preset {preset}, changed)"
-        self.panel.show_comparison(compare(answer, self._ranking), key[0], settings)
+        panel.show_comparison(compare(answer, ranking), key[0], settings)

@@ -1,16 +1,68 @@
 """The menus and their shortcuts; Help > Shortcuts lists the same table that binds them."""
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMainWindow, QMenu
+from PySide6.QtWidgets import QComboBox, QMenu, QMenuBar
 
 from memsense_gui import app_icons
 from memsense_gui.state.judgments import GRADE_LABELS
+from memsense_gui.views.dock import DockId, ViewDock
+from memsense_gui.window.parts import Shell
 
-MainWindow = QMainWindow  # the app's MainWindow (not imported: it imports this module)
+if TYPE_CHECKING:
+    from memsense_gui.views.pool import PoolPanel
+    from memsense_gui.views.results import ResultsPanel
+    from memsense_gui.views.tuning import TuningPanel
+    from memsense_gui.window.export_actions import ExportActions
+    from memsense_gui.window.judging_actions import JudgingActions
+    from memsense_gui.window.memsense_actions import MemsenseActions
+    from memsense_gui.window.query_actions import QueryActions
+    from memsense_gui.window.store_actions import StoreActions
+    from memsense_gui.window.undo_actions import UndoActions
+
+
+class MenuWindow(Shell, Protocol):
+    """What the menus bind: the parts' commands (the menus are where they all meet), the
+    tables that take the grade keys, and the window's own layout commands."""
+
+    @property
+    def stores(self) -> StoreActions: ...
+    @property
+    def exports(self) -> ExportActions: ...
+    @property
+    def judging(self) -> JudgingActions: ...
+    @property
+    def memsense(self) -> MemsenseActions: ...
+    @property
+    def queries(self) -> QueryActions: ...
+    @property
+    def undo(self) -> UndoActions: ...
+    @property
+    def tuning(self) -> TuningPanel: ...
+    @property
+    def results(self) -> ResultsPanel: ...
+    @property
+    def pool_panel(self) -> PoolPanel: ...
+    @property
+    def user_combo(self) -> QComboBox: ...
+
+    def all_docks(self) -> Iterable[ViewDock]: ...
+
+    def set_dark(self, dark: bool) -> None: ...
+
+    def default_layout(self) -> None: ...
+
+    def show_shortcuts(self) -> object: ...
+
+    def close(self) -> bool: ...
+
+    def menuBar(self) -> QMenuBar: ...  # noqa: N802 - Qt's name
+
+    def addAction(self, action: QAction) -> None: ...  # noqa: N802 - Qt's name
+
 
 SHORTCUTS: list[tuple[str, str]] = [
     ("Ctrl+L", "Focus the query box"),
@@ -37,10 +89,10 @@ SHORTCUTS: list[tuple[str, str]] = [
 ]
 
 
-def add_action(window: MainWindow, menu: QMenu, text: str, slot: Callable, shortcut: str | None = None,
+def add_action(window: MenuWindow, menu: QMenu, text: str, slot: Callable, shortcut: str | None = None,
                tip: str = "") -> QAction:
     """A menu item that is also a window-wide shortcut."""
-    action = QAction(text, window)
+    action = QAction(text, window.window())
     if shortcut:
         action.setShortcut(QKeySequence(shortcut))
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -57,14 +109,14 @@ class Menus(NamedTuple):
     dark: QAction  # checkable: the dark appearance
 
 
-def build_menus(w: MainWindow) -> Menus:
+def build_menus(w: MenuWindow) -> Menus:
     """File, Query, Tuning, View and Help."""
     _file_menu(w)
     _query_menu(w)
     t = w.menuBar().addMenu("&Tuning")
-    undo = w.undo.stack.createUndoAction(w, "&Undo")
+    undo = w.undo.stack.createUndoAction(w.window(), "&Undo")
     undo.setShortcut(QKeySequence.StandardKey.Undo)
-    redo = w.undo.stack.createRedoAction(w, "&Redo")
+    redo = w.undo.stack.createRedoAction(w.window(), "&Redo")
     redo.setShortcut(QKeySequence("Ctrl+Shift+Z"))
     for action in (undo, redo):
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -73,12 +125,12 @@ def build_menus(w: MainWindow) -> Menus:
     t.addSeparator()
     add_action(w, t, "&Reset to preset", lambda: w.tuning.apply_preset(w.tuning.preset_combo.currentText()), "Ctrl+R")
     add_action(w, t, "&Save settings as preset…", w.tuning.ask_save_preset, "Ctrl+Shift+S")
-    add_action(w, t, "&Compare presets", lambda: w.raise_dock("Compare"), "Ctrl+Shift+C")
+    add_action(w, t, "&Compare presets", lambda: w.raise_dock(DockId.COMPARE), "Ctrl+Shift+C")
     v = w.menuBar().addMenu("&View")
     dark = add_action(w, v, "&Dark appearance", lambda: w.set_dark(dark.isChecked()), "Ctrl+Shift+D")
     dark.setCheckable(True)
     v.addSeparator()
-    for dock in w.docks.values():
+    for dock in w.all_docks():
         v.addAction(dock.toggleViewAction())
     v.addSeparator()
     add_action(w, v, "Restore default &layout", w.default_layout)
@@ -87,7 +139,7 @@ def build_menus(w: MainWindow) -> Menus:
     return Menus(v, dark)
 
 
-def _file_menu(w: MainWindow) -> None:
+def _file_menu(w: MenuWindow) -> None:
     m = w.menuBar().addMenu("&File")
     s, e, j = w.stores, w.exports, w.judging
     add_action(w, m, "&Open store…", s.ask_open_store, "Ctrl+O", "Open a memory store folder")
@@ -121,7 +173,7 @@ def _file_menu(w: MainWindow) -> None:
     add_action(w, m, "&Quit", w.close, "Ctrl+Q")
 
 
-def _query_menu(w: MainWindow) -> None:
+def _query_menu(w: MenuWindow) -> None:
     q = w.menuBar().addMenu("&Query")
     add_action(w, q, "Focus &query", w.queries.focus_query, "Ctrl+L")
     add_action(w, q, "&Run", w.queries.run_query, "Ctrl+Return")

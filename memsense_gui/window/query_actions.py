@@ -9,11 +9,13 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QMainWindow
 
 from core.errors import MemsenseError
 from core.records import Chunk
+from memsense_gui.state.context import AppContext
+from memsense_gui.views.dock import DockId
 from memsense_gui.views.tables import selected_id
+from memsense_gui.window.parts import QueryUi
 from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import Task
 from memsense_gui.workers.slot import TaskSlot
@@ -25,9 +27,9 @@ LIST_CHUNKS_AFTER_MS = 150
 class QueryActions:
     """The toolbar (user, query, Search) and Query menu: recall, then hand the pool on."""
 
-    def __init__(self, window: QMainWindow):
+    def __init__(self, ctx: AppContext, window: QueryUi):
         self.window = window
-        self.ctx = window.ctx
+        self.ctx = ctx
         self.user_id: str | None = None
         self._chunks_wanted: str | None = None
         self.recall_slot = TaskSlot(self.ctx.engine_runner, succeeded=self._recalled, failed=self._recall_failed)
@@ -51,7 +53,7 @@ class QueryActions:
             return
         self.user_id = user_id
         self.ctx.settings.setValue("query/user", user_id)
-        self.window.inspector.user_chunks = {}
+        self.window.inspector.set_user_chunks(())
         self.window.whynot_panel.set_chunks(())
         self._chunks_wanted = user_id  # listed once a query this call or its caller runs is answered
         QTimer.singleShot(0, self._list_chunks)
@@ -75,7 +77,7 @@ class QueryActions:
         user_id, chunks = result
         if user_id != self.user_id:
             return  # another user was picked meanwhile
-        self.window.inspector.user_chunks = {c.memory_id: c for c in chunks}
+        self.window.inspector.set_user_chunks(chunks)
         self.window.whynot_panel.set_chunks(chunks)
         self.ctx.chunks_loaded.emit(user_id)
 
@@ -107,7 +109,7 @@ class QueryActions:
 
     def _recalled(self, result: jobs.RecallResult) -> None:
         pool = result.pool
-        self.window.inspector.focused_id = None
+        self.window.inspector.clear_focus()
         self.ctx.session.set_pool(pool, result.request.gold, result.request.evidence)
         timing = ", ".join(f"{k} {v:.0f} ms" for k, v in pool.timings_ms.items())
         if result.note:
@@ -141,7 +143,7 @@ class QueryActions:
 
     # ---- why not ------------------------------------------------------------------------------------
     def focus_why_not(self) -> None:
-        self.window.raise_dock("Why not?")
+        self.window.raise_dock(DockId.WHY_NOT)
         search = self.window.whynot_panel.search
         search.setFocus()
         search.selectAll()

@@ -2,31 +2,33 @@
 (newest first, at most `LIMIT`), kept in the app's settings across sessions."""
 from __future__ import annotations
 
-from PySide6.QtCore import QStringListModel, Qt
-from PySide6.QtWidgets import QCompleter, QMainWindow
+from PySide6.QtCore import QObject, QStringListModel, Qt
+from PySide6.QtWidgets import QCompleter, QLineEdit
+
+from memsense_gui.state.context import AppContext
 
 KEY = "query/history"
 LIMIT = 50
 
 
 class QueryHistory:
-    def __init__(self, window: QMainWindow):
-        self.window = window
-        self.settings = window.ctx.settings
-        self.model = QStringListModel(self._saved(), window)
-        completer = QCompleter(self.model, window)
+    def __init__(self, ctx: AppContext, query_edit: QLineEdit, parent: QObject):
+        self.ctx = ctx
+        self.settings = ctx.settings
+        self.model = QStringListModel(self._saved(), parent)
+        completer = QCompleter(self.model, parent)
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         completer.setFilterMode(Qt.MatchFlag.MatchContains)
-        window.query_edit.setCompleter(completer)
+        query_edit.setCompleter(completer)
         self.completer = completer
 
     def _saved(self) -> list[str]:
         value = self.settings.value(KEY, [])
-        items = [value] if isinstance(value, str) else list(value or [])
+        items = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
         return [str(q) for q in items if str(q).strip()][:LIMIT]
 
     def connect(self) -> None:
-        self.window.ctx.recall_started.connect(self.add)
+        self.ctx.recall_started.connect(self.add)
 
     @property
     def queries(self) -> list[str]:

@@ -10,23 +10,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow
+from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from core.errors import MemsenseError
 from core.recall.protocol import RecallEngine
 from memsense_gui.state import paths
+from memsense_gui.state.context import AppContext, EngineFactory
 from memsense_gui.views.dialogs import NewStoreDialog, ProgressDialog
 from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import Task
+from memsense_gui.window.parts import StoreUi
 from memsense_gui.workers.slot import TaskSlot
 
 
 class StoreActions:
     """File > Open store…, Open Qdrant server…, New store…, Open the demo store; start and close."""
 
-    def __init__(self, window: QMainWindow):
+    def __init__(self, ctx: AppContext, window: StoreUi):
         self.window = window
-        self.ctx = window.ctx
+        self.ctx = ctx
         self.progress: ProgressDialog | None = None
         self._autorun = False
         self._building: tuple[Path, bool] = (Path(), False)  # location, open when built
@@ -46,7 +48,7 @@ class StoreActions:
         else:
             self.open_demo_store()
 
-    def open_store(self, location: str | Path, factory: Any = None) -> Task:
+    def open_store(self, location: str | Path, factory: EngineFactory | None = None) -> Task:
         """Open a store on the engine thread; `store_opened` then the model loads in the background.
         `factory` opens other kinds of store (a live Memsense database); default: the context's."""
         location = str(location)
@@ -83,7 +85,7 @@ class StoreActions:
         self.ctx.model_runner.submit("load model", jobs.load_model, engine,
                                       succeeded=lambda _r: self._model_ready(engine), failed=self._model_failed)
 
-    def _model_ready(self, engine: RecallEngine) -> None:
+    def _model_ready(self, engine: RecallEngine | None) -> None:
         if engine is not self.ctx.engine:
             return  # another store was opened meanwhile
         self.ctx.model_ready = True
@@ -103,12 +105,12 @@ class StoreActions:
         ctx.session.set_pool(None)
 
     def ask_open_store(self) -> None:
-        path = QFileDialog.getExistingDirectory(self.window, "Open a memory store", str(paths.stores_dir(self.ctx.home)))
+        path = QFileDialog.getExistingDirectory(self.window.window(), "Open a memory store", str(paths.stores_dir(self.ctx.home)))
         if path:
             self.open_store(path)
 
     def ask_open_server(self) -> None:
-        url, ok = QInputDialog.getText(self.window, "Open Qdrant server", "Server URL:", text="http://localhost:6333")
+        url, ok = QInputDialog.getText(self.window.window(), "Open Qdrant server", "Server URL:", text="http://localhost:6333")
         if ok and url.strip():
             self.open_store(url.strip())
 
@@ -130,14 +132,14 @@ class StoreActions:
                                 title="Building the demo store (first run)")
 
     def ask_new_store(self) -> None:
-        dialog = NewStoreDialog(paths.stores_dir(self.ctx.home), self.window)
+        dialog = NewStoreDialog(paths.stores_dir(self.ctx.home), self.window.window())
         if dialog.exec():
             self.build_store(*dialog.values())
 
     def build_store(self, dataset: Path, location: Path, mode: str = "hybrid", *, title: str = "Building a store",
                     open_after: bool = True) -> Task:
         """Ingest on the ingest thread with a progress dialog and a working Cancel button."""
-        self.progress = progress = ProgressDialog(title, self.window)
+        self.progress = progress = ProgressDialog(title, self.window.window())
         progress.setLabelText(f"Reading {Path(dataset).name}…")
         self._building = (Path(location), open_after)
         task = self.build_slot.start("build store", jobs.build_store, self.ctx.store_builder, dataset, location, mode)

@@ -8,9 +8,11 @@ re-rank the cached pool with it (`QuerySession.set_config`), as any edit does.
 from __future__ import annotations
 
 from PySide6.QtGui import QUndoCommand, QUndoStack
-from PySide6.QtWidgets import QMainWindow
+from PySide6.QtCore import QObject
 
 from core.config import Config
+from memsense_gui.state.context import AppContext
+from memsense_gui.views.tuning import TuningPanel
 
 MERGE_ID = 1
 
@@ -44,14 +46,14 @@ class KnobChange(QUndoCommand):
 
 
 class UndoActions:
-    def __init__(self, window: QMainWindow):
-        self.window = window
-        self.ctx = window.ctx
-        self.stack = QUndoStack(window)
+    def __init__(self, ctx: AppContext, tuning: TuningPanel, parent: QObject):
+        self.tuning = tuning
+        self.ctx = ctx
+        self.stack = QUndoStack(parent)
         self.current: Config = self.ctx.session.config
         # connected here, before the window hands edits to the session: `edited` sees the config
         # as it was before the edit is applied
-        window.tuning.config_edited.connect(self.edited)
+        tuning.config_edited.connect(self.edited)
 
     def connect(self) -> None:
         self.ctx.session.config_changed.connect(self._applied)
@@ -67,5 +69,5 @@ class UndoActions:
 
     def restore(self, cfg: Config, why: str) -> None:
         self.current = cfg
-        self.window.tuning.set_config(cfg)
+        self.tuning.set_config(cfg)
         self.ctx.session.set_config(cfg, why)

@@ -8,27 +8,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QMainWindow
+from PySide6.QtCore import QObject
 
+from memsense_gui.state.context import AppContext
+from memsense_gui.views.why_not import WhyNotPanel
 from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
 
 class WhatIfActions:
-    def __init__(self, window: QMainWindow):
-        self.window = window
-        self.ctx = window.ctx
-        self.runner = TaskRunner("memsense-whatif", window)
+    def __init__(self, ctx: AppContext, panel: WhyNotPanel, parent: QObject):
+        self.panel = panel
+        self.ctx = ctx
+        self.runner = TaskRunner("memsense-whatif", parent)
         self.slot = TaskSlot(self.runner, succeeded=self._done,
                              failed=lambda exc: self.ctx.report_error(exc, "What would it take"))
 
     def connect(self) -> None:
-        self.window.whynot_panel.whatif_wanted.connect(self.request)
+        self.panel.whatif_wanted.connect(self.request)
         self.ctx.closing.connect(lambda: self.runner.shutdown(wait=True))
 
     def request(self, memory_id: str) -> None:
-        session, panel = self.ctx.session, self.window.whynot_panel
+        session, panel = self.ctx.session, self.panel
         if session.pool is None:
             return
         panel.whatif_pending(memory_id)
@@ -36,4 +38,4 @@ class WhatIfActions:
 
     def _done(self, result: tuple[str, Any]) -> None:
         memory_id, answer = result
-        self.window.whynot_panel.show_whatif(memory_id, answer)
+        self.panel.show_whatif(memory_id, answer)

@@ -240,7 +240,10 @@ def _held(slot: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _forget(box: _Mailbox, runner_id: int) -> Callable[..., None]:
-    return lambda *_: box._runners.pop(runner_id, None)
+    def forget(*_: Any) -> None:
+        box._runners.pop(runner_id, None)
+
+    return forget
 
 
 def _run(job: Job, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:

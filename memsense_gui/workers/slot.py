@@ -52,8 +52,9 @@ class TaskSlot:
 
     def cancel(self) -> None:
         """Ask the running task to stop; it ends through `cancelled` at its next check."""
-        if self.running:
-            self.task.cancel()
+        task = self.task
+        if task is not None and not task.done:
+            task.cancel()
 
     def _progress(self, token: object, done: int, total: int, what: str) -> None:
         if token is self._token and self._progressed is not None:
@@ -66,6 +67,6 @@ class TaskSlot:
     def _fail(self, token: object, exc: BaseException) -> None:
         if token is not self._token:
             return
-        callback = self._cancelled if isinstance(exc, Cancelled) or self.task.cancelled else self._failed
+        callback = self._cancelled if isinstance(exc, Cancelled) or (self.task is not None and self.task.cancelled) else self._failed
         if callback is not None:
             callback(exc)

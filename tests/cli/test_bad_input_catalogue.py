@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import re
 import shutil
 import sqlite3

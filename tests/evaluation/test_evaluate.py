@@ -12,7 +12,7 @@ import pytest
 from tests.fixtures import run_cli
 from core.config import Config
 from core.errors import MemsenseError
-from core.evaluation.evaluate import evaluate, evaluate_config, evaluate_presets, judged_only, outcome, recall_pools
+from core.evaluation.evaluate import evaluate, evaluate_config, judged_only, outcome, recall_pools
 from core.evaluation.metrics import question_metrics
 from core.config.presets import BUILTIN
 from core.rank.rerank import rerank

@@ -63,7 +63,7 @@ def test_query_file_formats(tmp_path):
     assert [q.user_id for q in read_queries(str(bare), default_user="carol")] == ["carol", "carol"]
     bad = tmp_path / "bad.txt"
     bad.write_text('{"user": 3, "query": "x"}\n', encoding="utf-8")
-    with pytest.raises(MemsenseError, match="bad.txt:1"):
+    with pytest.raises(MemsenseError, match=r"bad\.txt:1"):
         read_queries(str(bad))
 
 

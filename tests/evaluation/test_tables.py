@@ -36,5 +36,5 @@ def test_evaluation_table_has_categories_and_rejects_other_suffixes(tmp_path):
     header, rows = evaluation_table([ev])
     assert rows[0][:2] == ("memsense", 4) and "recall_all@4 [2 temporal]" in header
     assert rows[0][header.index("recall_all@4")] == ev.overall["recall_all@4"]
-    with pytest.raises(MemsenseError, match="end in .csv"):
+    with pytest.raises(MemsenseError, match=r"end in \.csv"):
         write_csv((header, rows), tmp_path / "t.txt")

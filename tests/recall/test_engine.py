@@ -124,7 +124,7 @@ def test_store_open_in_another_process(tmp_path, model_cache):
 
 
 def test_missing_model_folder(demo_store, tmp_path):
-    with pytest.raises(MemsenseError, match="model folder .* does not exist"):
+    with pytest.raises(MemsenseError, match=r"model folder .* does not exist"):
         Engine(demo_store, model=str(tmp_path / "no-model"))
     (tmp_path / "empty").mkdir()
     with pytest.raises(MemsenseError, match="not a sentence-transformers model folder"):

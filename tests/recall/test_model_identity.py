@@ -89,7 +89,7 @@ def _embedder(tmp_path, vec, key="sha256-new"):
 
 def test_a_store_of_another_model_is_refused_naming_both(tmp_path):
     emb = _embedder(tmp_path, [1.0, 0.0])
-    with pytest.raises(MemsenseError, match="another embedding model .*sha256-old.*--model"):
+    with pytest.raises(MemsenseError, match=r"another embedding model .*sha256-old.*--model"):
         check_model(_Store([1.0, 0.0]), StoreMeta("sha256-old", 2, {"u": "c"}), emb)
     check_model(_Store([1.0, 0.0]), StoreMeta("sha256-new", 2, {"u": "c"}), emb)  # its own model
 

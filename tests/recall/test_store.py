@@ -17,7 +17,6 @@ import pytest
 from core.recall.backends import open_store
 from core.cli.bench_scale import DIM, RandomEmbedder, synthetic_user
 from core.cli.main import main as cli
-from core.recall.embedded import EmbeddedStore
 from core.errors import MemsenseError
 from core.recall.qdrant import QdrantStore
 from core.recall.store import top_rows
@@ -87,7 +86,7 @@ def test_store_of_many_users_lists_them_without_reading_them(tmp_path):
     store = open_store(tmp_path / "s")
     try:
         assert len(store.users()) == 300 and store.users()[0] == "user0000"
-        with pytest.raises(MemsenseError, match="unknown user 'nobody'; users in this store: user0000, .* \\(300 in all\\)"):
+        with pytest.raises(MemsenseError, match=r"unknown user 'nobody'; users in this store: user0000, .* \(300 in all\)"):
             store.read_user("nobody")
     finally:
         store.close()
@@ -252,7 +251,7 @@ def by_score_then_row(hits) -> list[int]:
 def test_migrate_a_local_mode_store_searches_identically(tmp_path, capsys):
     old, new = tmp_path / "old", tmp_path / "new"
     make_local_mode_store(old, {"a": 120, "b": 35})
-    with pytest.raises(MemsenseError, match="store of an older memsense .* `memsense migrate"):
+    with pytest.raises(MemsenseError, match=r"store of an older memsense .* `memsense migrate"):
         open_store(old)
     queries = np.random.default_rng(5).standard_normal((4, DIM))
     before = QdrantStore(old)

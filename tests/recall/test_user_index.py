@@ -166,7 +166,7 @@ def test_a_damaged_payload_is_an_error_of_the_recall_that_reads_it(tmp_path):
     db.close()
     engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
     try:
-        with pytest.raises(MemsenseError, match="the data of user 'u' .* is damaged"):
+        with pytest.raises(MemsenseError, match=r"the data of user 'u' .* is damaged"):
             engine.recall("u", "alpha", 40)
     finally:
         engine.close()

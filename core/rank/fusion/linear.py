@@ -23,7 +23,7 @@ def fuse(ranks: np.ndarray, scores: np.ndarray, live: np.ndarray, cfg: Config,
     switch routes on or off. Contributions: the keyword part under `lexical`, the semantic part
     under `vec_full`.
     """
-    cand = live.any(axis=1)
+    cand = np.asarray(live.any(axis=1))
     lex, vec = live[:, LEXICAL] & cand, live[:, VEC_FULL] & cand
     bm25 = np.where(lex, np.nan_to_num(scores[:, LEXICAL]), 0.0)
     bm25_norm = minmax(bm25, cand) if lex.any() else np.zeros(len(bm25))

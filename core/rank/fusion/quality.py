@@ -150,7 +150,7 @@ def cut(fused: np.ndarray, ranks: np.ndarray, live: np.ndarray, cfg: Config,
     found = live.any(axis=1)
     drops: dict[int, str] = {}
     for i in np.flatnonzero(found):
-        p = profile(chunks[i])
+        p = profile(chunks[int(i)])
         if p.user_question:
             drops[int(i)] = "Phase 7 storage filter: a user question is not stored"
         elif p.length < MIN_STORED_CHARS:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QMainWindow, QTableWidget, QVBoxLayout, QWidget
 
-from memsense_gui.views.dock import ViewDock
+from memsense_gui.views.dock import DockId, ViewDock
 
 
 def _view() -> QWidget:
@@ -22,7 +22,8 @@ def test_a_dock_scrolls_only_below_its_views_minimum(qtbot):
     window = QMainWindow()
     qtbot.addWidget(window)
     view = _view()
-    dock = ViewDock("View", view, window)
+    dock = ViewDock(DockId.EVALUATION, view, window)
+    assert dock.objectName() == "dock-evaluation" and dock.windowTitle() == "Evaluation" and dock.id is DockId.EVALUATION
     window.setCentralWidget(dock)
     window.show()
     minimum, preferred = view.minimumSizeHint().height(), view.sizeHint().height()

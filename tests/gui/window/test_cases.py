@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from core.evaluation.evaluate import evaluate_config
 from tests.gui.fixtures import eval_questions
+from memsense_gui.views.dock import DockId
 
 
 def _questions_file(tmp_path):
@@ -20,7 +21,7 @@ def test_cases_pass_or_fail_under_the_current_settings(qtbot, make_window, tmp_p
     w = make_window()
     w.cases.source.set_path(_questions_file(tmp_path))
     panel = w.cases_panel
-    w.raise_dock("Cases")  # shown: the cases load
+    w.raise_dock(DockId.CASES)  # shown: the cases load
     qtbot.waitUntil(lambda: panel.model.rowCount() == 10 and panel.model.counts()[1] == 10, timeout=30_000)
     cfg = w.ctx.session.config
     expected = evaluate_config(w.cases.pools, w.cases.questions, cfg, cfg.top_k)
@@ -63,6 +64,6 @@ def test_questions_about_other_users_say_so_in_the_panel(qtbot, make_window, tmp
     path.write_text(json.dumps({"questions": [{"user": "nobody", "question": "q?", "answer": "", "category": 1,
                                                "evidence": ["D1:1"]}]}))
     w.cases.source.set_path(path)
-    w.raise_dock("Cases")
+    w.raise_dock(DockId.CASES)
     qtbot.waitUntil(lambda: "nobody" in w.cases_panel.source.text(), timeout=10_000)
     assert w.cases_panel.model.rowCount() == 0

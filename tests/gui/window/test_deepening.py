@@ -16,6 +16,7 @@ from memsense_gui.state.session import UPDATING
 from memsense_gui.views.compare import ComparePanel
 from tests.gui.fixtures import deepening_threads
 from tests.recall.test_deepen import fresh
+from memsense_gui.views.dock import DockId
 
 QUERY = "w3 w4 w5"
 DEEP = replace(Config(), top_k=50)  # needs route lists deeper than the default settings' pool
@@ -72,7 +73,7 @@ def test_why_not_on_a_chunk_beyond_route_limit_deepens_off_the_ui_thread(qtbot, 
     w, hold, threads = _window_on_a_shallow_pool(qtbot, make_window, scan_engine, monkeypatch)
     shallow = w.ctx.session.ranking.pool
     target = next(c.memory_id for c in scan_engine.chunks("u") if shallow.index_of(c.memory_id) is None)
-    w.raise_dock("Why not?")
+    w.raise_dock(DockId.WHY_NOT)
     w.ctx.session.pin(target)
     status = lambda: w.whynot_panel.pins_model.index(0, PinsModel.STATUS).data(RAW_ROLE)  # noqa: E731
     qtbot.waitUntil(lambda: status() is not None, timeout=5_000)

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from tests.gui.fixtures import FakeEngine
+from memsense_gui.views.dock import DockId
 
 QUESTION = "which message of the session"
 
@@ -42,13 +43,13 @@ def _chunk_html(w) -> str:
 def test_evidence_turns_are_highlighted_in_the_chunk_panel(qtbot, make_window, tmp_path, messages):
     w = make_window()
     w.cases.source.set_path(_cases(tmp_path))
-    w.raise_dock("Cases")
+    w.raise_dock(DockId.CASES)
     qtbot.waitUntil(lambda: w.cases_panel.model.rowCount() == 1, timeout=10_000)
     w.cases_panel.select_row(0)
     with qtbot.waitSignal(w.ctx.ranking_updated, timeout=10_000):
         w.cases_panel.open_selected()
     assert w.ctx.session.evidence == frozenset({"D1:2"})
-    w.raise_dock("Chunk")
+    w.raise_dock(DockId.CHUNK)
     w.inspector.focus_chunk("synth-a:S001:P0")
     assert w.chunk_panel.evidence_shown == ("D1:2",)
     text = w.chunk_panel.browser.toPlainText()

@@ -7,6 +7,7 @@ import json
 
 from core import config as config_io
 from tests.gui.fixtures import run_autotune
+from memsense_gui.views.dock import DockId
 
 
 def test_settings_export_has_a_provenance_header_and_loads_back(qtbot, ranked_window, tmp_path):
@@ -68,7 +69,7 @@ def test_evaluation_exports_every_row_as_csv_and_its_bars_with_a_title(qtbot, ra
     from tests.gui.svg_shapes import title
 
     w, view = evaluation_window("per_user", window=ranked_window)
-    w.docks["Evaluation"].close()  # the bars are exported from a closed dock
+    w.docks[DockId.EVALUATION].close()  # the bars are exported from a closed dock
     with qtbot.waitSignal(view.evaluation_finished, timeout=30_000) as blocker:
         view.start()
     results = blocker.args[0]

@@ -15,6 +15,7 @@ from memsense_gui.models.table import ID_ROLE, RAW_ROLE
 from memsense_gui.state import paths
 from memsense_gui.window.evaluation import install_evaluation
 from tests.gui.fixtures import FakeEngine, error_boxes
+from memsense_gui.views.dock import DockId
 
 
 QUERY = "what did they say about travel"
@@ -57,7 +58,7 @@ def test_pressing_2_grades_the_selected_result_saves_it_and_survives_a_new_windo
     assert question.relevance == {chosen: 2}
 
     # the pool table grades too (a candidate outside the results), and shows the result's grade
-    w.raise_dock("Candidate pool")
+    w.raise_dock(DockId.CANDIDATE_POOL)
     pool = w.pool_panel.model
     row = next(r for r in range(pool.rowCount()) if pool.memory_id(r) not in model.ranking.result_ids)
     candidate = pool.memory_id(row)

@@ -19,6 +19,7 @@ from memsense_gui.state import paths
 from memsense_gui.window.main_window import MainWindow
 from memsense_gui.window.menus import SHORTCUTS
 from tests.gui.fixtures import FakeEngine, error_boxes, fake_builder, result_ids
+from memsense_gui.views.dock import DockId
 
 
 def test_full_flow(qtbot, make_window, tmp_path):
@@ -34,7 +35,7 @@ def test_full_flow(qtbot, make_window, tmp_path):
     pool = window.ctx.session.pool
     assert engine.recalls == [("synth-a", "where did they travel")]
     assert result_ids(window) == rerank(pool, Config()).result_ids
-    window.raise_dock("Candidate pool")
+    window.raise_dock(DockId.CANDIDATE_POOL)
     assert window.pool_panel.model.rowCount() >= 32 and window.matrix_panel.model.rowCount() >= 32
 
     # move a slider: re-ranks the cached pool (no new recall), ranks change, movement shows
@@ -109,29 +110,29 @@ def test_selecting_a_result_fills_chunk_explain_and_turn_support(qtbot, ranked_w
     mid = w.ctx.session.ranking.result_ids[1]
     assert w.chunk_panel.memory_id == mid
     assert mid in w.chunk_panel.browser.toPlainText()
-    w.raise_dock("Explain")
+    w.raise_dock(DockId.EXPLAIN)
     assert w.explain_panel.model.path_index("explain", "mmr", "mmr_score").isValid()
     assert w.explain_panel.model.path_index("fate", "status").isValid()
     row = w.ctx.session.ranking.selected_rows[1]
-    w.raise_dock("Turn support")
+    w.raise_dock(DockId.TURN_SUPPORT)
     assert w.turns_panel.model.rowCount() == row.supporting_turn_count
     # the pool and the matrix show the same chunk
-    w.raise_dock("Candidate pool")
+    w.raise_dock(DockId.CANDIDATE_POOL)
     assert w.pool_panel.view.selectionModel().selectedRows()[0].data(ID_ROLE) == mid
     assert w.matrix_panel.model.focused == mid
 
 
 def test_selecting_a_pool_candidate_explains_its_fate(qtbot, ranked_window):
     w = ranked_window
-    w.raise_dock("Candidate pool")
+    w.raise_dock(DockId.CANDIDATE_POOL)
     model = w.pool_panel.model
     r = next(r for r in range(model.rowCount()) if model.fate(r).status not in ("selected", "fallback_fill"))
     mid = model.memory_id(r)
-    w.raise_dock("Explain")
+    w.raise_dock(DockId.EXPLAIN)
     w.inspector.focus_chunk(mid)
     assert w.explain_panel.model.path_index("fate", "reason").isValid()
     assert w.explain_panel.model.path_index("route_hits").isValid()
-    w.raise_dock("Chunk")
+    w.raise_dock(DockId.CHUNK)
     assert w.ctx.session.ranking.fate(mid).reason in w.chunk_panel.browser.toPlainText()
 
 
@@ -217,9 +218,21 @@ def test_open_question_marks_gold_sessions(qtbot, make_window):
 
 def test_add_view_docks_a_widget(qtbot, make_window):
     w = make_window(open_store=False)
-    dock = w.add_view("Evaluation", QLabel("evaluation here"))
-    assert w.docks["Evaluation"] is dock and dock.view.text() == "evaluation here"
+    dock = w.add_view(DockId.EVALUATION, QLabel("evaluation here"))
+    assert w.docks[DockId.EVALUATION] is dock and dock.view.text() == "evaluation here"
     assert dock.toggleViewAction() in w.menus.view.actions()
+
+
+def test_docks_are_found_by_id_under_the_object_names_saved_layouts_use(qtbot, make_window):
+    w = make_window(open_store=False)
+    names = {which: dock.objectName() for which, dock in w.docks.items()}
+    assert names == {which: f"dock-{which.value}" for which in w.docks}
+    assert set(names.values()) == {"dock-tuning", "dock-cases", "dock-chunk", "dock-explain", "dock-turn-support",
+                                   "dock-why-not", "dock-route-ranks", "dock-candidate-pool", "dock-mmr-trace",
+                                   "dock-compare"}  # as in layouts saved before docks had ids
+    assert w.dock(DockId.EVALUATION) is None and not w.showing(DockId.EVALUATION)
+    w.raise_dock(DockId.WHY_NOT)
+    assert w.showing(DockId.WHY_NOT) == w.isVisible() and w.docks[DockId.WHY_NOT].windowTitle() == "Why not?"
 
 
 def test_dark_appearance_toggles_and_is_remembered(qtbot, make_window, app_home):
@@ -236,7 +249,7 @@ def test_layout_store_and_query_are_remembered(qtbot, make_window, app_home):
     w.query_edit.setText("remember me")
     with qtbot.waitSignal(w.ctx.ranking_updated, timeout=5000):
         w.queries.run_query()
-    w.docks["Compare"].raise_()
+    w.docks[DockId.COMPARE].raise_()
     w.close()
     settings = paths.settings(app_home)
     assert settings.value("store/last").endswith("fake")

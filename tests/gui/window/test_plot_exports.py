@@ -11,6 +11,7 @@ from PySide6.QtGui import QImage
 from memsense_gui import theme
 from memsense_gui.plots.contributions import BAR_HEIGHT
 from tests.gui.svg_shapes import shapes, title
+from memsense_gui.views.dock import DockId
 
 PX = 0.6  # SVG numbers are written with 6 significant digits
 
@@ -28,13 +29,13 @@ def export(window, which: str, path):
 
 def test_mmr_svg_of_a_hidden_panel_has_current_bars_zero_line_and_ticks_in_place(qtbot, ranked_window, tmp_path):
     w = ranked_window
-    w.docks["MMR trace"].close()
+    w.docks[DockId.MMR_TRACE].close()
     qtbot.waitUntil(lambda: not w.mmr_panel.plot.isVisible())
     shown = [s.max_redundancy for s in w.ctx.session.ranking.selection.steps]
     w.tuning.set_knob("mmr_lambda", 0.55)
     w.ctx.session.flush()
     ranking = w.ctx.session.ranking
-    assert "MMR trace" in w.inspector._stale and shown  # the closed panel was not redrawn
+    assert DockId.MMR_TRACE in w.inspector._stale and shown  # the closed panel was not redrawn
     assert ranking.config.mmr_lambda == 0.55
     path = tmp_path / "mmr.svg"
     placed = export(w, "mmr", path)

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QWidget
 
 from memsense_gui.models.results import ResultsModel
 from memsense_gui.window.evaluation import install_evaluation
+from memsense_gui.views.dock import DockId
 
 FRAME = 40
 """Room left for a window manager's title bar and border on a 1280×720 screen."""
@@ -43,7 +44,7 @@ def test_the_window_fits_the_screen_without_overlaps(qtbot, ranked_window, size)
     assert w.minimumSizeHint().height() <= 720 - FRAME and w.minimumSizeHint().width() <= 1280
 
     parts = {"menu": w.menuBar(), "toolbar": w.query_edit.parentWidget(), "results": w.results,
-             "tuning": w.docks["Tuning"], "chunk": w.docks["Chunk"], "route ranks": w.docks["Route ranks"],
+             "tuning": w.docks[DockId.TUNING], "chunk": w.docks[DockId.CHUNK], "route ranks": w.docks[DockId.ROUTE_RANKS],
              "status": w.statusBar()}
     rects = {name: _rect_in(part, w) for name, part in parts.items()}
     for name, rect in rects.items():
@@ -98,10 +99,10 @@ def test_the_evaluation_dock_makes_room_for_every_preset(qtbot, evaluation_windo
     w.resize(1280, 720)
     w.default_layout()
     qtbot.waitUntil(lambda: (w.width(), w.height()) == (1280, 720), timeout=5_000)
-    w.raise_dock("Evaluation")
+    w.raise_dock(DockId.EVALUATION)
     with qtbot.waitSignal(view.evaluation_finished, timeout=30_000):
         view.start()
-    table, dock = view.metrics_table, w.docks["Evaluation"]
+    table, dock = view.metrics_table, w.docks[DockId.EVALUATION]
     rows = table.model().rowCount()
     assert rows == len(w.ctx.presets.all()) + 1  # every preset and the settings on screen
 

@@ -10,6 +10,7 @@ from memsense_gui.models.results import ResultsModel
 from memsense_gui.models.route_matrix import RouteMatrixModel
 from memsense_gui.models.table import ID_ROLE
 from memsense_gui.views.snippets import SnippetDelegate, segments
+from memsense_gui.views.dock import DockId
 
 _H = Qt.Orientation.Horizontal
 
@@ -25,8 +26,8 @@ def test_results_pool_and_matrix_show_a_snippet_after_the_rank(qtbot, make_windo
     w.query_edit.setText("which turn of the session")  # the fake engine's chunks read "turn 3 of 1"
     with qtbot.waitSignal(w.ctx.ranking_updated, timeout=10_000):
         w.queries.run_query()
-    for title in ("Candidate pool", "Route ranks"):
-        w.raise_dock(title)
+    for which in (DockId.CANDIDATE_POOL, DockId.ROUTE_RANKS):
+        w.raise_dock(which)
     pool = w.ctx.session.pool
     tables = ((w.results.view, ResultsModel.RANK, ResultsModel.PREVIEW),
               (w.pool_panel.view, PoolModel.POOL_RANK, PoolModel.SNIPPET),
