@@ -21,4 +21,5 @@ def test_engine_satisfies_the_protocol(engine):
 
 def test_the_protocol_lists_what_the_app_calls():
     assert set(MEMBERS) == {"users", "chunks", "load_model", "recall", "recall_for", "note", "close"}
-    assert set(RecallEngine.__annotations__) == {"location", "pools_deepen", "model_text", "model_path"}
+    properties = {name for name, v in vars(RecallEngine).items() if isinstance(v, property)}
+    assert set(RecallEngine.__annotations__) | properties == {"location", "pools_deepen", "model_text", "model_path"}
