@@ -140,6 +140,8 @@ class EmbeddedStore:
                 doing = "read or written" if exclusive else "written"
                 raise MemsenseError(f"the store {self.path} is open in another process (being {doing}); "
                                     "wait for it or close the other memsense or memsense-gui using it") from None
+            if exc.sqlite_errorcode == sqlite3.SQLITE_FULL:
+                raise self._write_failed(exc, "open the store for writing") from None
             raise self._damaged_store(exc) from None
         if fmt is not None and fmt[0] != FORMAT:
             db.close()
