@@ -397,11 +397,10 @@ class EmbeddedStore:
     @staticmethod
     def _write_files(target: Path, sidecar: Path, stacked: np.ndarray, chunks: list[Chunk]) -> None:
         """The user's vector file and columns file, flushed to disk."""
-        with _naming(target):
-            with open(target, "wb") as fh:
-                np.save(fh, stacked)
-                fh.flush()
-                os.fsync(fh.fileno())
+        with _naming(target), open(target, "wb") as fh:
+            np.save(fh, stacked)
+            fh.flush()
+            os.fsync(fh.fileno())
         with _naming(sidecar):
             UserColumns.from_chunks(chunks).save(sidecar)
 

@@ -24,8 +24,8 @@ DEMO_USERS = ["demo-ana", "demo-mei", "demo-raj"]
 
 def one_error_line(code: int, err: str, tb: str | None) -> str:
     assert tb is None, tb
-    lines = [line for line in err.splitlines() if line.startswith("memsense:") or "Traceback" in line
-             or "SQL" in line or line.startswith(" ")]
+    lines = [line for line in err.splitlines() if line.startswith(("memsense:", " ")) or "Traceback" in line
+             or "SQL" in line]
     assert code == 2 and len(lines) == 1 and lines[0].startswith("memsense: error: "), err
     return lines[0]
 
@@ -50,7 +50,8 @@ def small_disk(tmp_path):
     mounted = []
 
     def mount(kib: int) -> Path:
-        run = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={kib}k", "tmpfs", str(point)], capture_output=True)
+        run = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={kib}k", "tmpfs", str(point)],
+                             check=False, capture_output=True)
         if run.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here: {run.stderr.decode().strip()}")
         mounted.append(point)
@@ -91,7 +92,7 @@ def test_ingest_and_drop_on_a_full_tmpfs(small_disk, model_cache, demo_store):
 def test_a_full_study_db_is_one_line(small_disk, model_cache, demo_store):
     disk = small_disk(64)
     fill(disk)
-    code, out, err, tb = run_cli(["tune", str(DEMO_QUESTIONS), "--store", str(demo_store), "--cache", str(model_cache),
+    code, _, err, tb = run_cli(["tune", str(DEMO_QUESTIONS), "--store", str(demo_store), "--cache", str(model_cache),
                                   "--train", "demo-ana", "--trials", "3", "--quiet", "--study-db", str(disk / "tune.db")])
     line = one_error_line(code, err, tb)
     assert "tuning study" in line and str(disk / "tune.db") in line and "disk is full" in line, line
@@ -180,7 +181,7 @@ def test_an_ingest_that_fails_part_way_names_the_users_stored_and_not(tmp_path, 
 
     monkeypatch.setattr(embedded.np, "save", full_on_second)
     store = tmp_path / "s"
-    code, out, err, tb = run_cli(["ingest", str(DEMO_DATASET), "--store", str(store), "--cache", str(model_cache)])
+    code, _, err, tb = run_cli(["ingest", str(DEMO_DATASET), "--store", str(store), "--cache", str(model_cache)])
     line = one_error_line(code, err, tb)
     assert line.endswith("stored 1 of 3 users (demo-ana), not stored: demo-mei, demo-raj"), line
     assert "cannot store user 'demo-mei': No space left on device" in line and f"({store}/vectors/demo-mei-" in line

@@ -110,8 +110,9 @@ def test_a_store_whose_lock_file_is_gone_opens_and_still_locks(tmp_path):
         for kwargs in ({}, {"write": True}):
             with pytest.raises(MemsenseError, match="is open in another process"):
                 open_store(path, **kwargs)
-        probe = subprocess.run([sys.executable, "-c", "import sys; from core.recall.backends import open_store\n"
-                                "open_store(sys.argv[1])", str(path)], capture_output=True, text=True, cwd=ROOT, env=ENV)
+        probe = subprocess.run([sys.executable, "-c", ("import sys; from core.recall.backends import open_store\n"
+                                                      "open_store(sys.argv[1])"), str(path)],
+                               check=False, capture_output=True, text=True, cwd=ROOT, env=ENV)
         assert "is open in another process (being written)" in probe.stderr
     finally:
         writer.close()
@@ -140,12 +141,12 @@ assert sys.modules["fcntl"] is None
 
 
 def test_the_store_opens_and_locks_without_fcntl(tmp_path):
-    run = subprocess.run([sys.executable, "-c", NO_FCNTL, str(tmp_path / "s")], capture_output=True, text=True,
-                         cwd=ROOT, env=ENV, timeout=300)
+    run = subprocess.run([sys.executable, "-c", NO_FCNTL, str(tmp_path / "s")], check=False, capture_output=True,
+                         text=True, cwd=ROOT, env=ENV, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["u", f"dropped user 'u' from {tmp_path / 's'}; ingest it again to bring it back"]
-    assert run.stderr.splitlines() == [f"memsense: error: the store {tmp_path / 's'} is open in another process "
-                                       "(being written); wait for it or close the other memsense or memsense-gui using it"]
+    assert run.stderr.splitlines() == [(f"memsense: error: the store {tmp_path / 's'} is open in another process "
+                                        "(being written); wait for it or close the other memsense or memsense-gui using it")]
 
 
 def test_a_writer_deletes_leftovers_of_dead_writers_and_nothing_else(tmp_path):
@@ -209,7 +210,7 @@ def test_a_reader_after_a_killed_writer_rolls_back_its_half_commit(tmp_path):
     script = ("import os, sys\nfrom core.recall.backends import open_store\ns = open_store(sys.argv[1], write=True)\n"
               "s.db.execute('BEGIN IMMEDIATE')\ns.db.execute(\"DELETE FROM chunks\")\n"
               "s.db.execute('PRAGMA cache_size=0')\ns.db.execute(\"DELETE FROM users\")\nos._exit(9)")
-    subprocess.run([sys.executable, "-c", script, str(path)], cwd=ROOT, env=ENV, timeout=120)
+    subprocess.run([sys.executable, "-c", script, str(path)], check=False, cwd=ROOT, env=ENV, timeout=120)
     first = open_store(path)
     try:
         second = open_store(path)
