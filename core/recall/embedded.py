@@ -278,8 +278,8 @@ class EmbeddedStore:
             m = np.load(self.path / "vectors" / file, mmap_mode="r")
         except FileNotFoundError:
             raise self._damaged(user_id, f"its vector file vectors/{file} is missing") from None
-        except (ValueError, OSError) as exc:
-            raise self._damaged(user_id, f"vectors/{file} cannot be read: {exc}") from None
+        except (ValueError, OSError, EOFError) as exc:  # EOFError: an empty file
+            raise self._damaged(user_id, f"vectors/{file} cannot be read: {exc or 'it is empty'}") from None
         if m.dtype != np.float32 or m.shape != (len(DENSE_ROUTES), n, dim):
             raise self._damaged(user_id, f"vectors/{file} holds {m.dtype} {m.shape}, "
                                          f"expected float32 {(len(DENSE_ROUTES), n, dim)}")
