@@ -91,7 +91,7 @@ def _users(text: str | None) -> list[str]:
 
 
 def _questions(args: argparse.Namespace, users: list[str] | None = None):
-    from core.evaluation.evaluate import judged_only
+    from core.evaluation.evaluate import judged_only, repeated_questions_note
     from core.evaluation.judged import load_question_set
 
     questions = judged_only(load_question_set(args.dataset))
@@ -105,6 +105,9 @@ def _questions(args: argparse.Namespace, users: list[str] | None = None):
         questions = [q for q in questions if q.user_id in wanted]
     if not questions:
         raise MemsenseError(f"{args.dataset}: no judged questions (categories 1-4 with evidence, or graded 1-3)")
+    note = repeated_questions_note(questions)
+    if note:
+        print(f"memsense: warning: {note}", file=sys.stderr)
     return questions
 
 
