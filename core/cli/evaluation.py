@@ -263,8 +263,9 @@ def _check_tune_outputs(args: argparse.Namespace) -> None:
 
     if args.trials < 1:
         raise MemsenseError(f"--trials must be at least 1, got {args.trials}")
-    if args.sensitivity_points < 0:
-        raise MemsenseError(f"--sensitivity-points must be 0 or more, got {args.sensitivity_points}")
+    if args.sensitivity_points < 0 or args.sensitivity_points == 1:  # one value is no sweep: it was dropped unsaid
+        raise MemsenseError("--sensitivity-points must be 0 (no sweep) or at least 2 (a sweep needs two values), "
+                            f"got {args.sensitivity_points}")
     if args.save_preset is not None:
         PresetStore.check_name(args.save_preset)
         _preset_store(args)  # a broken presets file is reported now, not after the run

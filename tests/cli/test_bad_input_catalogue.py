@@ -488,6 +488,8 @@ FILES.update({
     "config-linear-weights-zero.toml": 'fusion = "linear"\nlinearKeywordWeight = 0\nlinearSemanticWeight = 0\n',
     "config-linear-below-cut.toml": 'fusion = "linear"\nlinearKeywordWeight = 0.1\n[routeWeights]\nvec_full = 0\n',
     "presets-duplicate-key.json": '{"mine": {"alpha": 0.2}, "mine": {"alpha": 0.9}}',
+    "dataset-message-id-twice.jsonl": "".join(json.dumps({**json.loads(_dataset_line(speaker=sp, text=t)), "id": "D1:1"})
+                                              + "\n" for sp, t in (("A", "hi"), ("B", "hello"))),
     "dataset-user-with-nul.jsonl": _dataset_line(user="a\x00b") + "\n" + _dataset_line(user="a\x00b", speaker="B") + "\n",
     "dataset-lone-surrogate.jsonl": _dataset_line() + "\n" + _dataset_line(speaker="B").replace(
         '"hi"', '"an emoji \\ud83d\\ude00 is fine, half of one \\udc00 is not"') + "\n",
@@ -544,6 +546,9 @@ CASES += [
     C("eval-config-linear-weights-zero", (*EVAL, "--config", "{files}/config-linear-weights-zero.toml"),
       "every score is 0"),
     C("ingest-user-id-with-nul", ("ingest", "{files}/dataset-user-with-nul.jsonl", *S), "nul character"),
+    C("ingest-message-id-twice", ("ingest", "{files}/dataset-message-id-twice.jsonl", *S),
+      "message id 'D1:1' of user 'u' is already the id of line 1"),
+    C("tune-sensitivity-points-one", (*TUNE, "--sensitivity-points", "1"), "a sweep needs two values"),
 ]
 
 
