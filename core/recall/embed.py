@@ -387,7 +387,7 @@ class Embedder:
                 vecs = model.encode([texts[i] for i in part], batch_size=BATCH, normalize_embeddings=True,
                                     convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
             keys_part = [missing[i] for i in part]
-            self._check_vectors(vecs, [unique[k] for k in keys_part])
+            self._check_vectors(vecs, [texts[i] for i in part])
             self.cache.put_many(list(zip(keys_part, vecs)))
             found.update(zip(keys_part, vecs))
             self.embedded += len(part)

@@ -195,8 +195,8 @@ def test_a_writer_says_when_its_files_vanish_right_after_its_commit(tmp_path, mo
     monkeypatch.setattr(embedded.EmbeddedStore, "_swap_in", swap_then_lose)
     try:
         chunks, vectors = synthetic_user("w", 10, np.random.default_rng(2))
-        with pytest.raises(MemsenseError, match="the data of user 'w' .* is damaged .*vanished from .* right after "
-                                                "it was stored.*memsense drop"):
+        with pytest.raises(MemsenseError, match=r"the data of user 'w' .* is damaged .*vanished from .* right after "
+                                                r"it was stored.*memsense drop"):
             store.write_user("w", chunks, vectors, RandomEmbedder.key, DIM)
     finally:
         store.close()
