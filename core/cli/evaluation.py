@@ -91,7 +91,7 @@ def _users(text: str | None) -> list[str]:
 
 
 def _questions(args: argparse.Namespace, users: list[str] | None = None):
-    from core.evaluation.evaluate import judged_only
+    from core.evaluation.evaluate import judged_only, repeated_questions_note
     from core.evaluation.judged import load_question_set
 
     questions = judged_only(load_question_set(args.dataset))
@@ -105,6 +105,9 @@ def _questions(args: argparse.Namespace, users: list[str] | None = None):
         questions = [q for q in questions if q.user_id in wanted]
     if not questions:
         raise MemsenseError(f"{args.dataset}: no judged questions (categories 1-4 with evidence, or graded 1-3)")
+    note = repeated_questions_note(questions)
+    if note:
+        print(f"memsense: warning: {note}", file=sys.stderr)
     return questions
 
 
@@ -260,8 +263,9 @@ def _check_tune_outputs(args: argparse.Namespace) -> None:
 
     if args.trials < 1:
         raise MemsenseError(f"--trials must be at least 1, got {args.trials}")
-    if args.sensitivity_points < 0:
-        raise MemsenseError(f"--sensitivity-points must be 0 or more, got {args.sensitivity_points}")
+    if args.sensitivity_points < 0 or args.sensitivity_points == 1:  # one value is no sweep: it was dropped unsaid
+        raise MemsenseError("--sensitivity-points must be 0 (no sweep) or at least 2 (a sweep needs two values), "
+                            f"got {args.sensitivity_points}")
     if args.save_preset is not None:
         PresetStore.check_name(args.save_preset)
         _preset_store(args)  # a broken presets file is reported now, not after the run

@@ -9,6 +9,7 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
+from core.cli.arguments import seed_number
 from core.cli.evaluation import _common, _dataset, _named, _pools, _progress, _questions
 from core.cli.history import record
 from core.errors import MemsenseError
@@ -185,7 +186,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     choice.add_argument("--preset", help="the start preset (default: memsense)")
     sp.add_argument("--metric", help="the metric a case is won back on (default recall_all@top_k)")
     sp.add_argument("--trials", type=int, default=200, help="configs to try (default 200)")
-    sp.add_argument("--seed", type=int, default=0, help="the search's random seed (default 0)")
+    sp.add_argument("--seed", type=seed_number, default=0, help="the search's random seed (default 0)")
     sp.add_argument("--users", help="only these users' questions (comma-separated)")
     _common(sp)
     sp.set_defaults(func=cmd_fix)

@@ -12,6 +12,7 @@ from typing import Any
 
 from core.cli.evaluation import (DEFAULT_METRIC, _check_tune_outputs, _common, _dataset, _fmt, _named, _pools,
                                  _preset_store, _progress, _questions, _users)
+from core.cli.arguments import seed_number
 from core.cli.history import record
 from core.cli.tuned_export import folds_provenance, split_provenance
 from core.config.provenance import save_with_provenance
@@ -168,7 +169,8 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--jobs", type=int, default=default_jobs(),
                     help=f"worker processes that score each trial (default: the cores, here {default_jobs()})")
     sp.add_argument("--trials", type=int, default=200, help="number of trials (per fold with --folds; default 200)")
-    sp.add_argument("--seed", type=int, default=0)
+    sp.add_argument("--seed", type=seed_number, default=0, help="seed of the search (default 0): the same seed, "
+                                                                 "the same trials")
     sp.add_argument("--start", default="memsense", help="preset or config file to start from (default memsense)")
     sp.add_argument("--baseline", action="append", help="preset to report beside (default memsense and bm25_only)")
     sp.add_argument("--no-seed-presets", action="store_true",

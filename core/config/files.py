@@ -62,11 +62,28 @@ def dumps(cfg: Config, fmt: str) -> str:
     raise MemsenseError(f"unknown config format {fmt!r}; use toml or json")
 
 
+class DuplicateKey(ValueError):
+    """A JSON object naming one key twice (TOML refuses that itself)."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`object_pairs_hook` of a settings file: json.loads would keep the last of two equal keys,
+    so one of two settings the user wrote would be ignored without a word."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(f"the key {key!r} is given twice in one object; keep one of them")
+        out[key] = value
+    return out
+
+
 def loads(text: str, fmt: str, source: str = "config") -> Config:
     try:
-        data = json.loads(text) if fmt == "json" else tomllib.loads(text)
+        data = json.loads(text, object_pairs_hook=unique_keys) if fmt == "json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
         raise MemsenseError(f"{source}: not valid {fmt.upper()} ({exc}); fix the file or export it again") from None
+    except DuplicateKey as exc:
+        raise MemsenseError(f"{source}: {exc}") from None
     try:
         return from_dict(data)
     except MemsenseError as exc:

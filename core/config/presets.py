@@ -63,8 +63,8 @@ class PresetStore:
         if not self.path.exists():
             return {}
         try:
-            data = json.loads(read_text(self.path, "presets file"))
-        except json.JSONDecodeError as exc:
+            data = json.loads(read_text(self.path, "presets file"), object_pairs_hook=config_io.unique_keys)
+        except (json.JSONDecodeError, config_io.DuplicateKey) as exc:
             raise MemsenseError(f"presets file {self.path} is unreadable ({exc}); move it aside to start afresh") from None
         if not isinstance(data, dict):
             raise MemsenseError(f"presets file {self.path} must hold an object of name: settings")

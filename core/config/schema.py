@@ -91,10 +91,28 @@ class Config:
                 object.__setattr__(self, name, int(getattr(self, name)))
 
     def check_searchable(self) -> None:
-        """A search needs at least one route that can find something."""
+        """A search needs at least one route that can find something, and a fusion that can
+        score what it finds (a config that can only ever return nothing is refused)."""
         if not any(w > 0 for w in self.route_weights.values()):
             raise MemsenseError("every route weight is 0, so no route can find anything; give at least one route "
                                 "a weight above 0 (e.g. vec_full = 1.0)")
+        if self.scheme == "linear":
+            self._check_linear()
+
+    def _check_linear(self) -> None:
+        """The linear score is `wk · bm25_norm + ws · cosine_norm`, each norm at most 1, and
+        only the lexical and vec_full routes feed it: at best `wk·[lexical on] + ws·[vec_full on]`."""
+        parts = {"linearKeywordWeight": (self.linear_keyword_weight, "lexical"),
+                 "linearSemanticWeight": (self.linear_semantic_weight, "vec_full")}
+        best = sum(w for w, route in parts.values() if self.route_weights[route] > 0)
+        if best > 0 and best >= self.linear_min_score:
+            return
+        terms = ", ".join(f"{name} {w:g} (route {route} {'on' if self.route_weights[route] > 0 else 'off'})"
+                          for name, (w, route) in parts.items())
+        why = "every score is 0" if best == 0 else f"no score can reach linearMinScore {self.linear_min_score:g}"
+        raise MemsenseError(f'with fusion = "linear" the best score is {best:g} ({terms}), so {why} and nothing '
+                            "is returned; raise linearKeywordWeight or linearSemanticWeight, with its route's weight "
+                            "above 0" + (", or lower linearMinScore" if best > 0 else ""))
 
     @property
     def candidate_limit(self) -> int:

@@ -121,6 +121,23 @@ def missing_gold_note(questions: Sequence[Question], sessions_of: Callable[[str]
             "this dataset?")
 
 
+def repeated_questions_note(questions: Sequence[Question]) -> str:
+    """One sentence when a user is asked the same question more than once ("" otherwise): each
+    copy is scored, so it counts double in every mean. A warning, not a refusal: a file may
+    repeat a question on purpose, and the scores stay well defined."""
+    seen: dict[tuple[str, str], list[Question]] = {}
+    for q in questions:
+        seen.setdefault((q.user_id, " ".join(q.text.split()).casefold()), []).append(q)
+    repeats = [copies for copies in seen.values() if len(copies) > 1]
+    if not repeats:
+        return ""
+    first = repeats[0]
+    extra = sum(len(copies) - 1 for copies in repeats)
+    return (f"questions asked more than once of the same user: {len(repeats)} (e.g. {first[0].text!r} of "
+            f"{first[0].user_id}, {len(first)} times); each copy is scored, so {extra} extra copies weigh in every "
+            "mean; remove them for one score per distinct question")
+
+
 def judged_only(questions: Iterable[Question]) -> list[Question]:
     """Questions with at least one relevant session (the rest cannot be scored)."""
     return [q for q in questions if relevant_of(session_qrels(q))]

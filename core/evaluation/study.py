@@ -22,10 +22,12 @@ folds), since fitting the forest takes seconds at hundreds of trials.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import sqlite3
 import threading
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import optuna
 
@@ -72,6 +74,30 @@ def _identity(metric: str, start: Config, users: Sequence[str], knobs: Sequence[
             "train_users": ",".join(sorted(set(users))), "knobs": ",".join(k.name for k in knobs)}
 
 
+def storage_reason(exc: BaseException) -> str:
+    """Why a study's database failed, in a few words: "the disk is full", or the first line of
+    the error (SQLAlchemy appends the SQL statement and its parameters on the lines after)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, sqlite3.DatabaseError) and seen.sqlite_errorcode == sqlite3.SQLITE_FULL:
+            return "the disk is full"
+        seen = seen.__cause__ or seen.__context__
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+@contextlib.contextmanager
+def study_storage(storage: str | None, study_name: str | None) -> Iterator[None]:
+    """Database failures of a stored study (opening, or writing a trial) as one line."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        yield
+    except (SQLAlchemyError, optuna.exceptions.StorageInternalError) as exc:
+        raise MemsenseError(f"the tuning study {study_name!r} in {storage} cannot be written or read: "
+                            f"{storage_reason(exc)}; trials already stored in it are kept; free disk space, "
+                            "or pick another --study-db") from None
+
+
 def open_study(storage: str | None, study_name: str | None, seed: int, identity: Mapping[str, str]) -> optuna.Study:
     """Create the study, or load it to continue when it exists with the same identity."""
     optuna.logging.set_verbosity(logging.WARNING)
@@ -80,16 +106,17 @@ def open_study(storage: str | None, study_name: str | None, seed: int, identity:
         study = optuna.create_study(direction="maximize", sampler=sampler, storage=storage,
                                     study_name=study_name, load_if_exists=True)
     except Exception as exc:  # SQLAlchemy / Optuna storage errors: a bad URL or an unreadable file
-        raise MemsenseError(f"cannot open the tuning study {study_name!r} in {storage}: {exc}; "
-                            "check the path, or pick another --study-db") from None
-    if not study.user_attrs:
-        for key, value in identity.items():
-            study.set_user_attr(key, value)
-    else:
-        for key, value in identity.items():
-            if study.user_attrs.get(key) != value:
-                raise MemsenseError(f"the study {study_name!r} in {storage} was run with different {key}; "
-                                    "continue it with the same settings, or name a new study")
+        raise MemsenseError(f"cannot open the tuning study {study_name!r} in {storage}: {storage_reason(exc)}; "
+                            "check the path and free disk space, or pick another --study-db") from None
+    with study_storage(storage, study_name):
+        if not study.user_attrs:
+            for key, value in identity.items():
+                study.set_user_attr(key, value)
+        else:
+            for key, value in identity.items():
+                if study.user_attrs.get(key) != value:
+                    raise MemsenseError(f"the study {study_name!r} in {storage} was run with different {key}; "
+                                        "continue it with the same settings, or name a new study")
     return study
 
 
@@ -104,11 +131,12 @@ def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: S
     start = start or Config()
     with scorer:
         study = open_study(storage, study_name, seed, _identity(name, start, [q.user_id for q in train], knobs))
-        if not study.trials:
-            for cfg in (start, *seeds):
-                study.enqueue_trial(_params(cfg, knobs), skip_if_exists=True)
         budget = max(1, trials)
-        _optimize(study, scorer, start, knobs, budget - len(_complete(study)), budget, progress, cancel)
+        with study_storage(storage, study_name):
+            if not study.trials:
+                for cfg in (start, *seeds):
+                    study.enqueue_trial(_params(cfg, knobs), skip_if_exists=True)
+            _optimize(study, scorer, start, knobs, budget - len(_complete(study)), budget, progress, cancel)
         history = _history(study, start, knobs, len(seeds))
         if not history:
             raise MemsenseError("the tuning study has no completed trial; run it again")

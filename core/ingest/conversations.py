@@ -75,12 +75,21 @@ def load_conversations(path: str | Path) -> list[Conversation]:
     if text.lstrip().startswith("["):
         data = loads_json(text, p)
         if is_longmemeval(data):
-            return longmemeval_conversations(data, p)
+            return _addressable(longmemeval_conversations(data, p), p)
         if not is_locomo(data):
             raise fail(p, "is a JSON list but not LoCoMo samples (no item has a 'conversation' object)")
-        return locomo_conversations(data, p)
+        return _addressable(locomo_conversations(data, p), p)
     _reject_whole_object(text, p)
-    return jsonl_conversations(json_lines(text, p), p)
+    return _addressable(jsonl_conversations(json_lines(text, p), p), p)
+
+
+def _addressable(conversations: list[Conversation], path: Path) -> list[Conversation]:
+    """Every user id can be named on a command line later (to search or drop it): no NUL."""
+    for c in conversations:
+        if "\x00" in c.user_id:
+            raise fail(path, f"the user id {c.user_id!r} holds a NUL character, which no command line can pass, "
+                             "so the user could be stored but never searched or dropped", "Rename the user in the file.")
+    return conversations
 
 
 def _reject_whole_object(text: str, path: Path) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ FORMAT_HINT = (
     "A conversation file is LoCoMo JSON or JSON Lines with one message per line "
     '(keys user, session, time, speaker, text; see the "Data" section of README.md).'
 )
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A JSON escape of a UTF-16 surrogate: fine in a pair (an emoji), not a character alone."""
 QUESTION_HINT = (
     'A question file is LoCoMo JSON or {"questions": [{"user", "question", "answer", '
     '"category", "evidence"}, ...]} (see the "Data" section of README.md).'
@@ -34,7 +37,7 @@ def read_text(path: str | Path) -> tuple[Path, str]:
 def loads_json(text: str, path: Path, line: int | None = None) -> Any:
     """json.loads with errors as MemsenseError naming the line and column."""
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         where = f"line {line}" if line is not None else f"line {e.lineno} column {e.colno}"
         if line is not None and e.colno > 1:
@@ -43,6 +46,45 @@ def loads_json(text: str, path: Path, line: int | None = None) -> Any:
             f"{path}: not valid JSON at {where} ({e.msg.split(' starting at')[0]}; truncated file?). "
             "Re-export or re-download the file, or fix that line."
         ) from None
+    if SURROGATE_ESCAPE.search(text) and _lone_surrogate(data):
+        pos, escape = _first_lone_escape(text)
+        where = f"line {line if line is not None else text.count(chr(10), 0, pos) + 1}"
+        raise MemsenseError(f"{path}: {where} holds {escape}, half of a UTF-16 surrogate pair, which is not "
+                            "a character (the file was cut or converted badly); re-export the file, or remove it")
+    return data
+
+
+def _first_lone_escape(text: str) -> tuple[int, str]:
+    """Where the first surrogate escape without its other half is, and the escape."""
+    def backslashes_before(pos: int) -> int:
+        n = 0
+        while pos > n and text[pos - n - 1] == "\\":
+            n += 1
+        return n
+
+    found = [m for m in SURROGATE_ESCAPE.finditer(text) if backslashes_before(m.start()) % 2 == 0]  # not "\\ud800"
+    paired: set[int] = set()
+    for a, b in zip(found, found[1:]):
+        if a.end() == b.start() and a.group()[2].lower() == "d" and a.group()[3].lower() in "89ab" \
+                and b.group()[3].lower() in "cdef":
+            paired |= {a.start(), b.start()}
+    lone = next((m for m in found if m.start() not in paired), None)
+    return (lone.start(), lone.group()) if lone else (0, "a lone surrogate")
+
+
+def _lone_surrogate(value: Any) -> bool:
+    """Whether any text in a parsed JSON value (keys included) holds a lone surrogate."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_lone_surrogate(k) or _lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_lone_surrogate(v) for v in value)
+    return False
 
 
 def json_lines(text: str, path: Path) -> list[tuple[int, dict]]:

@@ -24,6 +24,7 @@ class _UserDraft:
     name: str
     speakers: list[str] = field(default_factory=list)
     sessions: dict[int, _SessionDraft] = field(default_factory=dict)
+    ids: dict[str, int] = field(default_factory=dict)  # message id -> its line
 
 
 def jsonl_conversations(rows: list[tuple[int, dict]], path: Path) -> list[Conversation]:
@@ -50,7 +51,12 @@ def _add_jsonl_row(users: dict[str, _UserDraft], line: int, row: dict, path: Pat
     speaker = required_str(row, "speaker", where, path)
     if speaker not in draft.speakers:
         draft.speakers.append(speaker)
-    session.messages.append(_jsonl_message(row, number, len(session.messages) + 1, where, path))
+    message = _jsonl_message(row, number, len(session.messages) + 1, where, path)
+    first = draft.ids.setdefault(message.dia_id, line)
+    if first != line:  # evidence naming this id would point at two messages
+        raise fail(path, f"{where}: message id '{message.dia_id}' of user '{user}' is already the id of line {first}",
+                   "Give each message of a user its own id, or leave 'id' out (D<session>:<position> is used).")
+    session.messages.append(message)
 
 
 def _session_number(value: Any, where: str, path: Path) -> int:

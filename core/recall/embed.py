@@ -387,11 +387,22 @@ class Embedder:
                 vecs = model.encode([texts[i] for i in part], batch_size=BATCH, normalize_embeddings=True,
                                     convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
             keys_part = [missing[i] for i in part]
+            self._check_vectors(vecs, [texts[i] for i in part])
             self.cache.put_many(list(zip(keys_part, vecs)))
             found.update(zip(keys_part, vecs))
             self.embedded += len(part)
             if progress:
                 progress(min(start + step, len(order)), len(order))
+
+    def _check_vectors(self, vecs: np.ndarray, texts: Sequence[str]) -> None:
+        """Refuse a model that gives an all-zero (or non-finite) vector: it matches nothing, so
+        every dense route would score 0 and the ranking would be silently lexical only."""
+        dead = np.flatnonzero(~np.isfinite(vecs).all(axis=1) | ~vecs.any(axis=1))
+        if len(dead):
+            raise MemsenseError(f"the embedding model {self.model_path} gave an all-zero or non-finite vector for "
+                                f"{len(dead)} of {len(texts)} texts (e.g. {texts[dead[0]][:60]!r}), which would make "
+                                "every dense route score 0; the model is broken or not a sentence-embedding model: "
+                                "pass another --model")
 
     def close(self) -> None:
         self.cache.close()

@@ -9,8 +9,11 @@ Layout of a store folder:
 - `vectors/<user>-<random>.columns.npz`: what recall needs of each chunk as arrays, and the BM25
   index (`core.recall.user_index.UserColumns`), so a user opens without decoding every chunk
   (stores written before it have none; `memsense migrate STORE --store STORE` adds them);
-- `lock`: shared while read, exclusive while written (one writer; readers in any number of
-  processes while nobody writes).
+- no lock file: `memsense.sqlite` itself is the lock. Each open store holds SQLite's own file
+  lock on it for its lifetime (a reader a shared lock, a writer an exclusive one: one writer, or
+  readers in any number of processes), so the lock cannot be lost while the store exists, works
+  the same on Linux, macOS and Windows, and is released by the system when a process dies.
+  (Stores written by an older memsense have a `lock` file; it is no longer used or needed.)
 
 A user is written to a new vector file and columns file (flushed to disk), then swapped in by one SQLite
 transaction, so a crash or `kill -9` at any moment leaves every user as it was. Search is an
@@ -19,8 +22,7 @@ lists as arrays; see the README's "Storage" section for the measurements behind 
 """
 from __future__ import annotations
 
-import errno
-import fcntl
+import contextlib
 import json
 import os
 import re
@@ -30,7 +32,7 @@ import uuid
 import warnings
 import zlib
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -40,6 +42,9 @@ from core.recall.user_index import LazyChunks, UserColumns, ids_checksum
 from core.records import DENSE_ROUTES, Chunk
 
 FORMAT = "memsense-store-1"
+LEFTOVER = re.compile(r"[A-Za-z0-9_-]{0,40}-[0-9a-f]{12}(\.npy|\.columns\.npz)(\.part)?")
+"""The names of the files a writer puts in `vectors/` (see `write_user`): the only files a writer
+ever deletes there, and only those no user points to."""
 DB = "memsense.sqlite"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -58,6 +63,18 @@ def is_embedded_store(path: Path) -> bool:
 def columns_file(vector_file: str) -> str:
     """The columns file written with a vector file (`UserColumns`): same name, other suffix."""
     return vector_file.removesuffix(".npy") + ".columns.npz"
+
+
+@contextlib.contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """Raise a failed or short write of `path` with its name (numpy's "N requested and M
+    written" names no file)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename:
+            raise
+        raise OSError(exc.errno, exc.strerror or f"a short write, {exc}", str(path)) from None
 
 
 def _crc(array: np.ndarray) -> int:
@@ -81,63 +98,73 @@ class EmbeddedStore:
         if write and not self.writable:
             raise MemsenseError(f"the store {self.path} is read-only (no write permission on the folder or "
                                 f"{DB}); it can be searched, but to write into it make it writable or use another --store")
-        self._lock = self._take_lock(exclusive=write)
-        try:
-            self.db = self._connect()
-        except BaseException:
-            os.close(self._lock)
-            raise
+        self.exclusive = write
+        self.db = self._connect(exclusive=write)
         self._vectors: dict[str, np.ndarray] = {}
         self._present: dict[str, np.ndarray] = {}
         self._last: tuple[tuple[str, bytes] | None, np.ndarray | None] = (None, None)
         self.column_notes: dict[str, str] = {}  # user -> why it opened without its columns file
         if write:
-            self._drop_orphans()
+            self._drop_leftovers()
 
     # -- opening ------------------------------------------------------------------------------
     def _create_folder(self) -> None:
         try:
             (self.path / "vectors").mkdir(parents=True, exist_ok=True)
-            (self.path / "lock").touch(exist_ok=True)
         except OSError as exc:
             raise MemsenseError(f"cannot create the store {self.path}: {exc.strerror}; choose a writable folder") from None
 
-    def _take_lock(self, exclusive: bool) -> int:
-        try:
-            fd = os.open(self.path / "lock", os.O_RDONLY)
-        except OSError:
-            raise MemsenseError(f"the store {self.path} has no lock file; it is damaged or not a memsense store "
-                                "(build a new one with memsense ingest)") from None
-        try:
-            fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                doing = "read or written" if exclusive else "written"
-                raise MemsenseError(f"the store {self.path} is open in another process (being {doing}); "
-                                    "wait for it or close the other memsense or memsense-gui using it") from None
-            raise
-        return fd
-
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, exclusive: bool) -> sqlite3.Connection:
+        """The store's database, locked until `close` (see the module docstring)."""
         db_path = self.path / DB
         try:
             if self.writable:
-                db = sqlite3.connect(db_path, check_same_thread=False, isolation_level=None)
+                db = sqlite3.connect(db_path, check_same_thread=False, isolation_level=None, timeout=0)
+            else:
+                db = sqlite3.connect(db_path.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False,
+                                     isolation_level=None, timeout=0)
+        except sqlite3.DatabaseError as exc:
+            raise self._damaged_store(exc) from None
+        try:
+            self._lock(db, exclusive)
+            if exclusive:
                 db.execute("PRAGMA journal_mode=DELETE")
                 db.execute("PRAGMA synchronous=FULL")
                 db.executescript(SCHEMA)
-            else:
-                db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
             fmt = db.execute("SELECT value FROM meta WHERE key='format'").fetchone()
+            if fmt is None and exclusive:
+                db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
         except sqlite3.DatabaseError as exc:
-            raise MemsenseError(f"the store {self.path} is damaged ({DB}: {exc}); build a new store with "
-                                "memsense ingest, or restore the folder from a backup") from None
-        if fmt is None and self.writable:
-            db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
-        elif fmt is not None and fmt[0] != FORMAT:
+            db.close()
+            if exc.sqlite_errorcode == sqlite3.SQLITE_BUSY:
+                doing = "read or written" if exclusive else "written"
+                raise MemsenseError(f"the store {self.path} is open in another process (being {doing}); "
+                                    "wait for it or close the other memsense or memsense-gui using it") from None
+            if exc.sqlite_errorcode == sqlite3.SQLITE_FULL:
+                raise self._write_failed(exc, "open the store for writing") from None
+            raise self._damaged_store(exc) from None
+        if fmt is not None and fmt[0] != FORMAT:
+            db.close()
             raise MemsenseError(f"the store {self.path} has format {fmt[0]!r}; this memsense reads {FORMAT!r}")
         return db
+
+    @staticmethod
+    def _lock(db: sqlite3.Connection, exclusive: bool) -> None:
+        """Take SQLite's file lock on the database and keep it until the connection closes
+        (`locking_mode=EXCLUSIVE`): a writer's exclusive lock at once; a reader's shared lock
+        after one read in the normal mode, which rolls back what a killed writer left half-done."""
+        if exclusive:
+            db.execute("PRAGMA locking_mode=EXCLUSIVE")
+            db.execute("BEGIN EXCLUSIVE")
+            db.execute("COMMIT")
+        else:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            db.execute("PRAGMA locking_mode=EXCLUSIVE")
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+
+    def _damaged_store(self, exc: sqlite3.DatabaseError) -> MemsenseError:
+        return MemsenseError(f"the store {self.path} is damaged ({DB}: {exc}); build a new store with "
+                             "memsense ingest, or restore the folder from a backup")
 
     # -- meta ---------------------------------------------------------------------------------
     def _dim(self) -> int:
@@ -251,8 +278,8 @@ class EmbeddedStore:
             m = np.load(self.path / "vectors" / file, mmap_mode="r")
         except FileNotFoundError:
             raise self._damaged(user_id, f"its vector file vectors/{file} is missing") from None
-        except (ValueError, OSError) as exc:
-            raise self._damaged(user_id, f"vectors/{file} cannot be read: {exc}") from None
+        except (ValueError, OSError, EOFError) as exc:  # EOFError: an empty file
+            raise self._damaged(user_id, f"vectors/{file} cannot be read: {exc or 'it is empty'}") from None
         if m.dtype != np.float32 or m.shape != (len(DENSE_ROUTES), n, dim):
             raise self._damaged(user_id, f"vectors/{file} holds {m.dtype} {m.shape}, "
                                          f"expected float32 {(len(DENSE_ROUTES), n, dim)}")
@@ -308,6 +335,19 @@ class EmbeddedStore:
     def _check_writable(self) -> None:
         if not self.writable:
             raise MemsenseError(f"the store {self.path} is read-only; make it writable or use another --store")
+        if not self.exclusive:
+            raise MemsenseError(f"the store {self.path} was opened for reading; open it for writing to change it")
+
+    def _write_failed(self, exc: BaseException, what: str) -> MemsenseError:
+        """A write that the disk (or SQLite on it) refused, as one line naming where and why."""
+        if isinstance(exc, sqlite3.DatabaseError):
+            why = "the disk is full" if exc.sqlite_errorcode == sqlite3.SQLITE_FULL else str(exc)
+            where = self.path / DB
+        else:
+            assert isinstance(exc, OSError)
+            why = exc.strerror or str(exc) or "a short write"
+            where = Path(exc.filename) if exc.filename else self.path
+        return MemsenseError(f"cannot {what}: {why} ({where}); free disk space (or fix the folder) and run again")
 
     def write_user(self, user_id: str, chunks: list[Chunk], vectors: dict[str, np.ndarray], model_key: str, dim: int,
                    progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> None:
@@ -333,38 +373,66 @@ class EmbeddedStore:
         target = self.path / "vectors" / file
         sidecar = self.path / "vectors" / columns_file(file)
         try:
-            with open(target, "wb") as fh:
-                np.save(fh, stacked)
-                fh.flush()
-                os.fsync(fh.fileno())
-            UserColumns.from_chunks([chunks[i] for i in order]).save(sidecar)
-            rows = [(user_id, k, chunks[i].memory_id, int(masks[k]), json.dumps(chunks[i].to_payload(), ensure_ascii=False))
-                    for k, i in enumerate(order)]
-            if cancelled and cancelled():
-                raise Cancelled("cancelled")
-            self._swap_in(user_id, file, rows, _crc(stacked), model_key, dim)
+            try:
+                self._write_files(target, sidecar, stacked, [chunks[i] for i in order])
+                rows = [(user_id, k, chunks[i].memory_id, int(masks[k]), json.dumps(chunks[i].to_payload(), ensure_ascii=False))
+                        for k, i in enumerate(order)]
+                if cancelled and cancelled():
+                    raise Cancelled("cancelled")
+                replaced = self._swap_in(user_id, file, rows, _crc(stacked), model_key, dim)
+            except (OSError, sqlite3.DatabaseError) as exc:
+                raise self._write_failed(exc, f"store user {user_id!r}") from None
         except BaseException:
             target.unlink(missing_ok=True)
             sidecar.unlink(missing_ok=True)
             raise
+        self._remove(replaced)
+        missing = [p.name for p in (target, sidecar) if not p.exists()]
+        if missing:  # its commit points at them: another process or a sync removed them
+            raise self._damaged(user_id, f"{', '.join(missing)} vanished from {self.path / 'vectors'} right after "
+                                         "it was stored")
         if progress:
             progress(len(chunks), len(chunks))
-        self._drop_orphans()
 
-    def _swap_in(self, user_id: str, file: str, rows: list, crc: int, model_key: str, dim: int) -> None:
+    @staticmethod
+    def _write_files(target: Path, sidecar: Path, stacked: np.ndarray, chunks: list[Chunk]) -> None:
+        """The user's vector file and columns file, flushed to disk."""
+        with _naming(target), open(target, "wb") as fh:
+            np.save(fh, stacked)
+            fh.flush()
+            os.fsync(fh.fileno())
+        with _naming(sidecar):
+            UserColumns.from_chunks(chunks).save(sidecar)
+
+    def _swap_in(self, user_id: str, file: str, rows: list, crc: int, model_key: str, dim: int) -> str | None:
+        """Point the user at `file` in one transaction; returns the file it pointed at before."""
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
+            old = db.execute("SELECT file FROM users WHERE user_id=?", (user_id,)).fetchone()
             db.execute("INSERT OR REPLACE INTO meta VALUES ('model_key', ?), ('dim', ?)", (model_key, str(dim)))
             db.execute("DELETE FROM chunks WHERE user_id=?", (user_id,))
             db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", rows)
             db.execute("INSERT OR REPLACE INTO users VALUES (?, ?, ?, ?)", (user_id, file, len(rows), crc))
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # SQLite has already rolled back after a full disk
+                db.execute("ROLLBACK")
             raise
         self._vectors.pop(user_id, None)
         self._last = (None, None)
+        return old[0] if old else None
+
+    def _remove(self, file: str | None) -> None:
+        """Delete a vector file (and its columns file) that this writer's own commit left unused.
+        One still open elsewhere (Windows refuses) stays: the next writer removes it."""
+        if file is None:
+            return
+        for name in (file, columns_file(file)):
+            try:
+                (self.path / "vectors" / name).unlink(missing_ok=True)
+            except OSError:
+                pass
 
     def add_columns(self, progress: Progress | None = None) -> int:
         """Write the columns file of every user that has none, or a damaged one (stores written
@@ -389,30 +457,36 @@ class EmbeddedStore:
     def drop_user(self, user_id: str) -> None:
         """Remove a user (even one whose data is damaged); other users are untouched."""
         self._check_writable()
-        self._user_row(user_id)
+        file, _, _ = self._user_row(user_id)
         db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        db.execute("DELETE FROM chunks WHERE user_id=?", (user_id,))
-        db.execute("DELETE FROM users WHERE user_id=?", (user_id,))
-        db.execute("COMMIT")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM chunks WHERE user_id=?", (user_id,))
+            db.execute("DELETE FROM users WHERE user_id=?", (user_id,))
+            db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise self._write_failed(exc, f"drop user {user_id!r} (it is still stored)") from None
         self._vectors.pop(user_id, None)
         self._last = (None, None)
-        self._drop_orphans()
+        self._remove(file)
 
-    def _drop_orphans(self) -> None:
-        """Delete vector files no user points to: replaced ones, or leftovers of a crash."""
+    def _drop_leftovers(self) -> None:
+        """Delete what writers that died mid-write left in `vectors/`: files named as `write_user`
+        names them (`LEFTOVER`) that no user points to. Only a writer runs this, holding the
+        exclusive lock on the database, so no other writer is alive to be writing such a file;
+        any other file in the folder is left alone."""
         if not self.writable:
             return
         keep = {name for (f,) in self.db.execute("SELECT file FROM users") for name in (f, columns_file(f))}
         for f in (self.path / "vectors").iterdir():
-            if f.name not in keep:
-                f.unlink(missing_ok=True)
+            if f.name not in keep and LEFTOVER.fullmatch(f.name):
+                try:
+                    f.unlink(missing_ok=True)
+                except OSError:
+                    pass
 
     def close(self) -> None:
         self._vectors.clear()
-        try:
-            self.db.close()
-        finally:
-            if self._lock >= 0:
-                os.close(self._lock)
-                self._lock = -1
+        self.db.close()  # releases the lock

@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from core.config import MAX_ROUTE_DEPTH, Config
-from core.errors import MemsenseError
+from core.errors import Cancelled, MemsenseError
 from core.recall.backends import open_store
 from core.recall.deepen import ScanPools, assemble, best_lexical
 from core.recall.embed import Embedder, TextEmbedder, is_content_key, legacy_model_key
@@ -99,11 +99,18 @@ def build_store(dataset: str | Path, location: str | Path, *, mode: str = "hybri
             for i, c in enumerate(chunks):
                 by_user.setdefault(c.user_id, []).append(i)
             dim = next(iter(vectors.values())).shape[1]
-            for n, (user, rows) in enumerate(sorted(by_user.items())):
+            users = sorted(by_user)
+            for n, user in enumerate(users):
                 if progress:
                     progress(n, len(by_user), f"storing {user}")
-                store.write_user(user, [chunks[i] for i in rows], {r: v[rows] for r, v in vectors.items()},
-                                 embedder.key, dim, cancelled=cancel.is_set if cancel else None)
+                rows = by_user[user]
+                try:
+                    store.write_user(user, [chunks[i] for i in rows], {r: v[rows] for r, v in vectors.items()},
+                                     embedder.key, dim, cancelled=cancel.is_set if cancel else None)
+                except Cancelled:
+                    raise
+                except MemsenseError as exc:
+                    raise MemsenseError(f"{exc}; {stored_and_not(users[:n], users[n:])}") from None
                 written = True
             if progress:
                 progress(len(by_user), len(by_user), "done")
@@ -115,6 +122,15 @@ def build_store(dataset: str | Path, location: str | Path, *, mode: str = "hybri
                            embedder.embedded, embedder.cached, time.perf_counter() - start)
     finally:
         embedder.close()
+
+
+def stored_and_not(stored: list[str], not_stored: list[str], shown: int = 10) -> str:
+    """Which users an ingest that stopped part-way stored, and which it did not."""
+    def names(users: list[str]) -> str:
+        return ", ".join(users[:shown]) + (f" and {len(users) - shown} more" if len(users) > shown else "")
+
+    return (f"stored {len(stored)} of {len(stored) + len(not_stored)} users" + (f" ({names(stored)})" if stored else "")
+            + f", not stored: {names(not_stored)}")
 
 
 def check_writable(store: Store) -> None:

@@ -171,7 +171,7 @@ def load(model_dir: Path, cache_dir: Path, key: str) -> OnnxModel:
     try:
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
         expected = np.array(meta["vectors"], dtype=np.float32)
-        stale = isinstance(meta["format"], int) and meta["format"] < FORMAT and meta["model_key"] == key
+        stale = meta["format"] in range(1, FORMAT) and meta["model_key"] == key  # not a damaged number
         ok = meta["format"] == FORMAT and meta["model_key"] == key and expected.shape == (len(PROBES), meta["dim"])
     except (OSError, ValueError, KeyError, TypeError):
         ok = stale = False

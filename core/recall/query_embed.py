@@ -79,6 +79,9 @@ class EndpointEmbedder:
         if isinstance(answered, str) and answered and model_tail(answered) != model_tail(self.model):
             raise MemsenseError(f"the embedding endpoint {self.url} embeds with {answered}, but the stored vectors "
                                 f"were made by {self.model}; use an endpoint serving {self.model}")
+        if not vec.any():  # matches nothing: every dense route would score 0
+            raise MemsenseError(f"the embedding endpoint {self.url} answered an all-zero vector, which would make every "
+                                "dense route score 0; check that it serves the embedding model (or pass another --embedder)")
         return vec
 
 

@@ -474,6 +474,102 @@ CASES: list[Case] = [
 ]
 
 
+# ---------------------------------------------------------------- issue 21 items 3, 4, 6, 7 (h8): tracebacks and
+# silently wrong answers found by the reliability round; full disks and locks are in test_full_disk.py and
+# tests/recall/test_store_lock.py
+
+def _dataset_line(user: str = "u", text: str = "hi", speaker: str = "A") -> str:
+    return json.dumps({"user": user, "session": 1, "time": "2024-01-01", "speaker": speaker, "text": text})
+
+
+FILES.update({
+    "config-duplicate-key.json": '{"alpha": 0.2, "routeWeights": {"vec_full": 1}, "alpha": 0.5}',
+    "config-duplicate-nested-key.json": '{"routeWeights": {"lexical": 0, "lexical": 1}}',
+    "config-linear-weights-zero.toml": 'fusion = "linear"\nlinearKeywordWeight = 0\nlinearSemanticWeight = 0\n',
+    "config-linear-below-cut.toml": 'fusion = "linear"\nlinearKeywordWeight = 0.1\n[routeWeights]\nvec_full = 0\n',
+    "presets-duplicate-key.json": '{"mine": {"alpha": 0.2}, "mine": {"alpha": 0.9}}',
+    "dataset-message-id-twice.jsonl": "".join(json.dumps({**json.loads(_dataset_line(speaker=sp, text=t)), "id": "D1:1"})
+                                              + "\n" for sp, t in (("A", "hi"), ("B", "hello"))),
+    "dataset-user-with-nul.jsonl": _dataset_line(user="a\x00b") + "\n" + _dataset_line(user="a\x00b", speaker="B") + "\n",
+    "dataset-lone-surrogate.jsonl": _dataset_line() + "\n" + _dataset_line(speaker="B").replace(
+        '"hi"', '"an emoji \\ud83d\\ude00 is fine, half of one \\udc00 is not"') + "\n",
+    "dataset-lone-surrogate.json": '[{"sample_id": "x", "conversation": {"speaker_a": "A\\ud800", "speaker_b": "B"}}]',
+    "questions-lone-surrogate.json": '{"questions": [{"user": "demo-ana", "question": "caf\\ud800?", "answer": "a", '
+                                     '"category": 1, "evidence": ["D1:1"]}]}',
+})
+
+
+def _emptied_copy(env: Env, stack, mp) -> None:
+    """A copy of the demo store whose demo-ana vector file is empty (0 bytes): once an EOFError."""
+    from core.recall.embedded import DB
+
+    copy = env.work / "damaged-store"
+    shutil.copytree(env.store, copy)
+    with contextlib.closing(sqlite3.connect(copy / DB)) as db:
+        (file,) = db.execute("SELECT file FROM users WHERE user_id = 'demo-ana'").fetchone()
+    (copy / "vectors" / file).write_bytes(b"")
+
+
+class _ZeroModel(_StubModel):
+    """A broken model: every vector is 0."""
+
+    def encode(self, texts, **kwargs):
+        return np.zeros((len(texts), 384), dtype=np.float32)
+
+
+def _zero_model(env: Env, stack, mp) -> None:
+    from core.recall import embed
+
+    mp.setattr(embed.Embedder, "load", lambda self: setattr(self, "_model", _ZeroModel()))
+
+
+CASES += [
+    C("store-user-file-empty", ("search", "--store", "{work}/damaged-store", "--cache", "{cache}", "--user", "demo-ana",
+                                QUERY), "memsense drop", setup=_emptied_copy),
+    C("dataset-lone-surrogate-jsonl", ("ingest", "{files}/dataset-lone-surrogate.jsonl", *S), "line 2 holds \\udc00"),
+    C("dataset-lone-surrogate-locomo", ("ingest", "{files}/dataset-lone-surrogate.json", *S), "surrogate"),
+    C("eval-questions-lone-surrogate", ("eval", "{files}/questions-lone-surrogate.json", *S, "--quiet"), "surrogate"),
+    C("tune-seed-negative", (*TUNE, "--seed", "-1"), "--seed"),
+    C("tune-seed-huge", (*TUNE, "--seed", str(2**32)), "--seed"),
+    C("embedder-all-zero-vectors", (*SEARCH, "a question no cache has seen"), "all-zero", setup=_zero_model,
+      may_embed=True),
+    C("config-json-duplicate-key", (*SEARCH, QUERY, "--config", "{files}/config-duplicate-key.json"),
+      "'alpha' is given twice"),
+    C("config-json-duplicate-nested-key", (*SEARCH, QUERY, "--config", "{files}/config-duplicate-nested-key.json"),
+      "'lexical' is given twice"),
+    C("eval-presets-duplicate-key", (*EVAL, "--preset", "mine"), "'mine' is given twice",
+      setup=_presets_with("presets-duplicate-key.json")),
+    C("config-linear-weights-zero", (*SEARCH, QUERY, "--config", "{files}/config-linear-weights-zero.toml"),
+      "every score is 0"),
+    C("config-linear-below-cut", (*SEARCH, QUERY, "--config", "{files}/config-linear-below-cut.toml"),
+      "no score can reach linearminscore 0.15"),
+    C("eval-config-linear-weights-zero", (*EVAL, "--config", "{files}/config-linear-weights-zero.toml"),
+      "every score is 0"),
+    C("ingest-user-id-with-nul", ("ingest", "{files}/dataset-user-with-nul.jsonl", *S), "nul character"),
+    C("ingest-message-id-twice", ("ingest", "{files}/dataset-message-id-twice.jsonl", *S),
+      "message id 'D1:1' of user 'u' is already the id of line 1"),
+    C("tune-sensitivity-points-one", (*TUNE, "--sensitivity-points", "1"), "a sweep needs two values"),
+]
+
+
+def test_questions_asked_twice_are_scored_with_a_warning(case_env, tmp_path):
+    """Warned, not refused: each copy is a well-defined score, and a file may repeat a question on
+    purpose; the warning says they weigh double."""
+    question = {"user": "demo-ana", "question": QUERY, "answer": "3", "category": 1, "evidence": ["D1:1"]}
+    questions = tmp_path / "questions.json"
+    for copies, expect_warning in ((1, False), (2, True)):
+        questions.write_text(json.dumps({"questions": [question] * copies + [{**question, "user": "demo-mei"}]}))
+        code, out, err, tb = run_cli(["eval", str(questions), "--store", str(case_env.store), "--cache",
+                                      str(case_env.cache), "--preset", "memsense", "--quiet"])
+        assert (code, tb) == (0, None), err
+        if expect_warning:
+            assert err.splitlines() == [f"memsense: warning: questions asked more than once of the same user: 1 (e.g. "
+                                        f"{QUERY!r} of demo-ana, 2 times); each copy is scored, so 1 extra copies weigh "
+                                        "in every mean; remove them for one score per distinct question"]
+        else:
+            assert err == ""
+
+
 def _expand(arg: str, env: Env) -> str:
     for key, value in {"{store}": env.store, "{cache}": env.cache, "{files}": env.files, "{work}": env.work,
                        "{demo}": DEMO_DATASET, "{demoq}": DEMO_QUESTIONS, "{tuned_model}": env.tuned_model,

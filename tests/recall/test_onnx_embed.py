@@ -267,3 +267,30 @@ def test_a_model_that_cannot_be_exported_is_noted_and_not_retried_on_every_start
     assert sum(r.levelno == logging.WARNING for r in caplog.records) == 2  # tried again, failed again
     for e in (first, second):
         e.close()
+
+
+@pytest.mark.parametrize("harm", ["truncated", "garbage", "format-zero", "vectors-cut", "deleted"])
+def test_a_damaged_sidecar_is_exported_again_with_one_warning(tmp_path, onnx_copy, monkeypatch, caplog, harm):
+    """The README's promise (issue 21, item 7): a damaged sidecar is said, then the model is
+    exported again (stubbed here: the real export takes seconds and is tested above)."""
+    cache = _cache_with_copy(tmp_path, onnx_copy)
+    _, sidecar = onnx_embed.paths(cache, Embedder(None, cache).key)
+    meta = json.loads(sidecar.read_text())
+    if harm == "truncated":
+        sidecar.write_text(sidecar.read_text()[:100])
+    elif harm == "garbage":
+        sidecar.write_bytes(b"\xff\x00" * 50)
+    elif harm == "format-zero":  # a damaged number is not an older export
+        sidecar.write_text(json.dumps({**meta, "format": 0}))
+    elif harm == "vectors-cut":
+        sidecar.write_text(json.dumps({**meta, "vectors": meta["vectors"][:1]}))
+    else:
+        sidecar.unlink()
+    monkeypatch.setattr(embed.Embedder, "_load_torch", lambda self: _StubTorchModel())
+    monkeypatch.setattr(onnx_embed, "export", lambda model, *args: model)
+    e = Embedder(None, cache, backend="onnx")
+    with caplog.at_level(logging.INFO, logger="memsense.embed"):
+        e.encode(["hello"])
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "exporting it" in warned[0] and (str(sidecar) in warned[0] or "no ONNX copy" in warned[0])
+    e.close()

@@ -176,10 +176,12 @@ def test_migrate_in_place_adds_the_columns_an_older_store_lacks(tmp_path, capsys
     store = tmp_path / "s"
     make_store(store, {"u": 50, "v": 20})
     columns_path(store, "u").unlink()
-    (store / "vectors" / "leftover.columns.npz.part").write_bytes(b"half")  # a crash mid-write
+    (store / "vectors" / "v-0123456789ab.columns.npz.part").write_bytes(b"half")  # a crash mid-write
+    (store / "vectors" / "notes.txt").write_text("not memsense's: left alone")
     assert cli(["migrate", str(store), "--store", str(store)]) == 0
     assert "wrote the columns files of 1 of 2 users (1 had them)" in capsys.readouterr().out
-    assert columns_path(store, "u").exists() and not (store / "vectors" / "leftover.columns.npz.part").exists()
+    assert columns_path(store, "u").exists() and not (store / "vectors" / "v-0123456789ab.columns.npz.part").exists()
+    assert (store / "vectors" / "notes.txt").exists()
     assert cli(["migrate", str(store), "--store", str(store)]) == 0
     assert "wrote the columns files of 0 of 2 users" in capsys.readouterr().out
     assert cli(["migrate", str(store), "--store", str(tmp_path / "elsewhere")]) == 2
