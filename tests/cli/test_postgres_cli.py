@@ -71,5 +71,5 @@ def test_cli_errors_are_one_line(memsense_pg, embed_endpoint, capsys, memsense_d
                  "--service", f"http://127.0.0.1:{port}", QUESTION])
     err = capsys.readouterr().err
     assert code == 2 and "cannot reach the Memsense service" in err and err.count("\n") == 1
-    code = main(["ingest", "resources/demo/demo-conversations.jsonl", "--store", memsense_pg.dsn])
+    code = main(["ingest", "core/demo/demo-conversations.jsonl", "--store", memsense_pg.dsn])
     assert code == 2 and "only ever read" in capsys.readouterr().err
