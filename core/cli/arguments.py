@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any, NoReturn
 
 from core.errors import MemsenseError

