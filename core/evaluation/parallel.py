@@ -17,7 +17,6 @@ recalled less deep than its `route_limit`) is scored in this process through `re
 from __future__ import annotations
 
 import multiprocessing
-import os
 from collections import deque
 from dataclasses import fields
 from typing import Any, Mapping, Sequence

@@ -105,7 +105,7 @@ def test_warnings_are_shown_not_silenced(monkeypatch, tmp_path):
     from core.cli import main as cli
 
     def warn(args):
-        warnings.warn("a library's warning", UserWarning)
+        warnings.warn("a library's warning", UserWarning, stacklevel=1)
         print("done")
 
     monkeypatch.setattr(cli, "cmd_demo", warn)
