@@ -5,20 +5,51 @@ before a tuning run, not after it.
 """
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
+import sys
+from importlib.resources import as_file, files
 from pathlib import Path
 
 from core.errors import MemsenseError
 
+STDIN = "-"
+"""The path that means standard input, as in most command-line tools."""
+_stdin: bytes | None = None
+_extracted = contextlib.ExitStack()
+atexit.register(_extracted.close)
+
+
+def packaged_file(*parts: str) -> Path:
+    """A data file shipped inside the `core` package (e.g. `packaged_file("demo", "x.json")`), found
+    with `importlib.resources`, so it is there in a wheel install as in a clone. A package that is
+    not a plain folder (a zip) has the file copied out once, for as long as the process runs."""
+    resource = files("core").joinpath(*parts)
+    if isinstance(resource, Path):
+        return resource
+    return Path(_extracted.enter_context(as_file(resource)))
+
+
+def stdin_bytes() -> bytes:
+    """Standard input, read once per process (a second reader gets the same bytes)."""
+    global _stdin
+    if _stdin is None:
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            raise MemsenseError("standard input is closed; give a file path instead of -")
+        _stdin = stream.read()
+    return _stdin
+
 
 def read_text(path: str | Path, what: str) -> str:
-    """The UTF-8 text of a file (a leading BOM dropped); any failure is one MemsenseError
-    naming `what` (e.g. "config"), the path and the fix."""
+    """The UTF-8 text of a file (a leading BOM dropped), or of standard input for `-`; any failure
+    is one MemsenseError naming `what` (e.g. "config"), the path and the fix."""
     p = Path(path)
     if not str(path).strip():
         raise MemsenseError(f"no {what} file named (an empty path); give the path of the file")
     try:
-        data = p.read_bytes()
+        data = stdin_bytes() if str(path) == STDIN else p.read_bytes()
     except FileNotFoundError:
         raise MemsenseError(f"{what} {p} does not exist; check the path") from None
     except IsADirectoryError:

@@ -6,6 +6,7 @@ the background. Window layout, appearance and last query are remembered.
 """
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from types import TracebackType
@@ -13,7 +14,12 @@ from types import TracebackType
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
+from core import machine
 from memsense_gui.state import paths
+
+QUIT_AFTER_ANSWER = "MEMSENSE_GUI_QUIT_AFTER_ANSWER"
+"""Set (to anything): print the first answer's top memory id and quit with 0 (the install test
+runs the app offscreen to its first answer this way)."""
 
 
 def _install_excepthook(window) -> None:
@@ -46,9 +52,10 @@ def create_window(argv: list[str] | None = None):
     from memsense_gui.window.evaluation import install_evaluation
     from memsense_gui.window.main_window import MainWindow
 
-    app.setOrganizationName(paths.ORGANIZATION)
-    app.setApplicationName(paths.APPLICATION)
+    app.setOrganizationName(machine.ORGANIZATION)
+    app.setApplicationName(machine.APPLICATION)
     app.setApplicationDisplayName("memsense")
+    app.setDesktopFileName("memsense-gui")  # memsense_gui/desktop/memsense-gui.desktop: the desktop's name and icon
     home = paths.app_home()
     window = MainWindow(home, paths.settings(home))
     window.restore_layout()
@@ -69,7 +76,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     app, window = create_window(argv)
     _install_excepthook(window)
+    if os.environ.get(QUIT_AFTER_ANSWER):
+        window.ctx.ranking_updated.connect(lambda ranking: _quit_with_answer(app, ranking))
     return app.exec()
+
+
+def _quit_with_answer(app: QApplication, ranking) -> None:
+    top = ranking.results[0]["memory_id"] if ranking.results else "no result"
+    print(f"memsense-gui: first answer: {top}", flush=True)
+    app.exit(0)
 
 
 if __name__ == "__main__":

@@ -1,24 +1,43 @@
 #!/usr/bin/env bash
-# Set up everything memsense-gui needs on a fresh Debian machine: Qt's runtime libraries
-# (only those missing), a virtual environment in .venv and the project with its test extras.
-# Idempotent: a second run only checks. Usage: scripts/setup.sh
+# Set up everything memsense-gui needs on a fresh Debian machine: Qt's runtime libraries (only
+# those missing), a virtual environment in .venv and the project with its test extras, at the
+# exact versions of constraints.txt. Idempotent: a second run only checks.
+# Usage: scripts/setup.sh [--tests]   (--tests: also Xvfb, for the tests and tools/screenshot*.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 QT_DEBS="libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 libglib2.0-0 \
 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-shape0 \
-libxcb-xinerama0 libxcb-randr0 libxcb-xfixes0 libxcb-xkb1 libx11-xcb1 fonts-dejavu-core xvfb chromium"
-# chromium: the tests open `memsense report`'s HTML in a real browser engine (headless)
+libxcb-xinerama0 libxcb-randr0 libxcb-xfixes0 libxcb-xkb1 libx11-xcb1 fonts-dejavu-core"
+# --tests: xvfb for the screenshots, chromium because the tests open `memsense report`'s HTML in a
+# real browser engine (headless)
+if [ "${1:-}" = "--tests" ]; then QT_DEBS="$QT_DEBS xvfb chromium"; fi
 
-missing=()
-for p in $QT_DEBS; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing Debian packages: ${missing[*]}"
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if ! command -v dpkg-query >/dev/null; then
+  echo "setup: not a Debian system: install Qt 6's runtime libraries (EGL, OpenGL, xkbcommon, xcb-cursor, fontconfig)" \
+       "with your package manager if the app does not start"
+else
+  missing=()
+  for p in $QT_DEBS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    install=(apt-get install -y -qq --no-install-recommends "${missing[@]}")
+    if [ "$(id -u)" -eq 0 ]; then
+      echo "setup: installing Debian packages: ${missing[*]}"
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive "${install[@]}" >/dev/null
+    elif sudo -n true 2>/dev/null; then  # sudo without a password prompt
+      echo "setup: installing Debian packages with sudo: ${missing[*]}"
+      sudo -n apt-get update -qq
+      sudo -n env DEBIAN_FRONTEND=noninteractive "${install[@]}" >/dev/null
+    else
+      echo "setup: these Debian packages are missing and installing them needs root: ${missing[*]}" >&2
+      echo "setup: run this once, then run this script again:" >&2
+      echo "  sudo apt-get install --no-install-recommends ${missing[*]}" >&2
+      echo "setup: going on without them (the app or the tests may not start)" >&2
+    fi
+  fi
 fi
 
 PY="${PYTHON:-python3.11}"
@@ -28,12 +47,16 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 stamp=.venv/.memsense-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  echo "setup: installing Python packages (torch CPU build, Qt, qdrant-client, ...)"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
+  echo "setup: installing Python packages at the versions of constraints.txt (torch CPU build, Qt, ...)"
   .venv/bin/pip install -q --upgrade pip >/dev/null
-  # The CPU build of torch first, so nothing pulls a CUDA build.
-  .venv/bin/pip install -q "torch==2.13.0+cpu"
-  .venv/bin/pip install -q -e ".[test]"
+  # The CPU build of torch first, so nothing pulls a CUDA build (gigabytes). Where the package
+  # index at hand has no CPU build, it comes from PyTorch's own CPU index.
+  if ! .venv/bin/pip install -q -c constraints.txt torch 2>/dev/null; then
+    echo "setup: torch's CPU build is not on the package index; taking it from PyTorch's CPU index"
+    .venv/bin/pip install -q -c constraints.txt --extra-index-url https://download.pytorch.org/whl/cpu torch
+  fi
+  .venv/bin/pip install -q -c constraints.txt -e ".[test]"
   touch "$stamp"
 fi
 

@@ -1,8 +1,8 @@
 """Render the Evaluation view offscreen on real figures and save it as a PNG (for the README).
 
-    .venv/bin/memsense ingest resources/demo/demo-conversations.jsonl --store /tmp/demo-store
+    .venv/bin/memsense ingest core/demo/demo-conversations.jsonl --store /tmp/demo-store
     .venv/bin/python tools/screenshot_evaluation.py --store /tmp/demo-store \\
-        --questions resources/demo/demo-questions.json [--out resources/screenshots/evaluation-view.png]
+        --questions core/demo/demo-questions.json [--out resources/screenshots/evaluation-view.png]
 
 The README's picture uses the demo data (the project's own), never LoCoMo's text.
 

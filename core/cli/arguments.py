@@ -1,17 +1,29 @@
-"""Argument parsing shared by every command: one-line usage errors and checked `--store`."""
+"""Argument parsing shared by every command: one-line usage errors, checked `--store`, and the
+options every command takes (`-q`, `-v`, `--log-file`)."""
 from __future__ import annotations
 
 import argparse
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, NoReturn
 
 from core.errors import MemsenseError
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+"""Exit codes, as pip, ruff and uv use them: 0 success, 1 the command failed, 2 bad usage."""
+
+
+class UsageError(MemsenseError):
+    """The command line itself is wrong (an unknown option, a missing or malformed argument): exit 2."""
 
 
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors: `memsense: error: ...` like every other error."""
 
-    def error(self, message: str):
-        raise MemsenseError(f"{message} (see `{self.prog} --help`)")
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
 def store_location(text: str) -> str:
@@ -38,3 +50,65 @@ def seed_number(text: str) -> int:
     if not 0 <= value < SEED_LIMIT:
         raise argparse.ArgumentTypeError(f"must be a whole number from 0 to {SEED_LIMIT - 1}, got {text!r}")
     return value
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """`-q`, `-v` and `--log-file` on every command under `parser` (on `parser` if it has none)."""
+    commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if commands:
+        for action in commands:
+            for sub in action.choices.values():
+                add_output_options(sub)
+        return
+    group = parser.add_argument_group("output")
+    group.add_argument("-q", "--quiet", action="store_true", help="no progress and no warnings on stderr, only errors")
+    group.add_argument("-v", "--verbose", action="count", default=0,
+                       help="say more on stderr: -v what is being done, -vv debugging detail")
+    group.add_argument("--log-file", metavar="FILE", help="also append every message (at least -v's) to FILE, "
+                                                          "with times")
+
+
+def level(args: argparse.Namespace) -> int:
+    """The console's logging level for -q / -v / -vv."""
+    if getattr(args, "quiet", False):
+        return logging.ERROR
+    return {0: logging.WARNING, 1: logging.INFO}.get(getattr(args, "verbose", 0), logging.DEBUG)
+
+
+@contextmanager
+def logging_to(args: argparse.Namespace, stream: Any) -> Iterator[None]:
+    """For one command: log records (and Python warnings) to `stream` at the level of -q/-v, and
+    to --log-file; everything is put back as it was afterwards (the CLI runs in-process in tests)."""
+    root = logging.getLogger()
+    console = logging.StreamHandler(stream)
+    console.setLevel(level(args))
+    console.setFormatter(logging.Formatter("memsense: %(levelname_lower)s: %(message)s"))
+    console.addFilter(_lower_level_name)
+    handlers: list[logging.Handler] = [console]
+    if getattr(args, "log_file", None):
+        try:
+            log_file = logging.FileHandler(args.log_file, encoding="utf-8")
+        except OSError as exc:
+            raise MemsenseError(f"cannot write the log file {args.log_file} ({exc.strerror}); "
+                                "choose a writable path") from None
+        log_file.setLevel(min(level(args), logging.INFO))
+        log_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handlers.append(log_file)
+    old_level = root.level
+    root.setLevel(min(h.level for h in handlers))
+    for handler in handlers:
+        root.addHandler(handler)
+    logging.captureWarnings(True)
+    try:
+        yield
+    finally:
+        logging.captureWarnings(False)
+        for handler in handlers:
+            root.removeHandler(handler)
+            handler.close()
+        root.setLevel(old_level)
+
+
+def _lower_level_name(record: logging.LogRecord) -> bool:
+    record.levelname_lower = record.levelname.lower()
+    return True

@@ -88,24 +88,24 @@ def bench_store(dataset: Path, progress: bool = True) -> dict[str, Any]:
 
 
 def parse_sizes(text: str) -> list[int]:
-    from core.errors import MemsenseError
+    from core.cli.arguments import UsageError
 
     try:
         sizes = [int(x) for x in text.replace(" ", "").split(",") if x]
     except ValueError:
         sizes = []
     if not sizes or min(sizes) < 1:
-        raise MemsenseError(f"--scale {text!r}: give chunk counts separated by commas, e.g. --scale 2000,10000,30000")
+        raise UsageError(f"--scale {text!r}: give chunk counts separated by commas, e.g. --scale 2000,10000,30000")
     return sizes
 
 
 def main_scale(args: Any) -> Any:
+    from core.cli.arguments import UsageError
     from core.cli.bench_scale import bench_size, print_row
-    from core.errors import MemsenseError
 
     sizes, users = parse_sizes(args.scale), int(getattr(args, "users", None) or 1)
     if users < 1:
-        raise MemsenseError("--users must be at least 1")
+        raise UsageError("--users must be at least 1")
     rows, load_before = [], os.getloadavg()
     for n in sizes:
         rows.append(bench_size(n, users))

@@ -11,14 +11,13 @@ repeat and keep their order. With neither, `eval` runs every built-in preset.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from core.errors import MemsenseError
-from core.cli.arguments import store_location
+from core.cli.arguments import UsageError, store_location
 from core.cli.history import record
+from core.errors import MemsenseError
 from core.files import check_output
 
 DEFAULT_METRIC = "recall_all@4"
@@ -36,13 +35,10 @@ class _Ordered(argparse.Action):
 
 
 def default_presets_file() -> Path:
-    """The app's presets file: $MEMSENSE_GUI_HOME/presets.json, else the per-user data dir
-    (`$XDG_DATA_HOME` or ~/.local/share, then memsense/memsense-gui, as Qt puts it on Linux)."""
-    home = os.environ.get("MEMSENSE_GUI_HOME")
-    if home:
-        return Path(home).expanduser() / "presets.json"
-    data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return data / "memsense" / "memsense-gui" / "presets.json"
+    """The app's presets file, in its data folder (`core.machine.data_dir`)."""
+    from core.machine import data_dir
+
+    return data_dir() / "presets.json"
 
 
 def _preset_store(args: argparse.Namespace):
@@ -150,7 +146,6 @@ def _warn_missing_gold(questions, engine) -> None:
 
 def _common(sp: argparse.ArgumentParser, store: bool = True) -> None:
     sp.add_argument("--json", action="store_true", help="machine-readable output")
-    sp.add_argument("--quiet", action="store_true", help="no progress on stderr")
     if store:
         sp.add_argument("--store", required=True, type=store_location, help="store directory built from the same dataset")
         sp.add_argument("--model", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
@@ -175,7 +170,7 @@ def cmd_eval(args: argparse.Namespace) -> Any:
     from core.evaluation.metrics import metric_names
 
     if args.k < 1:
-        raise MemsenseError("--k must be at least 1")
+        raise UsageError("--k must be at least 1")
     presets = _presets(args)
     questions = _questions(args)
     pools = _pools(args, questions, presets.values())
@@ -262,9 +257,9 @@ def _check_tune_outputs(args: argparse.Namespace) -> None:
     from core.config.presets import PresetStore
 
     if args.trials < 1:
-        raise MemsenseError(f"--trials must be at least 1, got {args.trials}")
+        raise UsageError(f"--trials must be at least 1, got {args.trials}")
     if args.sensitivity_points < 0 or args.sensitivity_points == 1:  # one value is no sweep: it was dropped unsaid
-        raise MemsenseError("--sensitivity-points must be 0 (no sweep) or at least 2 (a sweep needs two values), "
+        raise UsageError("--sensitivity-points must be 0 (no sweep) or at least 2 (a sweep needs two values), "
                             f"got {args.sensitivity_points}")
     if args.save_preset is not None:
         PresetStore.check_name(args.save_preset)
@@ -317,7 +312,7 @@ def cmd_judge_run(args: argparse.Namespace) -> Any:
 
     presets = _presets(args, default_all=False)
     if len(presets) != 1:
-        raise MemsenseError("name exactly one --preset or --config for the run")
+        raise UsageError("name exactly one --preset or --config for the run")
     check_output(args.out, "run output")
     (name, cfg), = presets.items()
     questions = _questions(args)
@@ -353,7 +348,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--a", required=True, help="preset name or config file (A)")
     sp.add_argument("--b", required=True, help="preset name or config file (B)")
     sp.add_argument("--metric", help="metric for the per-question list (default recall_all@k)")
-    sp.add_argument("--k", type=int, default=4)
+    sp.add_argument("--k", type=int, default=4, help="the cut-off of the metrics (default 4)")
     sp.add_argument("--test", default="permutation", choices=("permutation", "wilcoxon"),
                     help="paired randomisation test (default) or Wilcoxon signed-rank")
     sp.add_argument("--all", action="store_true", help="list every question, not only those that differ")
@@ -362,28 +357,30 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sp.set_defaults(func=cmd_compare)
 
     judge = sub.add_parser("judge", help="judged questions: TREC qrels in and out, runs out")
-    jsub = judge.add_subparsers(dest="judge_command", required=True)
+    jsub = judge.add_subparsers(dest="judge_command", required=True, help="qrels, import or run")
     sp = jsub.add_parser("qrels", help="export judgments as TREC qrels (qid 0 docid grade)")
     _dataset(sp)
-    sp.add_argument("--out", required=True)
-    sp.add_argument("--level", default="session", choices=("session", "memory"))
+    sp.add_argument("--out", required=True, help="qrels file to write")
+    sp.add_argument("--level", default="session", choices=("session", "memory"),
+                    help="judge sessions (default) or single memories")
     _common(sp, store=False)
     sp.set_defaults(func=cmd_judge_qrels)
     sp = jsub.add_parser("import", help="read TREC qrels into a judged question set (checked line by line)")
-    sp.add_argument("qrels")
+    sp.add_argument("qrels", help="TREC qrels file (qid 0 docid grade per line; - reads standard input)")
     sp.add_argument("--questions", dest="dataset", required=True, help="the question set the qrels judge")
     sp.add_argument("--out", required=True, help="judged set to write (.json)")
     sp.add_argument("--store", type=store_location, help="also check every document id against this store")
-    sp.add_argument("--model")
-    sp.add_argument("--cache")
+    sp.add_argument("--model", help="with --store: its local sentence-transformers model folder")
+    sp.add_argument("--cache", help="with --store: the embedding cache directory")
     _common(sp, store=False)
     sp.set_defaults(func=cmd_judge_import)
     sp = jsub.add_parser("run", help="export one preset's results as a TREC run (qid Q0 docid rank score tag)")
     _dataset(sp)
-    sp.add_argument("--preset", action=_Ordered)
-    sp.add_argument("--config", action=_Ordered)
-    sp.add_argument("--out", required=True)
-    sp.add_argument("--level", default="session", choices=("session", "memory"))
+    sp.add_argument("--preset", action=_Ordered, help="the built-in or saved preset to run (or --config)")
+    sp.add_argument("--config", action=_Ordered, help="the config file to run (or --preset)")
+    sp.add_argument("--out", required=True, help="run file to write")
+    sp.add_argument("--level", default="session", choices=("session", "memory"),
+                    help="rank sessions (default) or single memories")
     sp.add_argument("--tag", help="run tag (default: the preset name)")
     sp.add_argument("--users", help="only these users' questions (comma-separated)")
     _common(sp)

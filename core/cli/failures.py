@@ -9,7 +9,7 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
-from core.cli.arguments import seed_number
+from core.cli.arguments import UsageError, seed_number
 from core.cli.evaluation import _common, _dataset, _named, _pools, _progress, _questions
 from core.cli.history import record
 from core.errors import MemsenseError
@@ -17,7 +17,7 @@ from core.errors import MemsenseError
 
 def _k_config(args: argparse.Namespace, cfg):
     if args.k is not None and args.k < 1:
-        raise MemsenseError("--k must be at least 1")
+        raise UsageError("--k must be at least 1")
     return cfg if args.k is None else replace(cfg, top_k=args.k)
 
 
@@ -96,7 +96,7 @@ def cmd_fix(args: argparse.Namespace) -> Any:
     from core.evaluation.metrics import parse_metric
 
     if args.trials < 1:
-        raise MemsenseError(f"--trials must be at least 1, got {args.trials}")
+        raise UsageError(f"--trials must be at least 1, got {args.trials}")
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     name, cfg = _named(args, args.config or args.preset or "memsense")
     metric = args.metric or f"recall_all@{cfg.top_k}"
@@ -141,7 +141,7 @@ def cmd_report(args: argparse.Namespace) -> Any:
 
     check_output(args.out, "report", (".html", ".htm"))
     if args.k < 1:
-        raise MemsenseError("--k must be at least 1")
+        raise UsageError("--k must be at least 1")
     name_a, cfg_a = _named(args, args.a)
     name_b, cfg_b = _named(args, args.b)
     if name_a == name_b:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from core.cli.arguments import store_location
+from core.cli.arguments import UsageError, store_location
 from core.config import Config
 from core.errors import MemsenseError
 
@@ -75,7 +75,7 @@ def cmd_history(args: argparse.Namespace) -> Any:
             from core.files import check_output
 
             if not args.out:
-                raise MemsenseError("--export RUN writes the run's settings to --out FILE (.toml or .json)")
+                raise UsageError("--export RUN writes the run's settings to --out FILE (.toml or .json)")
             check_output(args.out, "config output", (".toml", ".json"))
             run = history.run(args.export)
             cfg = run.config(args.config_a)

@@ -1,25 +1,37 @@
 """`memsense`: ingest, search, explain and replay from the command line.
 
-Every command takes `--json`; a user error prints one line `memsense: error: ...` and exits 2.
+Every command takes `--json`, `-q`, `-v` and `--log-file`; `-` for a dataset, question file or
+query reads it from standard input. A problem prints one line `memsense: error: ...` and exits 1
+(2 when the command line itself is wrong, 0 on success).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.cli.arguments import Parser, store_location
+from core.cli.arguments import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    Parser,
+    UsageError,
+    add_output_options,
+    logging_to,
+    store_location,
+)
 from core.cli.output import SafeStream, progress_bar
 from core.errors import MemsenseError
-from core.files import check_output, read_text
+from core.files import STDIN, check_output, read_text
 
 
 def _config(args: argparse.Namespace):
-    from core import config as config_io
     from dataclasses import replace
+
+    from core import config as config_io
 
     if getattr(args, "preset", None) is not None:
         from core.config.presets import builtin
@@ -48,12 +60,23 @@ def cmd_ingest(args: argparse.Namespace) -> Any:
                             f"`memsense import {args.store} --store DIR`, then ingest into DIR")
 
     stats = build_store(args.dataset, args.store, mode=args.mode, model=args.model, cache_dir=args.cache,
-                        facet_source=args.facets, progress=None if args.json else progress_bar())
+                        facet_source=args.facets, progress=_progress(args))
     if args.json:
         return stats.to_dict()
     print(f"stored {stats.users} users: {stats.session_chunks} session chunks, {stats.turn_chunks} turn chunks; "
           f"{stats.texts_embedded} texts embedded, {stats.texts_from_cache} from cache, {stats.seconds:.1f} s")
     return None
+
+
+def _progress(args: argparse.Namespace) -> Callable[[int, int, str], None] | None:
+    return None if args.json or args.quiet else progress_bar()
+
+
+def _query(args: argparse.Namespace) -> str:
+    """The query, or standard input's text for `-` (one query; a final line break dropped)."""
+    if args.query != STDIN:
+        return args.query
+    return read_text(STDIN, "query").removesuffix("\n").removesuffix("\r")
 
 
 def _engine(args: argparse.Namespace):
@@ -88,6 +111,7 @@ def cmd_search(args: argparse.Namespace) -> Any:
     from core.search import search
 
     cfg = _search_config(args)
+    args.query = _query(args)
     engine = _engine(args)
     try:
         ranking = search(engine, args.user, args.query, cfg)
@@ -137,6 +161,7 @@ def cmd_explain(args: argparse.Namespace) -> Any:
     from core.recall.pool import deepest
 
     cfg = _search_config(args)
+    args.query = _query(args)
     engine = _engine(args)
     try:
         if args.memory not in {c.memory_id for c in engine.chunks(args.user)}:
@@ -189,7 +214,7 @@ def cmd_import(args: argparse.Namespace) -> Any:
     if is_postgres(args.store):
         raise MemsenseError("--store is where the copy goes: a folder (or a Qdrant URL), not a database")
     stats = import_users(args.database, args.store, tenant=args.tenant, scope=args.scope, users=args.user,
-                         model=args.model, progress=None if args.json else progress_bar())
+                         model=args.model, progress=_progress(args))
     if args.json:
         return stats.to_dict()
     print(f"copied {len(stats.users)} users ({stats.chunks} chunks, vectors of {stats.model}) into {args.store} "
@@ -239,9 +264,28 @@ def cmd_bench(args: argparse.Namespace) -> Any:
     return bench.main(args)
 
 
+def cmd_demo(args: argparse.Namespace) -> Any:
+    from core.recall.engine import DEMO_DATASET, DEMO_QUESTIONS
+
+    path = str(DEMO_QUESTIONS if args.questions else DEMO_DATASET)
+    if args.json:
+        return {"dataset": str(DEMO_DATASET), "questions": str(DEMO_QUESTIONS)}
+    print(path)
+    return None
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog="memsense", description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True)
+    import shtab
+
+    from core import __version__
+
+    p = Parser(prog="memsense", description=__doc__.splitlines()[0],
+               epilog="exit status: 0 success, 1 the command failed, 2 the command line is wrong")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                   help="print the version and exit")
+    shtab.add_argument_to(p, ["--print-completion"], help="print a shell completion script for bash, zsh or tcsh, e.g. "
+                          "memsense --print-completion bash > ~/.local/share/bash-completion/completions/memsense")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", help="what to do (COMMAND --help: its options)")
 
     def common(sp: argparse.ArgumentParser, store: bool = True, live: bool = False) -> None:
         sp.add_argument("--json", action="store_true", help="machine-readable output")
@@ -255,8 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
             add_live(sp, service=True)
 
     sp = sub.add_parser("ingest", help="build or update a store from a LoCoMo JSON or JSONL dataset")
-    sp.add_argument("dataset")
-    sp.add_argument("--mode", default="hybrid", choices=("hybrid", "session", "turn"))
+    sp.add_argument("dataset", help="a LoCoMo JSON or conversation JSON Lines file (- reads standard input)")
+    sp.add_argument("--mode", default="hybrid", choices=("hybrid", "session", "turn"),
+                    help="chunks of whole sessions, of single turns, or both (default: hybrid)")
     sp.add_argument("--facets", default="text", choices=("text", "locomo"),
                     help="facet source: the text (default) or LoCoMo observation/event_summary")
     common(sp)
@@ -265,12 +310,12 @@ def build_parser() -> argparse.ArgumentParser:
     for name, fn, extra in (("search", cmd_search, False), ("explain", cmd_explain, True)):
         sp = sub.add_parser(name, help="results with explain and the whole pool" if name == "search"
                             else "why (or why not) one chunk for a query")
-        sp.add_argument("--user", required=True)
-        sp.add_argument("query")
+        sp.add_argument("--user", required=True, help="the user whose memories are searched")
+        sp.add_argument("query", help="the question (- reads it from standard input)")
         choice = sp.add_mutually_exclusive_group()
         choice.add_argument("--config", help="config file (.toml or .json)")
         choice.add_argument("--preset", help="a built-in preset name instead of --config")
-        sp.add_argument("--top-k", type=int)
+        sp.add_argument("--top-k", type=int, help="results to return (default: the config's top_k)")
         if extra:
             sp.add_argument("--memory", required=True, help="memory_id of the chunk to explain")
         common(sp, live=True)
@@ -294,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_export_memsense)
 
     sp = sub.add_parser("rerank", help="replay Memsense-format candidate rows (a case or a list of cases)")
-    sp.add_argument("cases")
+    sp.add_argument("cases", help="a JSON file of Memsense's logged candidate rows (- reads standard input)")
     sp.add_argument("--config", help="base config; case options override it")
     common(sp, store=False)
     sp.set_defaults(func=cmd_rerank)
@@ -307,6 +352,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", help="also write the figures as JSON here")
     common(sp, store=False)
     sp.set_defaults(func=cmd_bench)
+
+    sp = sub.add_parser("demo", help="print where the packaged demo data is (e.g. memsense ingest \"$(memsense demo)\" "
+                                     "--store S)")
+    sp.add_argument("--questions", action="store_true", help="the demo's judged questions instead of its conversations")
+    common(sp, store=False)
+    sp.set_defaults(func=cmd_demo)
 
     from core.cli import evaluation, tuning
 
@@ -321,6 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     from core.cli import history
 
     history.add_command(sub)
+    add_output_options(p)
     return p
 
 
@@ -344,14 +396,13 @@ def add_live(sp: argparse.ArgumentParser, service: bool, embedder: bool = True) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command. Output goes through `SafeStream` (no raw terminal escapes); library
-    warnings are silenced (a problem is an error line, not a warning)."""
+    """Run one command; its exit status (`EXIT_OK`, `EXIT_FAILURE`, `EXIT_USAGE`). Output goes
+    through `SafeStream` (no raw terminal escapes); warnings and log records go to stderr at the
+    level of -q / -v (and to --log-file)."""
     stdout, stderr = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = SafeStream(stdout), SafeStream(stderr)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return _run(argv)
+        return _run(argv)
     finally:
         sys.stdout, sys.stderr = stdout, stderr
 
@@ -359,15 +410,19 @@ def main(argv: list[str] | None = None) -> int:
 def _run(argv: list[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        out = args.func(args)
+        with logging_to(args, sys.stderr):
+            out = args.func(args)
         if out is not None and getattr(args, "json", False):
             text = json.dumps(out, indent=2, default=str, allow_nan=False)  # NaN is not JSON: never written
             sys.stdout.write(text + "\n")
+    except UsageError as exc:
+        print(f"memsense: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except MemsenseError as exc:
         print(f"memsense: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_FAILURE
     except BrokenPipeError:
-        return 0
+        return EXIT_OK
     except KeyboardInterrupt:
         print("memsense: interrupted", file=sys.stderr)
         return 130
@@ -375,8 +430,8 @@ def _run(argv: list[str] | None) -> int:
         where = f" {exc.filename}" if exc.filename else ""
         print(f"memsense: error: cannot read or write{where} ({exc.strerror or exc}); check the path, its "
               "permissions and free disk space", file=sys.stderr)
-        return 2
-    return 0
+        return EXIT_FAILURE
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ from core.cli.evaluation import (DEFAULT_METRIC, _check_tune_outputs, _common, _
 from core.cli.arguments import seed_number
 from core.cli.history import record
 from core.cli.tuned_export import folds_provenance, split_provenance
+from core.cli.arguments import UsageError
 from core.config.provenance import save_with_provenance
-from core.errors import MemsenseError
 
 
 def cmd_tune(args: argparse.Namespace) -> Any:
@@ -28,12 +28,12 @@ def cmd_tune(args: argparse.Namespace) -> Any:
     metric = metric_key(base, k)
     _check_tune_outputs(args)
     if args.jobs < 1:
-        raise MemsenseError(f"--jobs must be at least 1 (worker processes), got {args.jobs}")
+        raise UsageError(f"--jobs must be at least 1 (worker processes), got {args.jobs}")
     if args.folds is not None:
         return _tune_folds(args, metric)
     train_users, test_users = _users(args.train), _users(args.test)
     if not train_users:
-        raise MemsenseError("--train names no users; give the training users, comma-separated (e.g. conv-26,conv-30), "
+        raise UsageError("--train names no users; give the training users, comma-separated (e.g. conv-26,conv-30), "
                             "or cross-validate over users with --folds 5")
     start_name, start = _named(args, args.start)
     baselines = {n: _named(args, n)[1] for n in (args.baseline or ["memsense", "bm25_only"])}
@@ -79,7 +79,7 @@ def _tune_folds(args: argparse.Namespace, metric: str) -> Any:
     from core.evaluation.tune import seed_presets
 
     if args.train or args.test:
-        raise MemsenseError("--folds picks the held-out users itself; leave out --train and --test")
+        raise UsageError("--folds picks the held-out users itself; leave out --train and --test")
     start_name, start = _named(args, args.start)
     questions = _questions(args)
     pools = _pools(args, questions, [start], knobs=True)

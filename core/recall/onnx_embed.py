@@ -36,6 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from core.atomic import write_text_atomic
+from core.machine import usable_cpus
 
 FORMAT = 2
 """2: traced with eager attention, which the fuser recognises (1 used PyTorch's SDPA, whose traced
@@ -107,7 +108,7 @@ class OnnxModel:
         self.file = Path(onnx_file)
         self.inputs = [name for name in meta["inputs"] if name in INPUTS]
         self.dim = int(meta["dim"])
-        self.workers = max(1, os.cpu_count() or 1)
+        self.workers = usable_cpus()
         self.texts_per_call = 256  # texts `Embedder` hands over at a time (enough batches for every core)
 
     def get_sentence_embedding_dimension(self) -> int:

@@ -1,31 +1,22 @@
 """Where the app keeps its things: the per-user data dir, settings, presets, stores and judgments.
 
-`MEMSENSE_GUI_HOME` overrides the data dir (tests and portable installs); otherwise Qt's
-AppDataLocation is used (e.g. ~/.local/share/memsense/memsense-gui on Linux).
+`MEMSENSE_GUI_HOME` overrides the data dir (tests and portable installs); otherwise it is the
+platform's application-data folder (`core.machine.data_dir`: ~/.local/share/memsense/memsense-gui
+on Linux, where Qt's AppDataLocation puts it), which the CLI reads presets from too.
 """
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths
+from PySide6.QtCore import QSettings
 
-ORGANIZATION = "memsense"
-APPLICATION = "memsense-gui"
-HOME_ENV = "MEMSENSE_GUI_HOME"
+from core.machine import data_dir
 
 
 def app_home() -> Path:
     """The per-user data dir, created on first use."""
-    override = os.environ.get(HOME_ENV)
-    if override:
-        home = Path(override).expanduser()
-    else:
-        if not QCoreApplication.organizationName():
-            QCoreApplication.setOrganizationName(ORGANIZATION)
-            QCoreApplication.setApplicationName(APPLICATION)
-        home = Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation))
+    home = data_dir()
     home.mkdir(parents=True, exist_ok=True)
     return home
 

@@ -1,9 +1,10 @@
 """The bad-input catalogue: what a hostile but realistic user tries, through the real CLI.
 
 Every case runs `core.cli.main` in-process against one demo store built once per session and
-asserts: exit code 2, exactly one stderr line `memsense: error: ...` naming the problem (no
-traceback, no warning noise), no slow work before a cheap check could have failed (the
-embedder refuses to run unless the case needs it), and afterwards a reference search over the
+asserts: exit code 1 (2 when the command line itself is wrong: `usage=True`), exactly one stderr
+line `memsense: error: ...` naming the problem (no traceback, no warning noise), no slow work
+before a cheap check could have failed (the embedder refuses to run unless the case needs it),
+and afterwards a reference search over the
 store is byte-identical and the store's files are unchanged. The session summary prints the
 number of cases, tracebacks and cases with data changed (`tests/cli/conftest.py`).
 """
@@ -15,6 +16,7 @@ import json
 import re
 import shutil
 import sqlite3
+import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +32,8 @@ QUERY = "How many races has Ana run in 2024?"
 ROUTES = ("vec_full", "vec_user", "vec_asst", "vec_next_user", "lexical",
           "facet_personal_info", "facet_preferences", "facet_events")
 ROOT = Path(__file__).resolve().parents[2]
-DEMO_DATASET = ROOT / "resources" / "demo" / "demo-conversations.jsonl"
-DEMO_QUESTIONS = ROOT / "resources" / "demo" / "demo-questions.json"
+DEMO_DATASET = ROOT / "core" / "demo" / "demo-conversations.jsonl"
+DEMO_QUESTIONS = ROOT / "core" / "demo" / "demo-questions.json"
 
 
 PROGRESS = re.compile(r"^\r?.{1,40} \[[#.]+\] \d+/\d+$")
@@ -155,10 +157,12 @@ class Case:
     expect: str  # what the one error line must say (case-insensitive substring)
     setup: Callable[[Env, contextlib.ExitStack, pytest.MonkeyPatch], None] | None = None
     may_embed: bool = False  # the error can only show after embedding (cache writes)
+    code: int = 1  # the exit status: 1 the command failed, 2 the command line is wrong
 
 
-def C(id: str, argv: str | tuple, expect: str, setup=None, may_embed: bool = False) -> Case:
-    return Case(id, tuple(argv.split("\x1f")) if isinstance(argv, str) else tuple(argv), expect, setup, may_embed)
+def C(id: str, argv: str | tuple, expect: str, setup=None, may_embed: bool = False, usage: bool = False) -> Case:
+    return Case(id, tuple(argv.split("\x1f")) if isinstance(argv, str) else tuple(argv), expect, setup, may_embed,
+                2 if usage else 1)
 
 
 S = ("--store", "{store}", "--cache", "{cache}")
@@ -254,6 +258,18 @@ def _damaged_copy(harm: str):
     return setup
 
 
+def _stdin(data: bytes):
+    """Standard input holding `data` (for `-` in place of a file or a query)."""
+
+    def setup(env: Env, stack, mp) -> None:
+        from core import files
+
+        mp.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+        mp.setattr(files, "_stdin", None)
+
+    return setup
+
+
 def _presets_with(name: str):
     def setup(env: Env, stack, mp) -> None:
         (env.home / "presets.json").write_bytes((env.files / name).read_bytes())
@@ -277,18 +293,18 @@ CASES: list[Case] = [
     C("top-k-zero", (*SEARCH, QUERY, "--top-k", "0"), "top_k"),
     C("top-k-negative", (*SEARCH, QUERY, "--top-k", "-3"), "top_k"),
     C("top-k-huge", (*SEARCH, QUERY, "--top-k", "1000"), "top_k"),
-    C("top-k-word", (*SEARCH, QUERY, "--top-k", "many"), "--top-k"),
+    C("top-k-word", (*SEARCH, QUERY, "--top-k", "many"), "--top-k", usage=True),
     C("preset-unknown", (*SEARCH, QUERY, "--preset", "fastest"), "unknown preset 'fastest'"),
     C("preset-and-config", (*SEARCH, QUERY, "--preset", "memsense", "--config", "{files}/config-alpha-nan.json"),
-      "not allowed with"),
-    C("command-unknown", ("serach", *S), "invalid choice"),
-    C("option-unknown", (*SEARCH, QUERY, "--fast"), "unrecognized arguments"),
-    C("store-missing-argument", ("search", "--user", "demo-ana", QUERY), "--store"),
+      "not allowed with", usage=True),
+    C("command-unknown", ("serach", *S), "invalid choice", usage=True),
+    C("option-unknown", (*SEARCH, QUERY, "--fast"), "unrecognized arguments", usage=True),
+    C("store-missing-argument", ("search", "--user", "demo-ana", QUERY), "--store", usage=True),
     # -- stores
-    C("store-empty-path", ("search", "--store", "", "--cache", "{cache}", "--user", "demo-ana", QUERY), "--store is empty"),
-    C("store-blank-path", ("search", "--store", "  ", "--cache", "{cache}", "--user", "demo-ana", QUERY), "--store is empty"),
+    C("store-empty-path", ("search", "--store", "", "--cache", "{cache}", "--user", "demo-ana", QUERY), "--store is empty", usage=True),
+    C("store-blank-path", ("search", "--store", "  ", "--cache", "{cache}", "--user", "demo-ana", QUERY), "--store is empty", usage=True),
     C("store-does-not-exist", ("search", "--store", "{work}/no-such-store", "--user", "demo-ana", QUERY), "no memory store"),
-    C("store-is-a-file", ("search", "--store", "{files}/not-a-store.txt", "--user", "demo-ana", QUERY), "not a store folder"),
+    C("store-is-a-file", ("search", "--store", "{files}/not-a-store.txt", "--user", "demo-ana", QUERY), "not a store folder", usage=True),
     C("store-is-an-empty-folder", ("search", "--store", "{files}", "--user", "demo-ana", QUERY), "no memory store"),
     C("store-locked", (*SEARCH, QUERY), "open in another process", setup=_locked),
     C("store-user-garbled", ("search", "--store", "{work}/damaged-store", "--cache", "{cache}", "--user", "demo-ana",
@@ -400,12 +416,12 @@ CASES: list[Case] = [
     C("ingest-dataset-bad-line", ("ingest", "{files}/dataset-bad-line.jsonl", *S), "line 2"),
     C("ingest-dataset-session-zero", ("ingest", "{files}/dataset-session-zero.jsonl", *S), "session"),
     C("ingest-store-locked", ("ingest", "{demo}", *S), "open in another process", setup=_locked),
-    C("ingest-store-empty-path", ("ingest", "{demo}", "--store", "", "--cache", "{cache}"), "--store is empty"),
+    C("ingest-store-empty-path", ("ingest", "{demo}", "--store", "", "--cache", "{cache}"), "--store is empty", usage=True),
     C("ingest-store-url-down", ("ingest", "{demo}", "--store", "http://127.0.0.1:9", "--cache", "{cache}"),
       "qdrant server"),
-    C("ingest-mode-unknown", ("ingest", "{demo}", *S, "--mode", "paragraph"), "invalid choice"),
+    C("ingest-mode-unknown", ("ingest", "{demo}", *S, "--mode", "paragraph"), "invalid choice", usage=True),
     # -- eval, compare, tune: every check before recall
-    C("eval-k-zero", (*EVAL, "--k", "0"), "--k"),
+    C("eval-k-zero", (*EVAL, "--k", "0"), "--k", usage=True),
     C("eval-preset-unknown", (*EVAL, "--preset", "fastest"), "unknown preset 'fastest'"),
     C("eval-users-unknown", (*EVAL, "--users", "nobody"), "nobody"),
     C("eval-questions-non-utf8", ("eval", "{files}/questions-non-utf8.json", *S, "--quiet"), "not utf-8"),
@@ -433,10 +449,10 @@ CASES: list[Case] = [
     C("tune-export-bad-extension", (*TUNE, "--export", "{work}/tuned.txt"), ".toml or .json"),
     C("tune-save-preset-builtin", (*TUNE, "--save-preset", "memsense"), "built-in"),
     C("tune-save-preset-blank", (*TUNE, "--save-preset", "  "), "name"),
-    C("tune-trials-zero", (*TUNE[:-3], "--trials", "0", "--quiet"), "--trials"),
+    C("tune-trials-zero", (*TUNE[:-3], "--trials", "0", "--quiet"), "--trials", usage=True),
     C("tune-metric-unknown", (*TUNE, "--metric", "speed@4"), "speed"),
     C("tune-train-unknown", ("tune", "{demoq}", *S, "--train", "nobody", "--quiet"), "nobody"),
-    C("tune-train-empty", ("tune", "{demoq}", *S, "--train", " , ", "--quiet"), "--train"),
+    C("tune-train-empty", ("tune", "{demoq}", *S, "--train", " , ", "--quiet"), "--train", usage=True),
     C("tune-start-unknown", (*TUNE, "--start", "fastest"), "fastest"),
     C("tune-baseline-unknown", (*TUNE, "--baseline", "fastest"), "fastest"),
     C("tune-presets-broken", (*TUNE, "--save-preset", "mine"), "unreadable", setup=_presets_with("presets-invalid.json")),
@@ -465,9 +481,23 @@ CASES: list[Case] = [
     C("judge-run-out-folder", ("judge", "run", "{demoq}", *S, "--preset", "memsense", "--out", "{work}", "--quiet"),
       "is a folder"),
     C("judge-run-two-presets", ("judge", "run", "{demoq}", *S, "--preset", "memsense", "--preset", "bm25_only",
-                                "--out", "{work}/x.run", "--quiet"), "exactly one"),
+                                "--out", "{work}/x.run", "--quiet"), "exactly one", usage=True),
     C("judge-level-unknown", ("judge", "qrels", "{demoq}", "--out", "{work}/g.qrels", "--level", "word"),
-      "invalid choice"),
+      "invalid choice", usage=True),
+    # -- standard input (`-`) and exit codes
+    C("stdin-dataset-empty", ("ingest", "-", *S), "empty", setup=_stdin(b"")),
+    C("stdin-dataset-non-utf8", ("ingest", "-", *S), "not utf-8", setup=_stdin(b'{"user": "caf\xe9"}\n')),
+    C("stdin-dataset-question-file", ("ingest", "-", *S), "question file",
+      setup=_stdin(b'{"questions": [{"user": "demo-ana", "question": "q"}]}\n')),
+    C("stdin-query-empty", (*SEARCH, "-"), "query is empty", setup=_stdin(b"\n")),
+    C("stdin-query-with-escapes", (*SEARCH, "-"), "control character", setup=_stdin(b"\x1b[31mhi\n")),
+    C("stdin-questions-invalid", ("eval", "-", *S, "--quiet"), "json", setup=_stdin(b'{"questions": [')),
+    C("stdin-rerank-truncated", ("rerank", "-"), "not valid json", setup=_stdin(b'{"rows": [')),
+    C("usage-no-command", (), "required", usage=True),
+    C("usage-quiet-and-json-unknown-flag", (*SEARCH, QUERY, "-q", "--verbose", "--nope"), "unrecognized", usage=True),
+    C("usage-verbose-with-value", (*SEARCH, QUERY, "--verbose=2"), "ignored explicit argument", usage=True),
+    C("log-file-in-missing-folder", (*SEARCH, QUERY, "--log-file", "{work}/no/such/folder/log.txt"), "log file"),
+    C("log-file-is-a-folder", (*SEARCH, QUERY, "--log-file", "{work}"), "log file"),
     # -- bench
     C("bench-out-folder", ("bench", "--quick", "--out", "{work}"), "is a folder"),
     C("bench-out-missing-folder", ("bench", "--quick", "--out", "{work}/no/such/bench.json"), "does not exist"),
@@ -672,7 +702,7 @@ def test_bad_input(case: Case, case_env: Env, reference, monkeypatch, request):
     TALLY["data_changed"] += changed
     assert tb is None, tb
     lines = [line for line in err.splitlines() if line.strip() and not PROGRESS.match(line)]
-    assert code == 2, f"exit {code}; stderr: {err!r}"
+    assert code == case.code, f"exit {code}, not {case.code}; stderr: {err!r}"
     assert len(lines) == 1 and lines[0].startswith("memsense: error: "), f"stderr is not one error line: {err!r}"
     assert case.expect.lower() in lines[0].lower(), lines[0]
     assert "\x1b" not in err + out and "\x07" not in err + out, "raw terminal escapes printed"

@@ -62,14 +62,14 @@ def test_cli_errors_are_one_line(memsense_pg, embed_endpoint, capsys, memsense_d
     code = main(["search", "--store", memsense_pg.dsn, "--tenant", "nobody", "--embedder", embed_endpoint.url,
                  "--user", "demo-ana", QUESTION])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and err.startswith("memsense: error: no chunks for tenant 'nobody'")
+    assert code == 1 and err.count("\n") == 1 and err.startswith("memsense: error: no chunks for tenant 'nobody'")
     code = main(["search", "--store", memsense_pg.dsn, "--user", "demo-ana", QUESTION])
     err = capsys.readouterr().err
-    assert code == 2 and "--embedder URL" in err
+    assert code == 1 and "--embedder URL" in err
     port = memsense_db.free_port()
     code = main(["search", "--store", memsense_pg.dsn, "--embedder", embed_endpoint.url + "/embed", "--user", "demo-ana",
                  "--service", f"http://127.0.0.1:{port}", QUESTION])
     err = capsys.readouterr().err
-    assert code == 2 and "cannot reach the Memsense service" in err and err.count("\n") == 1
-    code = main(["ingest", "resources/demo/demo-conversations.jsonl", "--store", memsense_pg.dsn])
-    assert code == 2 and "only ever read" in capsys.readouterr().err
+    assert code == 1 and "cannot reach the Memsense service" in err and err.count("\n") == 1
+    code = main(["ingest", "core/demo/demo-conversations.jsonl", "--store", memsense_pg.dsn])
+    assert code == 1 and "only ever read" in capsys.readouterr().err

@@ -120,4 +120,4 @@ def test_cli_tune_folds_reports_each_fold(capsys, demo_engine, demo_store, model
     assert out["cross_validated"] - out["start"] == pytest.approx(out["gain"])
     assert (out["best"] is None) == (not out["generalises"]) == (out["exported"] is None)
     assert (tmp_path / "tuned.toml").exists() == out["generalises"]
-    assert code5 == 2 and "--folds 5 needs at least 5 users" in err
+    assert code5 == 1 and "--folds 5 needs at least 5 users" in err

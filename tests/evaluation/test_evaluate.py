@@ -189,7 +189,7 @@ def test_compare_and_errors_are_one_line(capsys, dataset, fake_engine):
     assert m["wins"] + m["losses"] + m["ties"] == len(questions())
     assert len(data["differences"]) == m["wins"] + m["losses"]
     code, _, err = run_cli(capsys, "compare", dataset, "--store", "x", "--a", "nope", "--b", "memsense")
-    assert code == 2 and err.startswith("memsense: error: unknown preset 'nope'") and err.count("\n") == 1
+    assert code == 1 and err.startswith("memsense: error: unknown preset 'nope'") and err.count("\n") == 1
 
 
 def test_tune_saves_and_exports_the_best(capsys, dataset, fake_engine, tmp_path):
@@ -205,7 +205,7 @@ def test_tune_saves_and_exports_the_best(capsys, dataset, fake_engine, tmp_path)
     assert len(data["trials"]) == 6 and set(data["baselines"]) == {"memsense", "bm25_only"}
     assert PresetStore(presets).get("tuned") == config_io.load(export) == config_io.from_dict(data["best"]["config"])
     code, _, err = run_cli(capsys, "tune", dataset, "--store", "x", "--train", "u1", "--test", "u1")
-    assert code == 2 and "both --train and --test" in err
+    assert code == 1 and "both --train and --test" in err
     code, _, err = run_cli(capsys, "tune", dataset, "--store", "x", "--train", "u1", "--test", "u2", "--jobs", 0)
     assert code == 2 and "--jobs must be at least 1" in err
 
@@ -224,7 +224,7 @@ def test_judge_commands_round_trip(capsys, dataset, fake_engine, tmp_path):
     with qrels.open("a") as f:
         f.write("u1:q0 0 u1:S001\n")
     code, _, err = run_cli(capsys, "judge", "import", qrels, "--questions", dataset, "--out", judged)
-    assert code == 2 and "expected 4 columns, found 3" in err and str(qrels) in err
+    assert code == 1 and "expected 4 columns, found 3" in err and str(qrels) in err
 
 
 # -- the real store (slow) ------------------------------------------------------------------------------------

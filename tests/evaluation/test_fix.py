@@ -47,7 +47,7 @@ def test_fix_candidates_agree_with_compare(capsys, tmp_path, demo_store, model_c
 def test_fix_refuses_unknown_cases_and_bad_trials(capsys, demo_store, model_cache):
     code, _, err = run_cli(capsys, "fix", DEMO_QUESTIONS, "--store", demo_store, "--cache", model_cache,
                            "--cases", "nope:q1", "--quiet")
-    assert code == 2 and "no judged question nope:q1" in err and "Traceback" not in err
+    assert code == 1 and "no judged question nope:q1" in err and "Traceback" not in err
     code, _, err = run_cli(capsys, "fix", DEMO_QUESTIONS, "--store", demo_store, "--cache", model_cache,
                            "--cases", "x", "--trials", "0", "--quiet")
     assert code == 2 and "--trials must be at least 1" in err

@@ -50,11 +50,11 @@ def test_runs_are_kept_and_compared(capsys, tmp_path, demo_store, model_cache):
 def test_history_errors(capsys, tmp_path):
     store = tmp_path / "nothing-here"
     code, _, err = run_cli(capsys, "history", "--store", store)
-    assert code == 2 and "no history at" in err and "Traceback" not in err
+    assert code == 1 and "no history at" in err and "Traceback" not in err
     path = history_path(store)
     path.write_bytes(b"this is not a database, just bytes" * 100)
     code, _, err = run_cli(capsys, "history", "--store", store)
-    assert code == 2 and "move the file aside" in err
+    assert code == 1 and "move the file aside" in err
 
 
 def test_history_of_a_url_keeps_no_password(tmp_path):

@@ -10,7 +10,7 @@ from core.ingest import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "resources" / "demo"
+DEMO = REPO / "core" / "demo"
 LOCOMO = REPO.parent / "shared" / "datasets" / "locomo" / "locomo-dev.json"
 
 

@@ -20,7 +20,7 @@ from core.ingest.enrich import (
 from core.records import FACETS, MEMORY_KINDS
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "resources" / "demo" / "demo-conversations.jsonl"
+DEMO = REPO / "core" / "demo" / "demo-conversations.jsonl"
 LOCOMO = REPO.parent / "shared" / "datasets" / "locomo" / "locomo-dev.json"
 SPEAKERS = ("Ann", "Bob")
 

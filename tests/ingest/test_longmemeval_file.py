@@ -119,7 +119,7 @@ def test_a_truncated_file_and_undecodable_bytes_say_so(capsys, tmp_path):
     path.write_bytes(path.read_bytes()[:5000])
     code, _, err = run_cli(capsys, "ingest", path, "--store", tmp_path / "store")
     error = err.split("\n")[-2]  # after the progress line
-    assert code == 2 and error.startswith("memsense: error: ") and "cut.json" in error and "truncated" in error
+    assert code == 1 and error.startswith("memsense: error: ") and "cut.json" in error and "truncated" in error
     assert not (tmp_path / "store").exists()
     path.write_bytes(b'[{"question_id": "\xff\xfe"}]')
     with pytest.raises(MemsenseError) as exc:

@@ -18,7 +18,7 @@ from tests.fixtures import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "resources" / "demo"
+DEMO = REPO / "core" / "demo"
 LOCOMO = REPO.parent / "shared" / "datasets" / "locomo" / "locomo-dev.json"
 
 

@@ -173,7 +173,7 @@ def test_cli_search_explain_json(capsys, demo_store, model_cache, demo_engine):
         code, out, _ = run_cli(capsys, "explain", *common, "bees", "--memory", target, "--json")
         assert code == 0 and json.loads(out)["status"] == data["pool"][-1]["fate"]
         code, out, err = run_cli(capsys, "explain", *common, "bees", "--memory", "nope")
-        assert code == 2 and err.startswith("memsense: error: no chunk 'nope'") and "Traceback" not in err
+        assert code == 1 and err.startswith("memsense: error: no chunk 'nope'") and "Traceback" not in err
     finally:
         demo_engine.__init__(demo_store, cache_dir=model_cache)
 
@@ -184,9 +184,9 @@ def test_cli_errors_are_one_line(capsys, tmp_path):
     cases = tmp_path / "cases.json"
     cases.write_text('[{"name": "a", "rows": []}]')
     code, _, err = run_cli(capsys, "rerank", str(cases), "--config", str(bad))
-    assert code == 2 and err.count("\n") == 1 and "alpha: must be a finite number" in err
+    assert code == 1 and err.count("\n") == 1 and "alpha: must be a finite number" in err
     code, _, err = run_cli(capsys, "ingest", str(tmp_path / "missing.json"), "--store", str(tmp_path / "s"), "--json")
-    assert code == 2 and err.count("\n") == 1
+    assert code == 1 and err.count("\n") == 1
 
 
 def test_cli_ingest_json_reports_counts(capsys, tmp_path, model_cache):

@@ -238,7 +238,7 @@ def test_import_copies_chunks_and_stored_vectors_without_embedding(memsense_pg, 
         assert [r["final_score"] for r in ours.results] == [r["final_score"] for r in theirs.results]
     finally:
         copy.close()
-    assert main(["import", memsense_pg.dsn, "--store", str(tmp_path / "x"), "--user", "pending-user"]) == 2
+    assert main(["import", memsense_pg.dsn, "--store", str(tmp_path / "x"), "--user", "pending-user"]) == 1
     assert "no stored vectors" in capsys.readouterr().err
 
 

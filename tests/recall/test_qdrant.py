@@ -246,5 +246,5 @@ def test_cli_converts_a_server_in_place_and_copies_into_one(tmp_path, monkeypatc
     assert cli(["migrate", str(tmp_path / "old2"), "--store", "http://127.0.0.1:10/", "--json"]) == 0
     capsys.readouterr()
     assert QdrantStore("http://127.0.0.1:10/", client=target).users() == ["c"]
-    assert cli(["migrate", str(tmp_path / "old2"), "--store", "http://127.0.0.1:10/"]) == 2
+    assert cli(["migrate", str(tmp_path / "old2"), "--store", "http://127.0.0.1:10/"]) == 1
     assert "already holds users" in capsys.readouterr().err

@@ -1,0 +1,65 @@
+"""What the wheel is made of: package data that exists, ranges instead of pins, a lock that
+satisfies them, the license and the Linux desktop entry."""
+from __future__ import annotations
+
+import configparser
+import re
+import tomllib
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_every_package_data_pattern_matches_a_file():
+    for package, patterns in PROJECT["tool"]["setuptools"]["package-data"].items():
+        for pattern in patterns:
+            assert list((ROOT / package).glob(pattern)), f"{package}: {pattern} matches no file"
+
+
+def test_the_demo_and_icons_are_package_data():
+    data = PROJECT["tool"]["setuptools"]["package-data"]
+    for package, folder in (("core", "demo"), ("memsense_gui", "icons"), ("memsense_gui", "desktop")):
+        files = [p for p in (ROOT / package / folder).iterdir() if p.is_file()]
+        for f in files:
+            assert any(f.match(pattern) for pattern in data[package]), f"{f} is not package data"
+
+
+def test_dependencies_are_ranges_that_the_lock_satisfies():
+    locked = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            req = Requirement(line)
+            if req.marker is None or req.marker.evaluate({"sys_platform": "linux"}):
+                locked[req.name.lower().replace("_", "-")] = Version(str(req.specifier).removeprefix("=="))
+    extras = PROJECT["project"]["optional-dependencies"]
+    for line in PROJECT["project"]["dependencies"] + extras["test"]:
+        req = Requirement(line)
+        name = req.name.lower().replace("_", "-")
+        assert "==" not in str(req.specifier), f"{line}: a pin, not a range"
+        assert name in locked, f"{name} is not in constraints.txt"
+        assert req.specifier.contains(locked[name], prereleases=True), f"{name} {locked[name]} is outside {req.specifier}"
+    assert PROJECT["project"]["requires-python"] == ">=3.11"
+    versions = {c.rsplit(" ", 1)[-1] for c in PROJECT["project"]["classifiers"] if c.startswith("Programming Language :: Python :: 3.")}
+    assert versions == {"3.11", "3.12", "3.13"}
+
+
+def test_the_license_is_apache_2():
+    assert PROJECT["project"]["license"] == "Apache-2.0"
+    text = (ROOT / "LICENSE").read_text()
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+
+
+def test_the_desktop_entry_starts_the_app_with_its_icon():
+    entry = configparser.ConfigParser(interpolation=None)
+    entry.optionxform = str  # keys are case-sensitive
+    entry.read(ROOT / "memsense_gui" / "desktop" / "memsense-gui.desktop")
+    fields = entry["Desktop Entry"]
+    assert fields["Type"] == "Application"
+    assert fields["Exec"].split()[0] in PROJECT["project"]["gui-scripts"]
+    assert re.fullmatch(r"[\w-]+", fields["Icon"]), "an icon name the icon theme resolves"
+    assert (ROOT / "memsense_gui" / "icons" / "memsense.svg").is_file()
+    assert fields["Categories"].endswith(";")
