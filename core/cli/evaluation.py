@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import MemsenseError
-from core.cli.arguments import store_location
+from core.cli.arguments import store_folder
 from core.cli.history import record
 from core.files import check_output
 
@@ -152,7 +152,7 @@ def _common(sp: argparse.ArgumentParser, store: bool = True) -> None:
     sp.add_argument("--json", action="store_true", help="machine-readable output")
     sp.add_argument("--quiet", action="store_true", help="no progress on stderr")
     if store:
-        sp.add_argument("--store", required=True, type=store_location, help="store directory built from the same dataset")
+        sp.add_argument("--store", required=True, type=store_folder, help="store directory built from the same dataset")
         sp.add_argument("--model", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
         sp.add_argument("--lexical", default="bm25", choices=("bm25", "memsense"),
                         help="the lexical route: BM25, or Memsense's English full text (every word required)")
@@ -373,7 +373,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("qrels")
     sp.add_argument("--questions", dest="dataset", required=True, help="the question set the qrels judge")
     sp.add_argument("--out", required=True, help="judged set to write (.json)")
-    sp.add_argument("--store", type=store_location, help="also check every document id against this store")
+    sp.add_argument("--store", type=store_folder, help="also check every document id against this store")
     sp.add_argument("--model")
     sp.add_argument("--cache")
     _common(sp, store=False)
