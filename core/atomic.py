@@ -39,20 +39,25 @@ def check_target(path: str | Path, what: str = "output") -> Path:
     except OSError as exc:
         raise MemsenseError(f"cannot write {what} {p} ({exc.strerror}); choose another path") from None
     if st is not None and stat.S_ISLNK(st.st_mode):
+        real = os.path.realpath(p)
+        to_file = Path(real).is_file() and not real.startswith(("/proc/", "/dev/"))
         raise MemsenseError(f"{what} {p} is a symbolic link; links are never written through or replaced: "
-                            f"give the path of the file itself ({os.path.realpath(p)})"
-                            if Path(os.path.realpath(p)).is_file() else
-                            f"{what} {p} is a symbolic link; give the path of a regular file")
+                            + (f"give the path of the file itself ({real})" if to_file else
+                               "give the path of a regular file" + _print_hint(p)))
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise MemsenseError(f"{what} {p} is a folder; give a file name inside it, e.g. {p / 'out.json'}")
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise MemsenseError(f"{what} {p} is not a regular file (a device, pipe or socket); give a file path"
-                            + (" (to print, leave the option out)" if str(p).startswith("/dev/") else ""))
+                            + _print_hint(p))
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise MemsenseError(f"cannot write {what} {p}: the folder {parent} does not exist; create it first "
                             "or choose another path")
     return p
+
+
+def _print_hint(path: Path) -> str:
+    return " (to print, leave the option out)" if str(path).startswith(("/dev/", "/proc/")) else ""
 
 
 def write_text_atomic(path: str | Path, text: str, *, what: str = "output", parents: bool = False) -> None:

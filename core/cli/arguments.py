@@ -23,12 +23,12 @@ class Parser(argparse.ArgumentParser):
         try:
             return super().parse_args(argv, namespace)
         except MemsenseError as exc:
-            hint = self._dash_hint(argv)
+            hint = self._dash_hint(argv, str(exc))
             if hint:
                 raise MemsenseError(f"{exc}; {hint}") from None
             raise
 
-    def _dash_hint(self, argv: list[str]) -> str:
+    def _dash_hint(self, argv: list[str], message: str) -> str:
         """The fix when a word of the command line starts with `-` and is no option of the
         command: a query like `-5 km` or `-how` must come after `--`."""
         sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
@@ -36,9 +36,12 @@ class Parser(argparse.ArgumentParser):
         parser = sub.choices.get(command) if sub is not None else None
         if parser is None or not any(a.dest == "query" for a in parser._actions) or "--" in argv:
             return ""
+        if not any(m in message for m in ("unrecognized arguments", "required: query", "explicit argument",
+                                          "expected one argument")):
+            return ""
         known = parser._option_string_actions
         stray = next((a for a in argv[1:] if a.startswith("-") and not a.startswith("--") and len(a) > 1
-                      and a.split("=", 1)[0] not in known), None)
+                      and a.split("=", 1)[0] not in known and not _is_number(a)), None)
         if stray is None:
             return ""
         return (f"a query that starts with '-' goes after `--`, which ends the options: "
@@ -110,3 +113,11 @@ def seconds(option: str):
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     return parse
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

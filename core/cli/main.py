@@ -35,7 +35,10 @@ def _config(args: argparse.Namespace):
 
 
 def _search_config(args: argparse.Namespace):
-    """The config of a search, checked before the store is opened."""
+    """The config and the query of a search, checked before the store is opened."""
+    from core.recall.query_text import check_query
+
+    check_query(args.query)
     cfg = _config(args)
     cfg.check_searchable()
     return cfg

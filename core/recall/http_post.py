@@ -49,7 +49,7 @@ class _Deadline:
     def __init__(self, seconds: float):
         self.end = time.monotonic() + seconds
         self.expired = False
-        self._conns: list[http.client.HTTPConnection] = []
+        self._socks: list[socket.socket] = []
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self.expire)
         self._timer.daemon = True
@@ -57,9 +57,11 @@ class _Deadline:
     def left(self) -> float:
         return max(0.001, self.end - time.monotonic())
 
-    def track(self, conn: http.client.HTTPConnection) -> None:
+    def track(self, sock: socket.socket) -> None:
+        """The socket itself, not its connection: urllib drops the connection's reference once the
+        headers are read, while the body is still read from the same socket."""
         with self._lock:
-            self._conns.append(conn)
+            self._socks.append(sock)
             late = self.expired or time.monotonic() >= self.end
         if late:
             self.expire()
@@ -67,14 +69,12 @@ class _Deadline:
     def expire(self) -> None:
         with self._lock:
             self.expired = True
-            conns = list(self._conns)
-        for conn in conns:
-            sock = conn.sock
-            if sock is not None:
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            socks = list(self._socks)
+        for sock in socks:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # a blocked read returns at once
+            except OSError:
+                pass
 
     def __enter__(self) -> _Deadline:
         self._timer.start()
@@ -89,13 +89,13 @@ def _opener(deadline: _Deadline) -> urllib.request.OpenerDirector:
         def connect(self) -> None:
             self.timeout = deadline.left()  # no socket wait beyond the deadline
             super().connect()
-            deadline.track(self)
+            deadline.track(self.sock)
 
     class SecureConnection(http.client.HTTPSConnection):
         def connect(self) -> None:
             self.timeout = deadline.left()
             super().connect()
-            deadline.track(self)
+            deadline.track(self.sock)
 
     class Handler(urllib.request.HTTPHandler):
         def http_open(self, req):  # type: ignore[no-untyped-def]

@@ -13,7 +13,11 @@ from core.errors import MemsenseError
 from core.redact import redact, redact_url
 
 CONNECT_TIMEOUT_S = 5
+"""libpq's connect_timeout: the deadline of opening a connection (resolving, TCP, login)."""
 STATEMENT_TIMEOUT_MS = 60_000
+"""PostgreSQL's statement_timeout, set for the session and again (SET LOCAL) in every transaction,
+so a pooler that drops session settings cannot lift it: a read the server cannot finish in time
+is cancelled by the server and reported as one line."""
 MEMSENSE_TABLES = ("memory_chunks", "memory_chunk_embeddings")
 
 
@@ -77,9 +81,13 @@ class ReadOnlySession:
             if self.conn.closed or self.conn.broken:  # the server restarted or dropped us: one new session
                 self.conn = self._connect()
             try:
-                with self.conn.cursor() as cur:
+                with self.conn.cursor() as cur:  # the deadline of this transaction, whatever the session says
+                    cur.execute(f"SET LOCAL statement_timeout = {int(STATEMENT_TIMEOUT_MS)}")
                     cur.execute(sql, params or {})
                     return cur.fetchall()
+            except psycopg.errors.QueryCanceled:
+                raise MemsenseError(f"the Memsense database {self.location} did not finish a read within "
+                                    f"{STATEMENT_TIMEOUT_MS / 1000:g} s (statement_timeout); is it overloaded?") from None
             except psycopg.OperationalError as exc:
                 if self.conn.broken:
                     raise MemsenseError(f"the connection to the Memsense database {self.location} was lost "
