@@ -22,7 +22,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from typing import Any
+from typing import Any, Self
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from core.recall.timeouts import check_timeout
@@ -76,7 +76,7 @@ class _Deadline:
             except OSError:
                 pass
 
-    def __enter__(self) -> _Deadline:
+    def __enter__(self) -> Self:
         self._timer.start()
         return self
 
@@ -103,7 +103,7 @@ def _opener(deadline: _Deadline) -> urllib.request.OpenerDirector:
 
     class SecureHandler(urllib.request.HTTPSHandler):
         def https_open(self, req):  # type: ignore[no-untyped-def]
-            return self.do_open(SecureConnection, req, context=self._context)
+            return self.do_open(SecureConnection, req, context=self._context)  # type: ignore[attr-defined]
 
     return urllib.request.build_opener(Handler(), SecureHandler())
 

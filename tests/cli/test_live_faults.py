@@ -40,7 +40,7 @@ def _one_line(err: str) -> str:
 def test_a_dripping_embedder_trips_embed_timeout(memsense_pg, capsys):
     with DripServer("headers") as drip:
         url = drip.url.replace("http://", f"http://user:{SECRET}@") + f"/embed?token={SECRET}"
-        code, out, err, took = _run(capsys, "search", "--store", memsense_pg.dsn, "--embedder", url,
+        code, _, err, took = _run(capsys, "search", "--store", memsense_pg.dsn, "--embedder", url,
                                     "--embed-timeout", "2", "--user", "demo-ana", QUESTION)
     line = _one_line(err)
     assert code == 2 and took < 2 + SLACK + 3  # + opening the database
@@ -49,7 +49,7 @@ def test_a_dripping_embedder_trips_embed_timeout(memsense_pg, capsys):
 
 def test_a_dripping_service_trips_service_timeout(memsense_pg, embed_endpoint, capsys):
     with DripServer("body") as drip:
-        code, out, err, took = _run(capsys, "search", "--store", memsense_pg.dsn, "--embedder",
+        code, _, err, took = _run(capsys, "search", "--store", memsense_pg.dsn, "--embedder",
                                     embed_endpoint.url + "/embed", "--service", drip.url.replace("http://", f"http://{SECRET}@"),
                                     "--service-timeout", "2", "--user", "demo-ana", QUESTION)
     line = _one_line(err)
@@ -60,7 +60,7 @@ def test_a_dripping_service_trips_service_timeout(memsense_pg, embed_endpoint, c
 def test_an_embedder_error_page_echoing_headers_shows_no_key(memsense_pg, capsys, monkeypatch):
     monkeypatch.setenv("MEMSENSE_EMBEDDER_KEY", f"sk-{SECRET}")
     with EchoServer(401) as echo:
-        code, out, err, _ = _run(capsys, "search", "--store", memsense_pg.dsn, "--embedder",
+        code, _, err, _ = _run(capsys, "search", "--store", memsense_pg.dsn, "--embedder",
                                  echo.url + "/v1/embeddings", "--user", "demo-ana", QUESTION)
         assert echo.requests[0]["headers"]["Authorization"] == f"Bearer sk-{SECRET}"
     assert code == 2 and "HTTP 401" in _one_line(err)

@@ -43,13 +43,13 @@ class DripServer(_Server):
         self.stopped = threading.Event()
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 outer.requests.append({"path": self.path, "headers": dict(self.headers),
                                        "body": self.rfile.read(int(self.headers.get("content-length") or 0))})
                 body = json.dumps({"data": [{"embedding": [0.1] * 8}]}).encode()
                 head = (f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
                         "x-padding: " + "p" * 400 + "\r\n\r\n").encode()
-                data, start = (head + body, 0) if stage == "headers" else (body, len(head))
+                data = head + body if stage == "headers" else body
                 if stage == "body":
                     self.wfile.write(head)
                     self.wfile.flush()
@@ -79,7 +79,7 @@ class EchoServer(_Server):
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 outer.requests.append({"path": self.path, "headers": dict(self.headers)})
                 self.rfile.read(int(self.headers.get("content-length") or 0))
                 echoed = "".join(f"{k}: {v}\n" for k, v in self.headers.items())
