@@ -12,6 +12,7 @@ import sys
 from importlib.resources import as_file, files
 from pathlib import Path
 
+from core.atomic import check_target
 from core.errors import MemsenseError
 
 STDIN = "-"
@@ -65,20 +66,19 @@ def read_text(path: str | Path, what: str) -> str:
 
 
 def check_output(path: str | Path, what: str, suffixes: tuple[str, ...] = ()) -> Path:
-    """Where an output file will go, checked before any work: a file name (not a folder), with
-    one of `suffixes` when given, in a folder that exists and is writable. Folders are never
-    created: a mistyped folder is far likelier than a wish for a new one."""
+    """Where an output file will go, checked before any work: a file name (not a folder, a link
+    or a special file: `core.atomic.check_target`), with one of `suffixes` when given, in a
+    folder that exists and is writable. Folders are never created: a mistyped folder is far
+    likelier than a wish for a new one."""
     if not str(path).strip():
         raise MemsenseError(f"the {what} path is empty; give a file name")
     p = Path(path).expanduser()
-    if p.is_dir():
+    if p.is_dir() and not p.is_symlink():
         raise MemsenseError(f"{what} {p} is a folder; give a file name inside it, e.g. {p / ('out' + (suffixes[0] if suffixes else ''))}")
+    check_target(p, what)
     if suffixes and p.suffix.lower() not in suffixes:
         raise MemsenseError(f"{what} {p} must end in {' or '.join(suffixes)}")
     parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise MemsenseError(f"cannot write {what} {p}: the folder {parent} does not exist; create it first "
-                            "or choose another path")
     if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise MemsenseError(f"cannot write {what} {p}: permission denied; choose a writable folder")
     return p

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
+import shlex
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
 from core.errors import MemsenseError
+from core.redact import redact, redact_url
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 """Exit codes, as pip, ruff and uv use them: 0 success, 1 the command failed, 2 bad usage."""
@@ -20,19 +24,64 @@ class UsageError(MemsenseError):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with one-line errors: `memsense: error: ...` like every other error."""
+    """argparse with one-line errors: `memsense: error: ...` like every other error, and a
+    hint when a query starting with `-` was read as an option."""
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
+    def parse_args(self, args=None, namespace=None):
+        argv = list(sys.argv[1:] if args is None else args)
+        try:
+            return super().parse_args(argv, namespace)
+        except MemsenseError as exc:
+            hint = self._dash_hint(argv, str(exc))
+            if hint:
+                raise MemsenseError(f"{exc}; {hint}") from None
+            raise
+
+    def _dash_hint(self, argv: list[str], message: str) -> str:
+        """The fix when a word of the command line starts with `-` and is no option of the
+        command: a query like `-5 km` or `-how` must come after `--`."""
+        sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+        command = argv[0] if argv else ""
+        parser = sub.choices.get(command) if sub is not None else None
+        if parser is None or not any(a.dest == "query" for a in parser._actions) or "--" in argv:
+            return ""
+        if not any(m in message for m in ("unrecognized arguments", "required: query", "explicit argument",
+                                          "expected one argument")):
+            return ""
+        known = parser._option_string_actions
+        stray = next((a for a in argv[1:] if a.startswith("-") and not a.startswith("--") and len(a) > 1
+                      and a.split("=", 1)[0] not in known and not _is_number(a)), None)
+        if stray is None:
+            return ""
+        return (f"a query that starts with '-' goes after `--`, which ends the options: "
+                f"memsense {command} ... -- {shlex.quote(stray)}")
+
+
+SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+LIBPQ_PAIR = re.compile(r"(^|\s)(host|hostaddr|port|dbname|user|password|sslmode|service)\s*=", re.IGNORECASE)
+"""A libpq `key=value` connection string (`host=h dbname=d password=...`), not a folder name."""
+
 
 def store_location(text: str) -> str:
-    """`--store`: a folder or an http(s):// URL; an empty path would mean the current folder."""
+    """`--store` of search and explain: a folder, an http(s):// Qdrant URL or a live Memsense
+    database (postgresql://...). An empty path would mean the current folder; any other address
+    is refused with its secrets masked."""
+    from core.recall.pg_session import is_postgres
     from core.recall.store import is_url
 
     if not text.strip():
         raise argparse.ArgumentTypeError("--store is empty; give a store folder or an http(s):// Qdrant URL")
-    if not is_url(text) and Path(text).expanduser().exists() and not Path(text).expanduser().is_dir():
+    if LIBPQ_PAIR.search(text):
+        raise argparse.ArgumentTypeError(
+            f"{redact(text)} is a libpq connection string (name and value pairs); give a live Memsense database as "
+            "postgresql://USER:PASSWORD@HOST:PORT/DATABASE")
+    if SCHEME.match(text) and not is_url(text) and not is_postgres(text):
+        raise argparse.ArgumentTypeError(
+            f"{redact_url(text)} is neither a store folder, an http(s):// Qdrant URL nor a postgresql:// address")
+    if not SCHEME.match(text) and Path(text).expanduser().exists() and not Path(text).expanduser().is_dir():
         raise argparse.ArgumentTypeError(f"{text} is a file, not a store folder")
     return text
 
@@ -111,4 +160,38 @@ def logging_to(args: argparse.Namespace, stream: Any) -> Iterator[None]:
 
 def _lower_level_name(record: logging.LogRecord) -> bool:
     record.levelname_lower = record.levelname.lower()
+    return True
+
+
+def store_folder(text: str) -> str:
+    """`--store` of every command but search and explain: a folder or a Qdrant URL. A live
+    Memsense database is only read by search and explain; the message says how to copy it."""
+    from core.recall.pg_session import is_postgres
+
+    text = store_location(text)
+    if is_postgres(text):
+        raise argparse.ArgumentTypeError(
+            f"{redact_url(text)} is a live Memsense database, which only search and explain read; give a store "
+            f"folder or a Qdrant URL, or copy its users first: memsense import {redact_url(text)} --store DIR")
+    return text
+
+
+def seconds(option: str):
+    """An argparse type for a timeout option: a positive, finite number of seconds."""
+    from core.recall.timeouts import check_timeout
+
+    def parse(text: str) -> float:
+        try:
+            return check_timeout(text, option)
+        except MemsenseError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
     return True

@@ -18,6 +18,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from core.atomic import write_text_atomic
+
 from core.config import Config
 from core.rank.naive import naive_rerank, to_lists
 from core.rank.rerank import rerank
@@ -112,10 +114,9 @@ def main_scale(args: Any) -> Any:
         if not getattr(args, "json", False):
             print_row(rows[-1])
     if getattr(args, "out", None):
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps({"machine": machine(), "when": time.strftime("%Y-%m-%d %H:%M:%S"),
-                                              "load_average_before_after": [load_before, os.getloadavg()],
-                                              "scale": rows}, indent=2) + "\n")
+        write_text_atomic(args.out, json.dumps({"machine": machine(), "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                                "load_average_before_after": [load_before, os.getloadavg()],
+                                                "scale": rows}, indent=2) + "\n", what="benchmark output")
     return rows if getattr(args, "json", False) else None
 
 
@@ -167,8 +168,7 @@ def main(args: Any = None) -> dict[str, Any] | None:
                   f"p95 {s['recall_p95_ms']:.1f} ms")
             print(f"ingest of {dataset.name}: cold {s['ingest_cold_s']:.1f} s, warm {s['ingest_warm_s']:.1f} s")
     if getattr(args, "out", None):
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+        write_text_atomic(args.out, json.dumps(report, indent=2) + "\n", what="benchmark output")
     return report if getattr(args, "json", False) else None
 
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli.arguments import UsageError, store_location
+from core.cli.arguments import UsageError, store_folder
 from core.cli.history import record
 from core.errors import MemsenseError
 from core.files import check_output
@@ -147,7 +147,7 @@ def _warn_missing_gold(questions, engine) -> None:
 def _common(sp: argparse.ArgumentParser, store: bool = True) -> None:
     sp.add_argument("--json", action="store_true", help="machine-readable output")
     if store:
-        sp.add_argument("--store", required=True, type=store_location, help="store directory built from the same dataset")
+        sp.add_argument("--store", required=True, type=store_folder, help="store directory built from the same dataset")
         sp.add_argument("--model", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
         sp.add_argument("--lexical", default="bm25", choices=("bm25", "memsense"),
                         help="the lexical route: BM25, or Memsense's English full text (every word required)")
@@ -369,7 +369,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("qrels", help="TREC qrels file (qid 0 docid grade per line; - reads standard input)")
     sp.add_argument("--questions", dest="dataset", required=True, help="the question set the qrels judge")
     sp.add_argument("--out", required=True, help="judged set to write (.json)")
-    sp.add_argument("--store", type=store_location, help="also check every document id against this store")
+    sp.add_argument("--store", type=store_folder, help="also check every document id against this store")
     sp.add_argument("--model", help="with --store: its local sentence-transformers model folder")
     sp.add_argument("--cache", help="with --store: the embedding cache directory")
     _common(sp, store=False)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from core.cli.arguments import UsageError, store_location
+from core.cli.arguments import UsageError, store_folder
 from core.config import Config
 from core.errors import MemsenseError
 
@@ -97,7 +97,7 @@ def cmd_history(args: argparse.Namespace) -> Any:
 
 def add_command(sub: argparse._SubParsersAction) -> None:
     sp = sub.add_parser("history", help="the evaluation, tune, diagnose and fix runs kept beside a store")
-    sp.add_argument("--store", required=True, type=store_location, help="the store the runs ranked")
+    sp.add_argument("--store", required=True, type=store_folder, help="the store the runs ranked")
     sp.add_argument("--compare", nargs=2, type=int, metavar=("A", "B"), help="two run ids, question by question")
     sp.add_argument("--metric", default="recall_all@4", help="with --compare: the metric (default recall_all@4)")
     sp.add_argument("--config-a", help="the config of run A (or of --export's run) when it ranked several")

@@ -21,11 +21,14 @@ from core.cli.arguments import (
     UsageError,
     add_output_options,
     logging_to,
+    seconds,
     store_location,
 )
 from core.cli.output import SafeStream, progress_bar
 from core.errors import MemsenseError
 from core.files import STDIN, check_output, read_text
+from core.recall.timeouts import EMBED_TIMEOUT_S, SERVICE_TIMEOUT_S
+from core.redact import redact, redact_url
 
 
 def _config(args: argparse.Namespace):
@@ -45,7 +48,10 @@ def _config(args: argparse.Namespace):
 
 
 def _search_config(args: argparse.Namespace):
-    """The config of a search, checked before the store is opened."""
+    """The config and the query of a search, checked before the store is opened."""
+    from core.recall.query_text import check_query
+
+    check_query(args.query)
     cfg = _config(args)
     cfg.check_searchable()
     return cfg
@@ -57,7 +63,7 @@ def cmd_ingest(args: argparse.Namespace) -> Any:
 
     if is_postgres(args.store):
         raise MemsenseError("a Memsense database is only ever read; to work on a copy, "
-                            f"`memsense import {args.store} --store DIR`, then ingest into DIR")
+                            f"`memsense import {redact_url(args.store)} --store DIR`, then ingest into DIR")
 
     stats = build_store(args.dataset, args.store, mode=args.mode, model=args.model, cache_dir=args.cache,
                         facet_source=args.facets, progress=_progress(args))
@@ -87,7 +93,7 @@ def _engine(args: argparse.Namespace):
 
         return PostgresEngine(args.store, tenant=getattr(args, "tenant", "default"), scope=getattr(args, "scope", "user"),
                               embedder=getattr(args, "embedder", None) or args.model,
-                              embed_timeout=getattr(args, "embed_timeout", 30.0))
+                              embed_timeout=getattr(args, "embed_timeout", EMBED_TIMEOUT_S))
     if getattr(args, "service", None):
         raise MemsenseError("--service compares with a live Memsense: give its database as --store postgresql://...")
     from core.recall.engine import Engine
@@ -109,6 +115,7 @@ def pool_table(ranking) -> list[dict[str, Any]]:
 
 def cmd_search(args: argparse.Namespace) -> Any:
     from core.search import search
+    from core.rank.score import to_fixed
 
     cfg = _search_config(args)
     args.query = _query(args)
@@ -121,7 +128,7 @@ def cmd_search(args: argparse.Namespace) -> Any:
             from core.recall.service import compare, service_search
 
             production = service_search(args.service, tenant=args.tenant, scope=args.scope, user=args.user,
-                                        query=args.query, top_k=cfg.top_k)
+                                        query=args.query, top_k=cfg.top_k, timeout=args.service_timeout)
             comparison = compare(production, ranking)
     finally:
         engine.close()
@@ -144,19 +151,23 @@ def cmd_search(args: argparse.Namespace) -> Any:
         return None
     for r in ranking.results:
         text = json.loads(r["content"])["user"].replace("\n", " ")
-        print(f"{r['explain']['diversity']['selected_rank'] or '-':>2} {r['memory_id']:<22} final {r['final_score']:.6f} "
-              f"rrf {r['rrf_score']:.4f}  {', '.join(r['routes'])}\n   {text[:110]}")
+        print(f"{r['explain']['diversity']['selected_rank'] or '-':>2} {r['memory_id']:<22} final {to_fixed(r['final_score'], 6)} "
+              f"rrf {to_fixed(r['rrf_score'], 4)}  {', '.join(r['routes'])}\n   {text[:110]}")
     print(f"pool: {len(ranking.candidates)} candidates; session-first: {ranking.session_first}"
           + (f"; stored vectors: {stored}" if stored else ""))
     return None
 
 
 def _score(v: float | None) -> str:
-    return "-" if v is None else f"{v:.6f}"
+    """A score as Memsense prints it (`toFixed(6)`)."""
+    from core.rank.score import to_fixed
+
+    return "-" if v is None else to_fixed(v, 6)
 
 
 def cmd_explain(args: argparse.Namespace) -> Any:
     from core.rank.rerank import rerank
+    from core.rank.score import to_fixed
     from core.rank.whatif import what_would_change
     from core.recall.pool import deepest
 
@@ -179,7 +190,7 @@ def cmd_explain(args: argparse.Namespace) -> Any:
         return record
     print(f"{record['memory_id']}: {record['status']}\n  {record['reason']}")
     for route, hit in record["route_hits"].items():
-        print(f"  {route:<20} rank {hit['rank']:>4}  raw {hit['raw_score']:.4f}  rrf {hit['contribution']:.4f}")
+        print(f"  {route:<20} rank {hit['rank']:>4}  raw {to_fixed(hit['raw_score'], 4)}  rrf {to_fixed(hit['contribution'], 4)}")
     for bout in record["beaten_by"]:
         versus = "a duplicate by then" if bout["score"] is None else f"its own {bout['score']:.4f}, {bout['margin']:.4f} short"
         print(f"  pick {bout['rank']}: {bout['winner']} won on {bout['basis']} {bout['winner_score']:.4f} ({versus})")
@@ -210,14 +221,14 @@ def cmd_import(args: argparse.Namespace) -> Any:
     from core.recall.pg_session import is_postgres
 
     if not is_postgres(args.database):
-        raise MemsenseError(f"{args.database} is not a PostgreSQL address; write postgresql://USER:PASSWORD@HOST:PORT/DB")
+        raise MemsenseError(f"{redact_url(args.database)} is not a PostgreSQL address; write postgresql://USER:PASSWORD@HOST:PORT/DB")
     if is_postgres(args.store):
         raise MemsenseError("--store is where the copy goes: a folder (or a Qdrant URL), not a database")
     stats = import_users(args.database, args.store, tenant=args.tenant, scope=args.scope, users=args.user,
                          model=args.model, progress=_progress(args))
     if args.json:
         return stats.to_dict()
-    print(f"copied {len(stats.users)} users ({stats.chunks} chunks, vectors of {stats.model}) into {args.store} "
+    print(f"copied {len(stats.users)} users ({stats.chunks} chunks, vectors of {stats.model}) into {redact_url(args.store)} "
           f"in {stats.seconds:.1f} s")
     for user, why in stats.skipped.items():
         print(f"skipped {user}: {why}")
@@ -228,21 +239,23 @@ def cmd_export_memsense(args: argparse.Namespace) -> Any:
     from core.atomic import write_text_atomic
     from core.config.memsense_options import memsense_export
 
+    if args.out:
+        check_output(args.out, "--out")
     out = memsense_export(_config(args))
     if args.out:
-        write_text_atomic(Path(args.out), json.dumps(out, indent=2) + "\n")
+        write_text_atomic(Path(args.out), json.dumps(out, indent=2) + "\n", what="--out")
     if args.json or not args.out:
         if not args.json:
             print(json.dumps(out, indent=2))
         return out if args.json else None
-    changes = [f"{x['name']} {x['memsense']} -> {x['value']}" for x in out["needsMemsenseChange"]]
     print(f"wrote {args.out}: re-rank options {json.dumps(out['rerankOptions'])}, top_k {out['topK']}; "
-          + (f"needs a change to Memsense's code: {', '.join(changes)}" if changes else "nothing needs a code change"))
+          f"{out['summary']}")
     return None
 
 
 def cmd_rerank(args: argparse.Namespace) -> Any:
     from core.rank.replay import replay
+    from core.rank.score import to_fixed
 
     base = _config(args) if args.config else None
     try:
@@ -253,7 +266,7 @@ def cmd_rerank(args: argparse.Namespace) -> Any:
     if args.json:
         return out
     for case in out:
-        print(f"{case['name']}: " + " ".join(f"{r['memory_id']}({r['final_score']:.6f})" for r in case["results"]))
+        print(f"{case['name']}: " + " ".join(f"{r['memory_id']}({to_fixed(r['final_score'], 6)})" for r in case["results"]))
     return None
 
 
@@ -390,9 +403,12 @@ def add_live(sp: argparse.ArgumentParser, service: bool, embedder: bool = True) 
     if embedder:
         live.add_argument("--embedder", help="the embedding endpoint URL Memsense uses (either request shape), "
                                              "or a local sentence-transformers folder of the same model")
-        live.add_argument("--embed-timeout", type=float, default=30.0, help="seconds to wait for --embedder")
+        live.add_argument("--embed-timeout", type=seconds("--embed-timeout"), default=EMBED_TIMEOUT_S,
+                          help=f"seconds for a whole request to --embedder (default {EMBED_TIMEOUT_S:g})")
     if service:
         live.add_argument("--service", help="the Memsense service URL: show its results beside the reproduction")
+        live.add_argument("--service-timeout", type=seconds("--service-timeout"), default=SERVICE_TIMEOUT_S,
+                          help=f"seconds for a whole request to --service (default {SERVICE_TIMEOUT_S:g})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -419,7 +435,7 @@ def _run(argv: list[str] | None) -> int:
         print(f"memsense: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except MemsenseError as exc:
-        print(f"memsense: error: {exc}", file=sys.stderr)
+        print(f"memsense: error: {redact(exc)}", file=sys.stderr)  # no password, token or key, whoever wrote it
         return EXIT_FAILURE
     except BrokenPipeError:
         return EXIT_OK
@@ -428,8 +444,8 @@ def _run(argv: list[str] | None) -> int:
         return 130
     except OSError as exc:  # a disk or permission fault outside the checks above
         where = f" {exc.filename}" if exc.filename else ""
-        print(f"memsense: error: cannot read or write{where} ({exc.strerror or exc}); check the path, its "
-              "permissions and free disk space", file=sys.stderr)
+        print(redact(f"memsense: error: cannot read or write{where} ({exc.strerror or exc}); check the path, its "
+                     "permissions and free disk space"), file=sys.stderr)
         return EXIT_FAILURE
     return EXIT_OK
 

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TypedDict
 
 from core.config.provenance import FoldFigure, Provenance
+from core.recall.store import is_url
+from core.redact import redact_url
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2 (bundled)"
 
@@ -19,7 +21,9 @@ class _Where(TypedDict):
 
 
 def _where(args: argparse.Namespace) -> _Where:
-    return {"store": str(Path(args.store).expanduser().resolve()) if args.store else "",
+    store = "" if not args.store else redact_url(args.store) if is_url(args.store) else \
+        str(Path(args.store).expanduser().resolve())
+    return {"store": store,
             "model": str(args.model) if args.model else BUNDLED_MODEL}
 
 

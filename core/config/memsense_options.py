@@ -1,11 +1,13 @@
 """A config as a live Memsense can take it (SPEC §10).
 
-Memsense takes `top_k` per search request and its re-rank function takes an options object
-`{alpha, lambda, duplicateThreshold}`; everything else (route weights, RRF k, the tag weight,
-turn-support cap and factor, the pool and route limits, session-first, fallback fill, the
-fusion scheme) is fixed in its code. The export writes the options object in the re-rank
-function's shape and sorts every knob into: the same as Memsense, applies as it is, or needs a
-change to Memsense's code.
+Memsense's search API (`POST /v1/memory/search`) takes `top_k` per request and nothing else of
+the ranking. Its re-rank function (`hybridRerank`) takes an options object `{alpha, lambda,
+duplicateThreshold}`, but the service's search calls it with none, so these three need a
+one-line change to Memsense's code (pass the object); everything else (route weights, RRF k, the
+tag weight, turn-support cap and factor, the pool and route limits, session-first, fallback fill,
+the fusion scheme) is written into its code. The export writes the options object in the
+re-rank function's shape and sorts every knob into: the same as Memsense, applies as it is (only
+`top_k`), or needs a change to Memsense's code.
 """
 from __future__ import annotations
 
@@ -45,14 +47,26 @@ def memsense_export(cfg: Config) -> dict[str, Any]:
         elif name in PER_REQUEST:
             applies.append({**entry, "how": "send it as top_k in each POST /v1/memory/search"})
         elif name in RERANK_OPTIONS:
-            applies.append({**entry, "how": "in the options object of the re-rank function "
-                                            "(the service's search passes none today: pass this object)"})
+            needs.append({**entry, "how": "its re-rank function takes it in its options object, but the service's "
+                                          "search passes none: pass rerankOptions to hybridRerank there"})
         else:
             needs.append({**entry, "how": "fixed in Memsense's code: change it there"})
     return {
+        "summary": summary(applies, needs),
         "rerankOptions": {EXPORT_NAMES[n]: getattr(cfg, n) for n in RERANK_OPTIONS},
         "topK": cfg.top_k,
         "appliesAsIs": applies,
         "needsMemsenseChange": needs,
         "sameAsMemsense": same,
     }
+
+
+def summary(applies: list[dict[str, Any]], needs: list[dict[str, Any]]) -> str:
+    """One true sentence on what it takes to run these settings in Memsense."""
+    if needs:
+        changes = ", ".join(f"{x['name']} {x['memsense']} -> {x['value']}" for x in needs)
+        return f"needs a change to Memsense's code: {changes}" + \
+            (f"; {applies[0]['name']} {applies[0]['value']} is sent with each search" if applies else "")
+    if applies:
+        return f"no code change: send top_k {applies[0]['value']} with each search"
+    return "Memsense's defaults: nothing to change"

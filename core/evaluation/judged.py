@@ -221,11 +221,13 @@ class JudgedSet:
         self._questions[q.question_id] = q
         return q
 
-    def save(self, path: str | Path | None = None) -> Path:
+    def save(self, path: str | Path | None = None, *, parents: bool = False) -> Path:
+        """Write the set to `path` (default: where it was read); `parents` creates missing folders
+        (for the app's own files only: an output the user named needs its folder to exist)."""
         target = Path(path) if path else self.path
         if target is None:
             raise MemsenseError("choose where to save the judged questions")
-        write_text_atomic(target, dumps_judged(self._questions.values()))
+        write_text_atomic(target, dumps_judged(self._questions.values()), what="judged set", parents=parents)
         self.path = target
         return target
 

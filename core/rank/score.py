@@ -1,14 +1,23 @@
 """The final score of a row (SPEC §3): one place for the formula, the memory-score clamp and the
-rounding (`round6`: Python's `round(x, 6)` for arrays, bit for bit)."""
+rounding, done as Memsense does it: `Number(x.toFixed(6))` in JavaScript.
+
+`toFixed` rounds the exact binary value of the double, and of two equally near results it picks
+the one of larger magnitude (half away from zero): `(0.0078125).toFixed(6)` is `0.007813`, where
+Python's `round` and `format` pick the even one, `0.007812`. The two agree everywhere but on
+those exact ties (doubles that are odd multiples of 2⁻⁷ at 6 decimals, of 2⁻⁵ at 4).
+`js_round` is the number (`Number(x.toFixed(d))`), `to_fixed` the text, `round6` the number for
+arrays, bit for bit."""
 from __future__ import annotations
 
+import math
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import numpy as np
 
 from core.records import clamp01
 
-__all__ = ["clamp01", "final_of_clamped", "final_score", "round6"]
+__all__ = ["clamp01", "final_of_clamped", "final_score", "js_round", "round6", "to_fixed"]
 
 
 def final_score(rrf_score: float, memory_score: Any, alpha: float) -> float:
@@ -18,17 +27,33 @@ def final_score(rrf_score: float, memory_score: Any, alpha: float) -> float:
 
 def final_of_clamped(rrf_score: float, clamped_memory_score: float, alpha: float) -> float:
     """`final_score` for a memory score already clamped (the pool clamps once per chunk)."""
-    return round(rrf_score + alpha * clamped_memory_score, 6)
+    return js_round(rrf_score + alpha * clamped_memory_score, 6)
+
+
+def to_fixed(value: float, decimals: int) -> str:
+    """JavaScript's `value.toFixed(decimals)` (for |value| < 10²¹, where it is not exponential)."""
+    if not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    exact = Decimal(value + 0.0)  # + 0.0: -0 shows as 0, as in JavaScript
+    return format(exact.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP), f".{decimals}f")
+
+
+def js_round(value: float, decimals: int) -> float:
+    """`Number(value.toFixed(decimals))`: Python's `round` but on an exact tie, which goes away from zero."""
+    scaled = value * 10.0**decimals
+    if not abs(scaled) < 2.0**52 or abs(scaled - math.floor(scaled) - 0.5) > 1e-6:
+        return round(value, decimals)  # not near a tie: Python's correctly rounded result is toFixed's
+    return float(to_fixed(value, decimals))
 
 
 def round6(values: np.ndarray) -> np.ndarray:
-    """Python's `round(x, 6)` for every value: `rint(x·10⁶) / 10⁶`, and Python's own `round`
-    where `x·10⁶` lies too near a half for the product's rounding error to be ruled out."""
+    """`js_round(x, 6)` for every value: `rint(x·10⁶) / 10⁶`, and `js_round` itself where `x·10⁶`
+    lies too near a half for the product's rounding error to be ruled out."""
     values = np.asarray(values, dtype=np.float64)
     scaled = values * 1e6
     out = np.rint(scaled) / 1e6
     with np.errstate(invalid="ignore"):  # inf and nan go to Python's round below
         near = ~(np.abs(scaled) < 2.0 ** 52) | (np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6)
     for i in np.flatnonzero(near).tolist():
-        out.flat[i] = round(float(values.flat[i]), 6)
+        out.flat[i] = js_round(float(values.flat[i]), 6)
     return out

@@ -20,14 +20,15 @@ from core.recall.backends import open_store
 from core.recall.deepen import ScanPools, assemble, best_lexical
 from core.recall.embed import Embedder, TextEmbedder, is_content_key, legacy_model_key
 from core.recall.pool import RecallPool
+from core.recall.query_text import check_query, for_local_model
 from core.recall.store import RouteHits, Store, StoreMeta, is_url
 from core.recall.ties import ranked_lists
 from core.recall.user_index import LEXICAL_MODES, UserIndex
 from core.records import DENSE_ROUTES, Chunk
+from core.redact import redact_url
 
 DEMO_DATASET = packaged_file("demo", "demo-conversations.jsonl")
 DEMO_QUESTIONS = packaged_file("demo", "demo-questions.json")
-MAX_QUERY_CHARS = 100_000
 SAME_MODEL_COSINE = 0.999
 """A stored vector re-embedded by the same model agrees to float noise; another model's does not."""
 
@@ -163,7 +164,7 @@ class Engine:
         try:
             meta = self.store.meta()
             if meta is None or not meta.users:
-                raise MemsenseError(f"the store {location} holds no users; ingest a dataset into it first")
+                raise MemsenseError(f"the store {redact_url(str(location))} holds no users; ingest a dataset into it first")
             check_model(self.store, meta, self.embedder)
         except BaseException:
             self.close()
@@ -217,7 +218,7 @@ class Engine:
         query = validate_query(query)
         ix = self._index(user_id)
         t0 = time.perf_counter()
-        qvec = self.embedder.encode([query])[0]
+        qvec = self.embedder.encode([for_local_model(query)])[0]  # cut as Memsense cuts it
         t1 = time.perf_counter()
         scanner = self.store.scanner
         if scanner is None:
@@ -279,16 +280,5 @@ def check_model(store: Store, meta: StoreMeta | None, embedder: TextEmbedder) ->
 
 
 def validate_query(query: str) -> str:
-    if not isinstance(query, str) or not query.strip():
-        raise MemsenseError("the query is empty; type a question to search for")
-    if len(query) > MAX_QUERY_CHARS:
-        raise MemsenseError(f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}. "
-                            "Shorten it (the model reads only its first 256 tokens anyway)")
-    bad = next((i for i, ch in enumerate(query) if "\ud800" <= ch <= "\udfff"), None)
-    if bad is not None:  # a command line's bytes that were not UTF-8 arrive as lone surrogates
-        raise MemsenseError(f"the query is not valid UTF-8 text (a stray byte at character {bad + 1}); "
-                            "type it again or set the terminal to UTF-8")
-    control = next((ch for ch in query if ord(ch) < 32 and ch not in "\t\n\r" or 127 <= ord(ch) < 160), None)
-    if control is not None:
-        raise MemsenseError(f"the query holds a control character ({control!r}); type plain text")
-    return query
+    """The query, checked (`core.recall.query_text.check_query`)."""
+    return check_query(query)

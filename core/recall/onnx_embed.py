@@ -222,7 +222,7 @@ def _fuse(plain: OnnxModel, model_dir: Path, fused: Path, meta: dict[str, Any], 
         (log.info if warned else log.warning)("cannot fuse %s (%s); embedding with it unfused (same vectors, slower)",
                                               plain.file, reason)
         try:
-            write_text_atomic(marker, f"{reason}\n")
+            write_text_atomic(marker, f"{reason}\n", parents=True)
         except OSError:
             pass  # only costs trying again next time
         return plain
@@ -244,7 +244,7 @@ def export(st_model: Any, model_dir: Path, cache_dir: Path, key: str) -> OnnxMod
     except Unusable as exc:
         if not exc.settled:
             try:
-                write_text_atomic(_failed_marker(cache_dir, key), f"{exc}\n")
+                write_text_atomic(_failed_marker(cache_dir, key), f"{exc}\n", parents=True)
             except OSError:
                 pass  # only costs trying again next time
         raise
@@ -304,7 +304,7 @@ def _export(st_model: Any, model_dir: Path, cache_dir: Path, key: str) -> OnnxMo
         if diff > TOLERANCE:
             raise Unusable(f"the exported model differs from torch by {diff:.1e} (more than {TOLERANCE:g})")
         os.replace(tmp, onnx_file)
-        write_text_atomic(meta_file, json.dumps(meta) + "\n")
+        write_text_atomic(meta_file, json.dumps(meta) + "\n", parents=True)
     except Unusable:
         raise
     except Exception as exc:  # torch.onnx fails in many ways on models it cannot trace

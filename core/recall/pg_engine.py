@@ -13,8 +13,7 @@ from core.errors import MemsenseError
 from core.recall.pool import RecallPool
 from core.recall.postgres import DEFAULT_SCOPE, DEFAULT_TENANT, PostgresStore
 from core.recall.query_embed import DEFAULT_TIMEOUT_S, EndpointEmbedder, FolderEmbedder, is_url
-
-MAX_QUERY_CHARS = 100_000
+from core.recall.query_text import check_query, js_trim
 
 
 class PostgresEngine:
@@ -104,9 +103,5 @@ class PostgresEngine:
 
 
 def validate_query(query: str) -> str:
-    """Memsense trims the query before embedding and matching it."""
-    if not isinstance(query, str) or not query.strip():
-        raise MemsenseError("the query is empty; type a question to search for")
-    if len(query) > MAX_QUERY_CHARS:
-        raise MemsenseError(f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
-    return query.strip()
+    """The query checked, and trimmed as Memsense trims it before embedding and matching it."""
+    return js_trim(check_query(query))

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import re
 import threading
-from urllib.parse import urlsplit, urlunsplit
 
 from core.errors import MemsenseError
+from core.redact import redact, redact_url
 
 CONNECT_TIMEOUT_S = 5
+"""libpq's connect_timeout: the deadline of opening a connection (resolving, TCP, login)."""
 STATEMENT_TIMEOUT_MS = 60_000
+"""PostgreSQL's statement_timeout, set for the session and again (SET LOCAL) in every transaction,
+so a pooler that drops session settings cannot lift it: a read the server cannot finish in time
+is cancelled by the server and reported as one line."""
 MEMSENSE_TABLES = ("memory_chunks", "memory_chunk_embeddings")
 
 
@@ -21,21 +25,12 @@ def is_postgres(location: object) -> bool:
     return str(location).startswith(("postgresql://", "postgres://"))
 
 
-def redact(dsn: str) -> str:
-    """The DSN with any password replaced by ***, for messages."""
-    parts = urlsplit(dsn)
-    if parts.password is None:
-        return dsn
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 def connection_error(dsn: str, exc: Exception) -> MemsenseError:
     """One line for a failed connection, saying what to fix."""
-    text = " ".join(str(exc).split())
+    text = redact(" ".join(str(exc).split()))
     detail = re.sub(r"^connection (failed|is bad): ", "", text)
     detail = re.sub(r'^connection to server at "[^"]*", port \d+ failed: (FATAL: )?', "", detail)
-    where, low = redact(dsn), text.lower()
+    where, low = redact_url(dsn), text.lower()
     if "refused" in low or "timeout expired" in low or "no route" in low or "could not translate host" in low \
             or "resolve host" in low:
         return MemsenseError(f"no PostgreSQL answers at {where} ({detail}); start the database or fix host and port")
@@ -56,7 +51,7 @@ class ReadOnlySession:
 
     def __init__(self, dsn: str):
         self.dsn = dsn
-        self.location = redact(dsn)
+        self.location = redact_url(dsn)
         self.conn = self._connect()
         self._lock = threading.RLock()
 
@@ -71,7 +66,7 @@ class ReadOnlySession:
                 prepare_threshold=None,
                 options=f"-c default_transaction_read_only=on -c statement_timeout={STATEMENT_TIMEOUT_MS}")
         except psycopg.ProgrammingError as exc:  # a malformed address
-            raise MemsenseError(f"{self.location} is not a PostgreSQL address ({exc}); "
+            raise MemsenseError(f"{self.location} is not a PostgreSQL address ({redact(exc)}); "
                                 "write postgresql://USER:PASSWORD@HOST:PORT/DATABASE") from None
         except psycopg.Error as exc:
             raise connection_error(self.dsn, exc) from None
@@ -86,17 +81,21 @@ class ReadOnlySession:
             if self.conn.closed or self.conn.broken:  # the server restarted or dropped us: one new session
                 self.conn = self._connect()
             try:
-                with self.conn.cursor() as cur:
+                with self.conn.cursor() as cur:  # the deadline of this transaction, whatever the session says
+                    cur.execute(f"SET LOCAL statement_timeout = {int(STATEMENT_TIMEOUT_MS)}")
                     cur.execute(sql, params or {})
                     return cur.fetchall()
+            except psycopg.errors.QueryCanceled:
+                raise MemsenseError(f"the Memsense database {self.location} did not finish a read within "
+                                    f"{STATEMENT_TIMEOUT_MS / 1000:g} s (statement_timeout); is it overloaded?") from None
             except psycopg.OperationalError as exc:
                 if self.conn.broken:
                     raise MemsenseError(f"the connection to the Memsense database {self.location} was lost "
-                                        f"({' '.join(str(exc).split())}); the next search reconnects") from None
+                                        f"({redact(' '.join(str(exc).split()))}); the next search reconnects") from None
                 raise connection_error(self.dsn, exc) from None
             except psycopg.Error as exc:
                 raise MemsenseError(f"the Memsense database {self.location} failed a read "
-                                    f"({str(exc).strip().splitlines()[0]})") from None
+                                    f"({redact(str(exc).strip().splitlines()[0])})") from None
             finally:
                 if not self.conn.closed and not self.conn.broken:
                     self.conn.rollback()

@@ -33,6 +33,7 @@ import numpy as np
 
 from core.errors import Cancelled, MemsenseError
 from core.recall.store import Progress, RouteHits, StoreMeta, is_url
+from core.redact import redact, redact_url
 from core.records import DENSE_ROUTES, Chunk
 
 CHUNKS = "memsense_chunks"
@@ -56,7 +57,7 @@ def _server(url: str):
             client.get_collections()
         except Exception as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise MemsenseError(f"cannot reach a Qdrant server at {url} ({reason}); {fix}") from None
+            raise MemsenseError(f"cannot reach a Qdrant server at {redact_url(url)} ({redact(reason)}); {fix}") from None
     return client
 
 
@@ -234,9 +235,9 @@ class QdrantStore:
     # -- writing -------------------------------------------------------------------------------
     def _refuse_legacy(self, record: dict | None, doing: str) -> None:
         if self._is_legacy(record):
-            raise MemsenseError(f"the store {self.location} keeps one collection per user (written by an older "
+            raise MemsenseError(f"the store {redact_url(self.location)} keeps one collection per user (written by an older "
                                 f"memsense); to {doing}, convert it once, in place: "
-                                f"`memsense migrate {self.location} --store {self.location}`")
+                                f"`memsense migrate {redact_url(self.location)} --store {redact_url(self.location)}`")
 
     def _ensure_layout(self, dim: int) -> None:
         """The chunks collection (tenant index on user_id, HNSW per tenant) and the meta collection."""
@@ -345,7 +346,7 @@ class QdrantStore:
         collections are deleted. Returns counts."""
         record = self._record()
         if not self._is_legacy(record):
-            raise MemsenseError(f"the store {self.location} already keeps all users in one collection; nothing to convert")
+            raise MemsenseError(f"the store {redact_url(self.location)} already keeps all users in one collection; nothing to convert")
         model_key, dim, old = record.get("model_key", ""), int(record.get("dim", 0)), dict(record.get("users", {}))
         self._ensure_layout(dim)
         generations, chunks = {}, 0

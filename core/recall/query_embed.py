@@ -3,24 +3,23 @@
 Either an HTTP endpoint in one of the two shapes Memsense calls (an OpenAI-style
 `.../embeddings` taking `{"model", "input"}`, or an endpoint taking
 `{"input", "inputs", "model"}`; both answer `{"data": [{"embedding": [...]}]}`), or a local
-sentence-transformers folder. The query is cut to Memsense's 6,000 characters, as it does.
+sentence-transformers folder. The query is cut as Memsense cuts it (`core.recall.query_text`).
 """
 from __future__ import annotations
 
 import json
 import os
-import socket
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 
 from core.errors import MemsenseError
+from core.recall.http_post import HttpFailure, post_json
+from core.recall.timeouts import EMBED_TIMEOUT_S, check_timeout
+from core.recall.query_text import for_local_model, memsense_cut
+from core.redact import redact_url
 
-MAX_CHARS = int(os.environ.get("MEMSENSE_EMBEDDING_MAX_CHARS", "6000"))
-"""Memsense embeds at most this many characters of a query (its default)."""
-DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_TIMEOUT_S = EMBED_TIMEOUT_S
 
 
 def model_tail(name: str) -> str:
@@ -36,7 +35,8 @@ class EndpointEmbedder:
     """An embedding endpoint speaking either of Memsense's two request shapes."""
 
     def __init__(self, url: str, model: str, *, api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT_S):
-        self.url, self.model, self.timeout = url, model, timeout
+        self.url, self.model = url, model
+        self.timeout = check_timeout(timeout, "--embed-timeout")
         self.api_key = api_key if api_key is not None else os.environ.get("MEMSENSE_EMBEDDER_KEY")
         self.openai = url.rstrip("/").endswith("/embeddings")
         self.name = model  # what the endpoint was asked for; checked against its answer when it names one
@@ -45,39 +45,32 @@ class EndpointEmbedder:
         """Nothing held open: each query is one HTTP request."""
 
     def embed(self, text: str) -> np.ndarray:
-        text = text[:MAX_CHARS]
+        text = memsense_cut(text)
         body = {"model": self.model, "input": text} if self.openai else \
             {"input": text, "model": self.model, "inputs": [text]}
-        headers = {"content-type": "application/json"}
-        if self.api_key:
-            headers["authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(self.url, data=json.dumps(body).encode(), headers=headers, method="POST")
+        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        where = f"the embedding endpoint {redact_url(self.url)}"
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:200].decode("utf-8", "replace").strip()
-            raise MemsenseError(f"the embedding endpoint {self.url} answered HTTP {exc.code} ({detail or exc.reason}); "
-                                "check the URL and the model name") from None
-        except (socket.timeout, TimeoutError):
-            raise MemsenseError(f"the embedding endpoint {self.url} did not answer within {self.timeout:g} s; "
-                                "check that it is running (or raise --embed-timeout)") from None
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            if isinstance(reason, (socket.timeout, TimeoutError)):
-                raise MemsenseError(f"the embedding endpoint {self.url} did not answer within {self.timeout:g} s; "
-                                    "check that it is running (or raise --embed-timeout)") from None
-            raise MemsenseError(f"cannot reach the embedding endpoint {self.url} ({reason}); start it or pass "
-                                "another --embedder") from None
+            raw = post_json(self.url, body, timeout=self.timeout, headers=headers)
+        except HttpFailure as exc:
+            if exc.kind == "timeout":
+                raise MemsenseError(f"{where} did not answer within {self.timeout:g} s; check that it is running "
+                                    "(or raise --embed-timeout)") from None
+            if exc.kind == "status":
+                raise MemsenseError(f"{where} answered HTTP {exc.status} ({exc.detail}); "
+                                    "check the URL and the model name") from None
+            if exc.kind == "too-large":
+                raise MemsenseError(f"{where} answered {exc.detail}; is it an embedding endpoint?") from None
+            raise MemsenseError(f"cannot reach {where} ({exc.detail}); start it or pass another --embedder") from None
         try:
             obj = json.loads(raw)
             vec = _embedding_of(obj)
         except (ValueError, TypeError):
-            raise MemsenseError(f"the embedding endpoint {self.url} did not answer {{\"data\": [{{\"embedding\": [...]}}]}}; "
+            raise MemsenseError(f"{where} did not answer {{\"data\": [{{\"embedding\": [...]}}]}}; "
                                 "is it an embedding endpoint?") from None
         answered = obj.get("model") if isinstance(obj, dict) else None
         if isinstance(answered, str) and answered and model_tail(answered) != model_tail(self.model):
-            raise MemsenseError(f"the embedding endpoint {self.url} embeds with {answered}, but the stored vectors "
+            raise MemsenseError(f"{where} embeds with {answered}, but the stored vectors "
                                 f"were made by {self.model}; use an endpoint serving {self.model}")
         if not vec.any():  # matches nothing: every dense route would score 0
             raise MemsenseError(f"the embedding endpoint {self.url} answered an all-zero vector, which would make every "
@@ -118,7 +111,7 @@ class FolderEmbedder:
         self._embedder = Embedder(path, None)
 
     def embed(self, text: str) -> np.ndarray:
-        vec = np.asarray(self._embedder.encode([text[:MAX_CHARS]])[0], dtype=np.float64)
+        vec = np.asarray(self._embedder.encode([for_local_model(text)])[0], dtype=np.float64)
         norm = np.linalg.norm(vec)
         return vec / norm if norm > 0 else vec
 

@@ -6,46 +6,46 @@ when one can be told.
 from __future__ import annotations
 
 import json
-import socket
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+from core.config import Config
+from core.config.memsense_options import memsense_export
 from core.errors import MemsenseError
+from core.recall.http_post import HttpFailure, post_json
+from core.recall.timeouts import SERVICE_TIMEOUT_S, check_timeout
+from core.redact import redact_url
 
 SCORE_TOLERANCE = 1e-6
-DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_TIMEOUT_S = SERVICE_TIMEOUT_S
 
 
 def service_search(url: str, *, tenant: str, scope: str, user: str, query: str, top_k: int,
                    timeout: float = DEFAULT_TIMEOUT_S) -> list[dict[str, Any]]:
-    """The service's results for one search, in its pick order."""
+    """The service's results for one search, in its pick order, within `timeout` seconds in all."""
     endpoint = url.rstrip("/") + "/v1/memory/search"
-    body = json.dumps({"tenant_id": tenant, "scope": scope, "user_id": user, "query": query, "top_k": top_k}).encode()
-    req = urllib.request.Request(endpoint, data=body, headers={"content-type": "application/json"}, method="POST")
+    where = f"the Memsense service at {redact_url(url)}"
+    body = {"tenant_id": tenant, "scope": scope, "user_id": user, "query": query, "top_k": top_k}
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            raw = resp.read()
-    except urllib.error.HTTPError as exc:
-        detail = exc.read()[:300].decode("utf-8", "replace")
-        try:
-            detail = json.loads(detail).get("error") or detail
-        except (ValueError, AttributeError):
-            pass
-        raise MemsenseError(f"the Memsense service at {url} answered HTTP {exc.code} ({' '.join(str(detail).split())}); "
-                            "check --service and that its database is the one given in --store") from None
-    except (socket.timeout, TimeoutError):
-        raise MemsenseError(f"the Memsense service at {url} did not answer within {timeout:g} s") from None
-    except urllib.error.URLError as exc:
-        raise MemsenseError(f"cannot reach the Memsense service at {url} ({exc.reason}); start it or fix --service") from None
+        raw = post_json(endpoint, body, timeout=check_timeout(timeout, "--service-timeout"))
+    except HttpFailure as exc:
+        if exc.kind == "timeout":
+            raise MemsenseError(f"{where} did not answer within {timeout:g} s; check that it is running "
+                                "(or raise --service-timeout)") from None
+        if exc.kind == "status":
+            raise MemsenseError(f"{where} answered HTTP {exc.status} ({exc.detail}); "
+                                "check --service and that its database is the one given in --store") from None
+        if exc.kind == "too-large":
+            raise MemsenseError(f"{where} answered {exc.detail}; is --service a Memsense service?") from None
+        raise MemsenseError(f"cannot reach {where} ({exc.detail}); start it or fix --service") from None
     try:
         obj = json.loads(raw)
         chunks = obj["data"]["chunks"]
         if not obj.get("ok", True) or not isinstance(chunks, list):
             raise ValueError
     except (ValueError, KeyError, TypeError):
-        raise MemsenseError(f"{endpoint} did not answer {{ok, data: {{chunks}}}}; is --service a Memsense service?") from None
+        raise MemsenseError(f"{redact_url(endpoint)} did not answer {{ok, data: {{chunks}}}}; "
+                            "is --service a Memsense service?") from None
     return chunks
 
 
@@ -71,6 +71,7 @@ class Line:
 @dataclass(frozen=True)
 class Comparison:
     lines: tuple[Line, ...]
+    settings: str = ""  # why the two cannot agree: the reproduction's settings are not production's ("" = they are)
 
     @property
     def matches(self) -> bool:
@@ -82,14 +83,18 @@ class Comparison:
         if self.matches:
             return (f"production and reproduction match: {same}/{len(self.lines)} results, same ids, same order, "
                     f"final_score within {SCORE_TOLERANCE:g}")
-        return f"production and reproduction differ: {same}/{len(self.lines)} positions match"
+        return f"production and reproduction differ: {same}/{len(self.lines)} positions match" + \
+            (f"; {self.settings}" if self.settings else "")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"matches": self.matches, "summary": self.summary, "lines": [x.to_dict() for x in self.lines]}
+        return {"matches": self.matches, "summary": self.summary, "settings": self.settings,
+                "lines": [x.to_dict() for x in self.lines]}
 
 
 def compare(production: list[dict[str, Any]], ranking) -> Comparison:
-    """Position by position; the reason for a difference comes from the reproduction's view."""
+    """Position by position; the reason for a difference comes from the reproduction's view, or,
+    when the reproduction ranks with other settings than Memsense's, from those settings."""
+    settings = settings_difference(ranking.config)
     ours = list(ranking.results)
     score_of = {r["memory_id"]: r["final_score"] for r in ours}
     lines = []
@@ -99,9 +104,23 @@ def compare(production: list[dict[str, Any]], ranking) -> Comparison:
         pid, pscore = (p.get("memory_id"), _num(p.get("final_score"))) if p else (None, None)
         oid, oscore = (o["memory_id"], o["final_score"]) if o else (None, None)
         same = pid == oid and pscore is not None and oscore is not None and abs(pscore - oscore) <= SCORE_TOLERANCE
-        reason = "" if same else _reason(p, o, ranking, score_of)
+        reason = "" if same else settings or _reason(p, o, ranking, score_of)
         lines.append(Line(k + 1, pid, pscore, oid, oscore, same, reason))
-    return Comparison(tuple(lines))
+    return Comparison(tuple(lines), settings)
+
+
+def settings_difference(cfg: Config) -> str:
+    """"" when `cfg` ranks as a Memsense service does (its defaults; `top_k` is sent with each
+    search), else why production cannot rank like the reproduction: its search API takes no
+    re-rank options, so it always ranks with the defaults."""
+    changed = memsense_export(cfg)["needsMemsenseChange"]
+    if not changed:
+        return ""
+    knobs = ", ".join(f"{x['name']} {x['value']} (Memsense: {x['memsense']})" for x in changed[:4]) + \
+        (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
+    return (f"the reproduction ranks with settings production cannot take ({knobs}): Memsense's search API "
+            "takes no re-rank options, so production ranks with its defaults; search with --preset memsense "
+            "to compare like with like")
 
 
 def _num(v: Any) -> float | None:

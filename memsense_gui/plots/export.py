@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QBuffer, QCoreApplication, QEvent, QIODevice, QPoint, QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QResizeEvent, QTransform
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem, QTableView, QWidget
 
+from core.atomic import check_target, write_bytes_atomic
 from core.errors import MemsenseError
 
 MIN_SIZE = QSize(960, 540)
@@ -33,8 +34,7 @@ def _check(path: Path, kinds: str = "plots") -> str:
     suffix = path.suffix.lower()
     if suffix not in (".png", ".svg"):
         raise MemsenseError(f"{path}: {kinds} are exported as .png or .svg")
-    if not path.parent.is_dir():
-        raise MemsenseError(f"cannot write {path}: the folder does not exist; choose another")
+    check_target(path, "the plot file")
     return suffix
 
 
@@ -205,14 +205,19 @@ def write_png(draw, size: QSize, path: Path, background: QColor, band: TitleBand
         draw(painter, 1.0)  # the device pixel ratio scales
     finally:
         painter.end()
-    if not image.save(str(path)):
-        raise MemsenseError(f"cannot write {path}; check the folder is writable")
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, b"PNG"):
+        raise MemsenseError(f"cannot draw the image for {path}")
+    _write(path, bytes(buffer.data().data()))
 
 
 def write_svg(draw, size: QSize, path: Path, background: QColor, band: TitleBand, dpi: float = 96.0) -> None:
     """Vector SVG, one user unit per screen pixel, at the screen's resolution."""
     generator = QSvgGenerator()
-    generator.setFileName(str(path))
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    generator.setOutputDevice(buffer)
     generator.setResolution(int(round(dpi)))
     generator.setSize(size)
     generator.setViewBox(QRect(0, 0, size.width(), size.height()))
@@ -226,8 +231,15 @@ def write_svg(draw, size: QSize, path: Path, background: QColor, band: TitleBand
         draw(painter, 1.0)
     finally:
         painter.end()
-    if not path.exists():
-        raise MemsenseError(f"cannot write {path}; check the folder is writable")
+    _write(path, bytes(buffer.data().data()))
+
+
+def _write(path: Path, data: bytes) -> None:
+    try:
+        write_bytes_atomic(path, data, what="the plot file")
+    except OSError as exc:
+        raise MemsenseError(f"cannot write {path} ({exc.strerror or exc}); check the folder is writable "
+                            "and the disk has room") from None
 
 
 def export_table_image(view: QTableView, path: Path, title: Sequence[str] = ()) -> None:

@@ -89,7 +89,7 @@ class AppJudgments(QObject):
 
     def _save(self) -> None:
         try:
-            self.judged.save(self.path)
+            self.judged.save(self.path, parents=True)  # <data>/judged/ is made on the first save
         except OSError as exc:
             raise MemsenseError(f"cannot save the judged questions to {self.path}: {exc.strerror or exc}; "
                                 "free some disk space or check the folder's permissions") from None

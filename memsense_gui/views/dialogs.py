@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import MemsenseError
+from core.redact import redact
 
 MODES = {
     "hybrid": "hybrid — a chunk per session and per exchange (Memsense default)",
@@ -24,10 +25,10 @@ def error_message(exc: BaseException, context: str = "") -> tuple[str, str, str]
     says that nothing stored was changed and carries the traceback as details."""
     prefix = f"{context}: " if context else ""
     if isinstance(exc, MemsenseError):
-        return "Memsense", prefix + str(exc), ""
+        return "Memsense", redact(prefix + str(exc)), ""
     text = (f"{prefix}unexpected {type(exc).__name__}: {exc}\n\nNothing stored was changed. "
             "Try again; if it happens again, report it with the details below.")
-    return "Memsense: unexpected error", text, getattr(exc, "traceback_text", "")
+    return "Memsense: unexpected error", redact(text), redact(getattr(exc, "traceback_text", ""))
 
 
 def show_error(parent: QWidget | None, exc: BaseException, context: str = "") -> QMessageBox:

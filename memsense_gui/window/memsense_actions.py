@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from functools import partial
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from core.recall.service import compare, service_search
 from memsense_gui.state.context import AppContext
+from core.redact import is_secret_name, redact, redact_url
 from memsense_gui.views.connect import ConnectDialog, MemsenseConnection
 from memsense_gui.views.dock import DockId
 from memsense_gui.views.production import ProductionPanel
@@ -35,10 +36,14 @@ def fetch_production(conn: MemsenseConnection, user: str, query: str, top_k: int
 
 
 def without_password(dsn: str) -> str:
+    """The address to remember in the settings: no password (asked again), no secret parameter."""
     parts = urlsplit(dsn)
-    if parts.password is None:
+    if not parts.scheme or not parts.netloc:
         return dsn
-    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", "@", 1)))
+    netloc = parts.netloc if parts.password is None else \
+        parts.netloc.replace(f":{parts.password}@", "@", 1)
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not is_secret_name(k)])
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 class MemsenseActions:
@@ -81,15 +86,13 @@ class MemsenseActions:
 
     def open(self, conn: MemsenseConnection) -> Task:
         """Open the database as the store; the service (if any) is asked after each query."""
-        from core.recall.pg_session import redact
-
         self.connection = conn
         self._answers.clear()
         self._asked.clear()
         self.ctx.settings.setValue(SETTINGS_KEY, {"database": without_password(conn.database), "tenant": conn.tenant,
-                                                  "scope": conn.scope, "embedder": conn.embedder,
-                                                  "service": conn.service})
-        self.location = f"Memsense {redact(conn.database)} ({conn.tenant}/{conn.scope})"
+                                                  "scope": conn.scope, "embedder": without_password(conn.embedder),
+                                                  "service": without_password(conn.service)})
+        self.location = f"Memsense {redact_url(conn.database)} ({conn.tenant}/{conn.scope})"
         panel = self._panel()
         panel.show_message("Run a query: the service's results appear beside the reproduction."
                            if conn.service else "No service URL given: only the reproduction is shown.")
@@ -119,7 +122,7 @@ class MemsenseActions:
             self._show(key)
         elif key not in self._asked:
             self._asked.add(key)
-            self.panel.show_message(f"Asking the service at {conn.service}…")
+            self.panel.show_message(f"Asking the service at {redact_url(conn.service)}…")
             self.ctx.engine_runner.submit("ask the service", fetch_production, conn, *key,
                                           succeeded=partial(self._answered, key), failed=partial(self._answered, key))
 
@@ -137,7 +140,7 @@ class MemsenseActions:
         if panel is None or ranking is None:
             return
         if isinstance(answer, BaseException):
-            panel.show_message(f"The service could not answer: {answer}")
+            panel.show_message(f"The service could not answer: {redact(answer)}")
             return
         preset = self.window.tuning.preset_combo.currentText() or "the current settings"
         settings = "Memsense's defaults" if ranking.config == type(ranking.config)() else \

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -286,7 +287,7 @@ CASES: list[Case] = [
     C("query-blank", (*SEARCH, " \t\n "), "query is empty"),
     C("query-huge", (*SEARCH, "word " * 30_000), "the limit is"),
     C("query-only-escapes", (*SEARCH, "\x1b[31m\x1b[0m"), "control character"),
-    C("query-with-nul", (*SEARCH, "how\x00many"), "control character"),
+    C("query-with-nul", (*SEARCH, "how\x00many"), "the query holds a nul byte"),
     C("user-unknown", ("search", *S, "--user", "nobody", QUERY), "unknown user 'nobody'"),
     C("user-empty", ("search", *S, "--user", "", QUERY), "user"),
     C("user-with-escapes", ("search", *S, "--user", "\x1b]0;pwned\x07", QUERY), "unknown user"),
@@ -600,6 +601,117 @@ def test_questions_asked_twice_are_scored_with_a_warning(case_env, tmp_path):
             assert err == ""
 
 
+# ---------------------------------------------------------------- issue 21 (h6): secrets, outputs, deadlines, parity
+# Secrets: every address below carries SECRET; no output may show it (checked for every case).
+# Outputs: a link, a device, a FIFO or a missing folder is refused, and what the link points to
+# is left as it was (checked by the setup's callback after the run).
+
+SECRET = "s3cr3t-XYZ"
+PG_URL = f"postgresql://memsense:{SECRET}@127.0.0.1:9/memsense?sslmode=disable"
+PG_PARAM = f"postgresql://memsense@127.0.0.1:9/memsense?sslmode=disable&password={SECRET}"
+LIBPQ = f"host=127.0.0.1 port=9 dbname=memsense sslmode=disable password={SECRET}"
+QDRANT_TOKEN = f"http://{SECRET}@127.0.0.1:9"
+QDRANT_KEY = f"http://127.0.0.1:9/?api_key={SECRET}"
+LIVE = ("--store", PG_URL, "--embedder", f"http://u:{SECRET}@127.0.0.1:9/embed?token={SECRET}", "--user", "demo-ana")
+FOLDER_ONLY = "a live memsense database, which only search and explain read"
+
+
+def _special_left_alone(name: str):
+    """`{work}/NAME` made as a link to a file outside the work folder (`link*`), a link to a
+    folder (`dirlink*`) or a FIFO (`fifo*`); after the run, it and its target are as they were."""
+
+    def setup(env: Env, stack, mp) -> None:
+        path = env.work / name
+        if name.startswith("link"):
+            outside = env.work.parent / f"outside-{name}"
+            outside.write_text("precious\n")
+            path.symlink_to(outside)
+            stack.callback(lambda: _assert(path.is_symlink() and outside.read_text() == "precious\n",
+                                           f"{name} or the file it points to was changed"))
+        elif name.startswith("dirlink"):
+            (env.work / "real-folder").mkdir()
+            path.symlink_to(env.work / "real-folder")
+            stack.callback(lambda: _assert(path.is_symlink() and not any((env.work / "real-folder").iterdir()),
+                                           f"{name} was replaced or written through"))
+        else:
+            os.mkfifo(path)
+            stack.callback(lambda: _assert(path.is_fifo(), f"{name} is no longer a FIFO"))
+
+    return setup
+
+
+def _devices_left_alone(env: Env, stack, mp) -> None:
+    stack.callback(lambda: _assert(Path("/dev/stdout").is_symlink() and Path("/dev/null").is_char_device(),
+                                   "/dev/stdout or /dev/null was replaced"))
+
+
+def _assert(ok: bool, what: str) -> None:
+    assert ok, what
+
+
+CASES += [
+    # -- secrets: a database URL where only a folder (or a Qdrant URL) is taken
+    C("h6-users-pg", ("users", "--store", PG_URL), FOLDER_ONLY),
+    C("h6-drop-pg", ("drop", "--store", PG_URL, "--user", "demo-ana"), FOLDER_ONLY),
+    C("h6-eval-pg", ("eval", "{demoq}", "--store", PG_URL, "--quiet"), FOLDER_ONLY),
+    C("h6-compare-pg", ("compare", "{demoq}", "--store", PG_URL, "--a", "memsense", "--b", "bm25_only", "--quiet"),
+      FOLDER_ONLY),
+    C("h6-tune-pg", ("tune", "{demoq}", "--store", PG_URL, "--train", "demo-ana", "--quiet"), FOLDER_ONLY),
+    C("h6-judge-run-pg", ("judge", "run", "{demoq}", "--store", PG_URL, "--preset", "memsense", "--out",
+                          "{work}/x.run", "--quiet"), FOLDER_ONLY),
+    C("h6-judge-import-pg", ("judge", "import", "{files}/qrels.qrels", "--questions", "{demoq}", "--out",
+                             "{work}/judged.json", "--store", PG_URL), FOLDER_ONLY),
+    C("h6-migrate-from-pg", ("migrate", PG_URL, "--store", "{work}/new-store"), FOLDER_ONLY),
+    C("h6-migrate-to-pg", ("migrate", "{store}", "--store", PG_URL), FOLDER_ONLY),
+    C("h6-users-pg-password-parameter", ("users", "--store", PG_PARAM), FOLDER_ONLY),
+    C("h6-users-libpq", ("users", "--store", LIBPQ), "libpq connection string"),
+    C("h6-search-libpq", ("search", "--store", LIBPQ, "--user", "demo-ana", QUERY), "libpq connection string"),
+    C("h6-search-other-scheme", ("search", "--store", f"mysql://u:{SECRET}@127.0.0.1/db", "--user", "demo-ana",
+                                 QUERY), "neither a store folder"),
+    C("h6-import-libpq", ("import", LIBPQ, "--store", "{work}/copy"), "not a postgresql address"),
+    # -- secrets: servers that are down, named in the message with their secrets masked
+    C("h6-search-pg-down", ("search", *LIVE, QUERY), "no postgresql answers at postgresql://memsense:***@"),
+    C("h6-search-pg-password-parameter-down", ("search", "--store", PG_PARAM, "--embedder", "http://127.0.0.1:9",
+                                               "--user", "demo-ana", QUERY), "password=***"),
+    C("h6-import-pg-down", ("import", PG_URL, "--store", "{work}/copy"), "no postgresql answers"),
+    C("h6-users-qdrant-token-down", ("users", "--store", QDRANT_TOKEN), "qdrant server at http://***@127.0.0.1:9"),
+    C("h6-search-qdrant-key-down", ("search", "--store", QDRANT_KEY, "--user", "demo-ana", QUERY), "api_key=***"),
+    C("h6-ingest-qdrant-token-down", ("ingest", "{demo}", "--store", QDRANT_TOKEN, "--cache", "{cache}"),
+      "qdrant server"),
+    # -- deadlines: a timeout is positive and finite
+    *[C(f"h6-embed-timeout-{name}", ("search", *LIVE, "--embed-timeout", value, QUERY), "--embed-timeout must be")
+      for name, value in [("negative", "-1"), ("nan", "nan"), ("inf", "inf"), ("zero", "0"), ("word", "soon")]],
+    C("h6-service-timeout-zero", ("search", *LIVE, "--service", "http://127.0.0.1:9", "--service-timeout", "0",
+                                  QUERY), "--service-timeout must be"),
+    # -- outputs: one writer, no links, no special files, no new folders
+    C("h6-export-memsense-dev-stdout", ("export-memsense", "--out", "/dev/stdout"), "--out /dev/stdout is",
+      setup=_devices_left_alone),
+    C("h6-export-memsense-dev-null", ("export-memsense", "--out", "/dev/null"), "not a regular file",
+      setup=_devices_left_alone),
+    C("h6-export-memsense-fifo", ("export-memsense", "--out", "{work}/fifo.json"), "not a regular file",
+      setup=_special_left_alone("fifo.json")),
+    C("h6-export-memsense-link", ("export-memsense", "--out", "{work}/link.json"), "symbolic link",
+      setup=_special_left_alone("link.json")),
+    C("h6-export-memsense-link-to-folder", ("export-memsense", "--out", "{work}/dirlink"), "symbolic link",
+      setup=_special_left_alone("dirlink")),
+    C("h6-export-memsense-missing-folder", ("export-memsense", "--out", "{work}/made/up.json"), "does not exist"),
+    C("h6-bench-out-link", ("bench", "--quick", "--out", "{work}/link.json"), "symbolic link",
+      setup=_special_left_alone("link.json")),
+    C("h6-bench-out-dev-stdout", ("bench", "--quick", "--out", "/dev/stdout"), "/dev/stdout is",
+      setup=_devices_left_alone),
+    C("h6-tune-export-link", (*TUNE, "--export", "{work}/link.toml"), "symbolic link",
+      setup=_special_left_alone("link.toml")),
+    C("h6-judge-qrels-out-dev-null", ("judge", "qrels", "{demoq}", "--out", "/dev/null"), "not a regular file",
+      setup=_devices_left_alone),
+    C("h6-judge-run-out-fifo", ("judge", "run", "{demoq}", *S, "--preset", "memsense", "--out", "{work}/fifo.run",
+                                "--quiet"), "not a regular file", setup=_special_left_alone("fifo.run")),
+    # -- production parity: the query
+    C("h6-query-nul-live", ("search", *LIVE, "how\x00many"), "the query holds a nul byte at character 4"),
+    C("h6-query-starts-with-dash", (*SEARCH, "-how"), "goes after `--`"),
+    C("h6-query-dash-word-after", (*SEARCH, QUERY, "-x"), "goes after `--`"),
+]
+
+
 def _expand(arg: str, env: Env) -> str:
     for key, value in {"{store}": env.store, "{cache}": env.cache, "{files}": env.files, "{work}": env.work,
                        "{demo}": DEMO_DATASET, "{demoq}": DEMO_QUESTIONS, "{tuned_model}": env.tuned_model,
@@ -706,6 +818,7 @@ def test_bad_input(case: Case, case_env: Env, reference, monkeypatch, request):
     assert len(lines) == 1 and lines[0].startswith("memsense: error: "), f"stderr is not one error line: {err!r}"
     assert case.expect.lower() in lines[0].lower(), lines[0]
     assert "\x1b" not in err + out and "\x07" not in err + out, "raw terminal escapes printed"
+    assert SECRET not in err + out, "a secret was printed"
     assert not changed, "the store or its search results changed"
     assert not list(case_env.work.glob("**/made")), "a missing folder was created"
 

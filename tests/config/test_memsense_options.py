@@ -21,13 +21,32 @@ def test_memsense_defaults_need_nothing():
 
 
 def test_tuned_knobs_are_sorted_into_applies_and_needs_a_change():
+    """Only top_k is sent with a search; the re-rank options need the service's search to pass them
+    (it passes none), so they need a code change like the knobs written into Memsense's code."""
     cfg = replace(Config(), mmr_lambda=0.9, top_k=6, rrf_k=40.0, turn_support_cap=0.2).with_weights(lexical=0.5)
     out = memsense_export(cfg)
     assert out["rerankOptions"]["lambda"] == 0.9 and out["topK"] == 6
-    assert _names(out["appliesAsIs"]) == ["lambda", "topK"]
-    assert _names(out["needsMemsenseChange"]) == ["rrfK", "turnSupportCap", "routeWeights.lexical"]
+    assert _names(out["appliesAsIs"]) == ["topK"]
+    assert _names(out["needsMemsenseChange"]) == ["rrfK", "lambda", "turnSupportCap", "routeWeights.lexical"]
+    assert "passes none" in out["needsMemsenseChange"][1]["how"]
     change = out["needsMemsenseChange"][0]
     assert (change["value"], change["memsense"]) == (40.0, 15.0)
+    assert out["summary"].startswith("needs a change to Memsense's code: rrfK 15.0 -> 40.0, lambda 0.78 -> 0.9")
+    assert out["summary"].endswith("; topK 6 is sent with each search")
+
+
+def test_the_export_says_one_consistent_thing(tmp_path, capsys):
+    """Never "nothing needs a code change" beside re-rank options the service does not pass."""
+    cases = {"alpha-only.json": ({"alpha": 0.3}, "needs a change to Memsense's code: alpha 0.1 -> 0.3"),
+             "top-k-only.json": ({"topK": 8}, "no code change: send top_k 8 with each search"),
+             "defaults.json": ({}, "Memsense's defaults: nothing to change")}
+    for name, (config, expect) in cases.items():
+        (tmp_path / name).write_text(json.dumps(config))
+        assert main(["export-memsense", "--config", str(tmp_path / name), "--out", str(tmp_path / "o.json")]) == 0
+        out = capsys.readouterr().out
+        assert out.rstrip().endswith(expect), out
+        assert json.loads((tmp_path / "o.json").read_text())["summary"] == expect
+        assert "passes none" not in out or "needs a change" in out
 
 
 def test_another_scheme_needs_memsense_changed_with_its_knobs():

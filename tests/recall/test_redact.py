@@ -1,0 +1,54 @@
+"""`core.redact`: every form a secret takes in an address, a DSN or a header is masked, and what
+is needed to fix the address stays."""
+from __future__ import annotations
+
+import pytest
+
+from core.redact import body_excerpt, redact, redact_url
+
+S = "s3cr3t-XYZ"
+
+
+@pytest.mark.parametrize("text, shown", [
+    (f"postgresql://u:{S}@db.example:5432/memsense", "postgresql://u:***@db.example:5432/memsense"),
+    (f"postgres://u@db/memsense?sslmode=require&password={S}", "postgres://u@db/memsense?sslmode=require&password=***"),
+    (f"https://{S}@embed.example/v1/embeddings", "https://***@embed.example/v1/embeddings"),
+    (f"http://user:{S}@127.0.0.1:8080/embed?token={S}&model=m", "http://user:***@127.0.0.1:8080/embed?token=***&model=m"),
+    (f"https://h/e?access_token={S}#id_token={S}", "https://h/e?access_token=***#id_token=***"),
+    (f"https://h/e?api_key={S}&apikey={S}&key={S}&sig={S}", "https://h/e?api_key=***&apikey=***&key=***&sig=***"),
+    (f"http://localhost:port/?api_key={S}", "http://localhost:port/?api_key=***"),  # a malformed port too
+])
+def test_urls(text, shown):
+    assert redact_url(text) == shown
+    assert redact(f"cannot reach {text} (refused)") == f"cannot reach {shown} (refused)"
+
+
+@pytest.mark.parametrize("text, shown", [
+    (f"host=127.0.0.1 port=5432 password={S} dbname=memsense", "host=127.0.0.1 port=5432 password=*** dbname=memsense"),
+    (f"host=h password='{S} with spaces' user=me", "host=h password='***' user=me"),
+    (f"Authorization: Bearer {S}\nHost: h", "Authorization: ***\nHost: h"),
+    (f'{{"headers": {{"authorization": "Basic {S}", "x-api-key": "{S}"}}}}',
+     '{"headers": {"authorization": "***", "x-api-key": "***"}}'),
+    (f"Cookie: session={S}; theme=dark", "Cookie: ***"),
+    (f"no memory store at postgresql:/u:{S}@h/db", "no memory store at postgresql:/u:***@h/db"),  # a path ate a slash
+])
+def test_free_text(text, shown):
+    assert redact(text) == shown
+
+
+@pytest.mark.parametrize("text", [
+    "route_weights.vec_full: must be a finite number >= 0",
+    "unknown user 'demo-ana'; users in this store: demo-ana, demo-mei",
+    "write postgresql://USER:PASSWORD@HOST:PORT/DATABASE",  # the template in messages stays readable
+    "cannot reach a Qdrant server at http://127.0.0.1:6333 (refused)",
+])
+def test_messages_without_secrets_are_unchanged(text):
+    assert redact(text) == text
+
+
+def test_an_error_body_is_a_short_redacted_excerpt():
+    body = ('{"error": {"message": "bad key; request headers were Authorization: Bearer ' + S + '"}}').encode()
+    assert body_excerpt(body) == "bad key; request headers were Authorization: ***"
+    long = ("x" * 500 + f" token={S}").encode()
+    shown = body_excerpt(long)
+    assert len(shown) <= 120 and S not in shown
