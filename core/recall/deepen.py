@@ -22,7 +22,7 @@ import numpy as np
 from core.config import MAX_ROUTE_DEPTH
 from core.recall.pool import ChunkRows, PoolArrays, RecallPool, UnitRows
 from core.recall.store import RouteHits, top_rows
-from core.recall.ties import ranked_lists
+from core.recall.ties import ranked_lists, ranked_rows
 from core.records import DENSE_ROUTES, ROUTES, Chunk
 
 KEEP_POOLS = 6
@@ -44,7 +44,8 @@ class UserRows(Protocol):
 
 def best_lexical(scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The `n` best rows with a positive score (BM25: no match is no hit), and their scores."""
-    rows = top_rows(np.where(scores > 0, scores, -np.inf), n)
+    hit = np.flatnonzero((scores > 0) & (scores < np.inf))  # few rows match: rank only them
+    rows = hit[top_rows(scores[hit], n)]
     return rows, scores[rows]
 
 
@@ -73,9 +74,9 @@ def assemble(ix: UserRows, query: str, user_id: str, hits: dict[str, RouteHits],
 def _pool(ix: UserRows, query: str, user_id: str, rows: np.ndarray, ranks: np.ndarray, scores: np.ndarray,
           depth: int, timings: dict[str, float], source: "ScanPools | None") -> RecallPool:
     st = ix.static
-    decode = getattr(ix.chunks, "decode", None)  # chunks decoded when first used: these rows now
-    if decode is not None:
-        decode(rows.tolist())
+    check = getattr(ix.chunks, "check", None)  # chunks decoded when first used: these rows checked now
+    if check is not None:
+        check(rows)
     arrays = PoolArrays(st.is_turn[rows], st.session_of[rows], st.memory_score[rows], st.dims[rows])
     return RecallPool(query, user_id, ChunkRows(ix.chunks, rows), ranks, scores, UnitRows(ix.vec_full, rows),
                       depth=depth, neighbors=ix.neighbors, neighbor_chunks=ix.by_id, timings_ms=dict(timings),
@@ -131,7 +132,7 @@ class ScanPools:
 
     def _rank(self, depth: int) -> RecallPool:
         t0 = time.perf_counter()
-        hits = {r: RouteHits(*h) for r, h in ranked_lists(self._fetch, DENSE_ROUTES, depth).items()}
+        hits = {r: RouteHits(*h) for r, h in zip(DENSE_ROUTES, ranked_rows(self.dense, depth))}
         t1 = time.perf_counter()
         lists = ranked_lists(lambda _, n: {"lexical": best_lexical(self.lexical, n)}, ["lexical"], depth)
         hits["lexical"] = RouteHits(*lists["lexical"])
@@ -141,14 +142,6 @@ class ScanPools:
         timings["assemble"] = (time.perf_counter() - t2) * 1e3
         pool.timings_ms.update(timings)
         return pool
-
-    def _fetch(self, routes: Sequence[str], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        out = {}
-        for route in routes:
-            scores = self.dense[DENSE_ROUTES.index(route)]
-            rows = top_rows(scores, n)
-            out[route] = (rows.astype(np.int64), scores[rows].astype(np.float64))
-        return out
 
     def _cut(self, deeper: RecallPool, depth: int) -> RecallPool:
         """The first `depth` of every list of a deeper pool (`RecallPool.cut`)."""

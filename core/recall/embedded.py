@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
+import simdjson
 
 from core.errors import Cancelled, MemsenseError
 from core.recall.store import Progress, RouteHits, StoreMeta, top_rows
@@ -58,6 +59,21 @@ def is_embedded_store(path: Path) -> bool:
 def columns_file(vector_file: str) -> str:
     """The columns file written with a vector file (`UserColumns`): same name, other suffix."""
     return vector_file.removesuffix(".npy") + ".columns.npz"
+
+
+_PARSER = threading.local()
+PARSER_KEEP_BYTES = 4 * 2 ** 20
+"""Each thread keeps one simdjson parser for checks of up to this many bytes of payloads (a
+pool of 1,000 rows is about 0.5 MB): a new parser maps its buffers afresh each time."""
+
+
+def _json_parser(size: int) -> simdjson.Parser:
+    if size > PARSER_KEEP_BYTES:
+        return simdjson.Parser()
+    parser = getattr(_PARSER, "parser", None)
+    if parser is None:
+        parser = _PARSER.parser = simdjson.Parser()
+    return parser
 
 
 def _crc(array: np.ndarray) -> int:
@@ -88,7 +104,7 @@ class EmbeddedStore:
             os.close(self._lock)
             raise
         self._vectors: dict[str, np.ndarray] = {}
-        self._present: dict[str, np.ndarray] = {}
+        self._absent: dict[str, np.ndarray] = {}
         self._last: tuple[tuple[str, bytes] | None, np.ndarray | None] = (None, None)
         self.column_notes: dict[str, str] = {}  # user -> why it opened without its columns file
         if write:
@@ -198,7 +214,8 @@ class EmbeddedStore:
             self._install(user_id, m, sums[0] if sums else None, crc, masks)
         if len(ids) != n or any(a > b for a, b in zip(ids, ids[1:])):
             raise self._damaged(user_id, f"{len(ids)} readable chunks of {n} recorded")
-        chunks = LazyChunks(ids, payloads, lambda texts, rows: self._decode(user_id, ids, texts, rows))
+        chunks = LazyChunks(ids, payloads, lambda texts, rows: self._decode(user_id, ids, texts, rows),
+                            lambda texts, rows: self._check(user_id, ids, texts, rows))
         saved = self._columns(user_id, file, ids) if columns else None
         return chunks, self._vectors[user_id][DENSE_ROUTES.index("vec_full")], saved
 
@@ -217,6 +234,24 @@ class EmbeddedStore:
         if len(chunks) != len(rows) or any(c.memory_id != ids[r] for c, r in zip(chunks, rows)):
             raise self._damaged(user_id, "a chunk's payload does not match its row")
         return chunks
+
+    def _check(self, user_id: str, ids: list[str], payloads: list[str], rows: list[int]) -> None:
+        """Raise as `_decode` does if a payload of `rows` is damaged: one simdjson parse of them
+        all (no Python object per field) must give an object per row holding its memory_id;
+        when it does not, `_decode` reads them and names the damage (or finds none: simdjson
+        refuses some JSON that Python reads, e.g. NaN)."""
+        try:
+            text = ("[" + ",".join(payloads) + "]").encode()
+            doc = _json_parser(len(text)).parse(text)
+            try:
+                found = [row["memory_id"] for row in doc]
+            finally:
+                del doc  # the parser is reused: no proxy of this document may outlive the read
+            if found == [ids[r] for r in rows]:
+                return
+        except (ValueError, TypeError, KeyError, RuntimeError, UnicodeEncodeError):
+            _PARSER.__dict__.pop("parser", None)  # whatever state it is left in, the next check gets a new one
+        self._decode(user_id, ids, payloads, rows)
 
     def _columns(self, user_id: str, file: str, ids: list[str]) -> UserColumns | None:
         """The user's saved columns, if its store has them for exactly these rows."""
@@ -268,7 +303,8 @@ class EmbeddedStore:
         if routes is None:
             routes = [r for (r,) in self.db.execute("SELECT routes FROM chunks WHERE user_id=? ORDER BY row", (user_id,))]
         masks = np.array(routes, dtype=np.int64)
-        self._present[user_id] = (masks[None, :] >> np.arange(len(DENSE_ROUTES))[:, None]) & 1 == 1
+        present = (masks[None, :] >> np.arange(len(DENSE_ROUTES))[:, None]) & 1 == 1
+        self._absent[user_id] = np.flatnonzero(~present)  # (route, row) with no vector, flat: set to -inf in place
         self._vectors[user_id] = np.asarray(m)  # a plain array over the map: no memmap overhead per use
 
     @property
@@ -287,8 +323,9 @@ class EmbeddedStore:
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))
         q = q / norm if norm > 0 else q
-        every = (m.reshape(-1, m.shape[2]) @ q).reshape(m.shape[:2])
-        return np.where(self._present[user_id], every, np.float32(-np.inf))
+        every = m.reshape(-1, m.shape[2]) @ q
+        every[self._absent[user_id]] = -np.inf
+        return every.reshape(m.shape[:2])
 
     def search(self, user_id: str, query: np.ndarray, routes: Iterable[str], limit: int) -> dict[str, RouteHits]:
         """Exact cosine search of each route: rows of `read_user`'s order, best first, ties by row."""

@@ -3,7 +3,9 @@ Recall runs once per query; `core.rank.rerank` does the rest (`core.search` join
 """
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
 import threading
 import time
@@ -211,7 +213,7 @@ class Engine:
         lex = ix.lexical.scores(query)
         t3 = time.perf_counter()
         timings = {"embed": (t1 - t0) * 1e3, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}
-        return ScanPools(ix, user_id, query, dense, lex, timings).pool(Config().route_limit if depth is None else depth)
+        return ScanPools(ix, user_id, query, dense, lex, timings).pool(_default_depth() if depth is None else depth)
 
     def _fixed(self, ix: UserIndex, user_id: str, query: str, qvec: np.ndarray, depth: int, embed_ms: float) -> RecallPool:
         """A pool from the store's route lists `depth` deep (noise-tied cosines ordered by id)."""
@@ -262,12 +264,26 @@ def check_model(store: Store, meta: StoreMeta | None, embedder: TextEmbedder) ->
                             "a new --store")
 
 
+@functools.cache
+def _default_depth() -> int:
+    """The route depth the default settings need (`Config().route_limit`; a Config checks
+    every knob as it is made, a cost paid once here instead of on every recall)."""
+    return Config().route_limit
+
+
+STRAY = re.compile("[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""A lone surrogate or a control character other than tab and line breaks: `validate_query`
+names the first one; one regex search spares the common clean query two passes in Python."""
+
+
 def validate_query(query: str) -> str:
     if not isinstance(query, str) or not query.strip():
         raise MemsenseError("the query is empty; type a question to search for")
     if len(query) > MAX_QUERY_CHARS:
         raise MemsenseError(f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}. "
                             "Shorten it (the model reads only its first 256 tokens anyway)")
+    if STRAY.search(query) is None:
+        return query
     bad = next((i for i, ch in enumerate(query) if "\ud800" <= ch <= "\udfff"), None)
     if bad is not None:  # a command line's bytes that were not UTF-8 arrive as lone surrogates
         raise MemsenseError(f"the query is not valid UTF-8 text (a stray byte at character {bad + 1}); "

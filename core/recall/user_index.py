@@ -115,11 +115,14 @@ class LazyChunks(Sequence[Chunk]):
     iterating decodes every chunk not yet decoded in one call."""
 
     def __init__(self, memory_ids: list[str], payloads: list[str],
-                 decode: Callable[[list[str], list[int]], list[Chunk]]):
+                 decode: Callable[[list[str], list[int]], list[Chunk]],
+                 check: Callable[[list[str], list[int]], None] | None = None):
         self.memory_ids = memory_ids
         self._payloads: list[str | None] = list(payloads)
         self._chunks: list[Chunk | None] = [None] * len(payloads)
+        self._seen = np.zeros(len(payloads), dtype=bool)  # row decoded or checked
         self._decode = decode
+        self._check = check
         self._lock = threading.Lock()  # the engine thread and the UI thread may both read chunks
 
     def __len__(self) -> int:
@@ -135,9 +138,27 @@ class LazyChunks(Sequence[Chunk]):
         return chunk
 
     def decode(self, rows: Iterable[int]) -> None:
-        """Decode these rows now (a pool's rows, on the thread that recalls: a damaged payload
-        is then an error of the recall, not of a later re-rank)."""
+        """Decode these rows now."""
         self._fill([int(r) for r in rows])
+
+    def check(self, rows: np.ndarray) -> None:
+        """Check these rows now (a pool's rows, on the thread that recalls: a damaged payload is
+        then an error of the recall, not of a later re-rank) with the `check` given (every
+        payload parses and holds its row's memory_id; it raises on damage), or else decode them.
+        A row once checked or decoded is not checked again; a checked row is decoded when used:
+        a re-rank reads a few dozen of a pool's hundreds."""
+        rows = np.asarray(rows, dtype=np.int64)
+        fresh = rows[~self._seen[rows]]
+        if not len(fresh):
+            return
+        if self._check is None:
+            self._fill(fresh.tolist())
+            return
+        with self._lock:
+            todo = [r for r in fresh.tolist() if self._chunks[r] is None]
+            texts = [self._payloads[r] for r in todo]
+        self._check(texts, todo)  # type: ignore[arg-type]
+        self._seen[fresh] = True
 
     def _fill(self, rows: list[int]) -> None:
         with self._lock:
@@ -146,6 +167,7 @@ class LazyChunks(Sequence[Chunk]):
                 rows = [r for r, _ in pending]
                 for r, chunk in zip(rows, self._decode([p for _, p in pending], rows)):
                     self._chunks[r], self._payloads[r] = chunk, None
+                self._seen[rows] = True
 
     def __reduce__(self):
         return list, (list(self),)  # a copy elsewhere (another process) holds every chunk decoded
