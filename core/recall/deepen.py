@@ -38,7 +38,7 @@ class UserRows(Protocol):
     session_of: np.ndarray
     is_session: np.ndarray
     static: PoolArrays
-    neighbors: dict[str, tuple[str | None, str | None]]
+    neighbors: Mapping[str, tuple[str | None, str | None]]
     by_id: Mapping[str, Chunk]
 
 

@@ -105,6 +105,8 @@ class EmbeddedStore:
             raise
         self._vectors: dict[str, np.ndarray] = {}
         self._absent: dict[str, np.ndarray] = {}
+        self._pending: dict[str, tuple[threading.Thread, list[int], int]] = {}  # user -> checksum being computed
+        self._checking = threading.Lock()
         self._last: tuple[tuple[str, bytes] | None, np.ndarray | None] = (None, None)
         self.column_notes: dict[str, str] = {}  # user -> why it opened without its columns file
         if write:
@@ -190,6 +192,7 @@ class EmbeddedStore:
     def read_user(self, user_id: str) -> tuple[list[Chunk], np.ndarray]:
         """All chunks of a user sorted by memory_id, and their unit vec_full vectors (float32)."""
         chunks, vec_full, _ = self.read_indexed(user_id, columns=False)
+        self._verify(user_id)
         return list(chunks), vec_full
 
     def read_indexed(self, user_id: str, columns: bool = True) -> tuple[LazyChunks, np.ndarray, UserColumns | None]:
@@ -197,8 +200,10 @@ class EmbeddedStore:
         `columns`, its saved `UserColumns` (None when the store has none for it, or they are
         damaged: the caller builds them from the chunks).
 
-        The vector file's checksum is computed on a second thread while the rows are read
-        (zlib releases the GIL), and checked before anything is returned."""
+        The vector file's checksum is computed on a second thread (zlib releases the GIL) while
+        the rows are read, the user is indexed and its first query scanned: `scan`, `search`,
+        `route_matrix` and `read_user` wait for it and raise if it does not match, so nothing
+        computed from the vectors is returned before they are checked."""
         file, n, _ = self._user_row(user_id)
         if user_id in self._vectors:
             ids, _, payloads = self._rows(user_id)
@@ -209,9 +214,10 @@ class EmbeddedStore:
             worker.start()
             try:
                 ids, masks, payloads = self._rows(user_id)
-            finally:
+            except BaseException:
                 worker.join()
-            self._install(user_id, m, sums[0] if sums else None, crc, masks)
+                raise
+            self._install(user_id, m, None, crc, masks, pending=(worker, sums))
         if len(ids) != n or any(a > b for a, b in zip(ids, ids[1:])):
             raise self._damaged(user_id, f"{len(ids)} readable chunks of {n} recorded")
         chunks = LazyChunks(ids, payloads, lambda texts, rows: self._decode(user_id, ids, texts, rows),
@@ -276,7 +282,22 @@ class EmbeddedStore:
         if user_id not in self._vectors:
             m, crc = self._open_vectors(user_id)
             self._install(user_id, m, _crc(m), crc)
+        self._verify(user_id)
         return self._vectors[user_id]
+
+    def _verify(self, user_id: str) -> None:
+        """Wait for the checksum `read_indexed` started, if any; raise (and forget the
+        vectors, so the next use reads and checks them again) if it does not match."""
+        with self._checking:
+            pending = self._pending.get(user_id)
+            if pending is None:
+                return
+            worker, sums, crc = pending
+            worker.join()
+            del self._pending[user_id]
+            if not sums or sums[0] != crc:
+                self._vectors.pop(user_id, None)
+                raise self._damaged(user_id, f"vectors/{self._user_row(user_id)[0]} does not match its checksum")
 
     def _open_vectors(self, user_id: str) -> tuple[np.ndarray, int]:
         """The user's vector file, memory-mapped and of the recorded shape, and its recorded checksum."""
@@ -294,10 +315,13 @@ class EmbeddedStore:
         return m, crc
 
     def _install(self, user_id: str, m: np.ndarray, computed: int | None, crc: int,
-                 routes: list[int] | None = None) -> None:
-        """Keep the vectors for searches once their checksum matches the recorded one; `routes`:
+                 routes: list[int] | None = None, pending: tuple[threading.Thread, list[int]] | None = None) -> None:
+        """Keep the vectors for searches once their checksum matches the recorded one, or with
+        the thread computing it (`pending`: `_verify` checks it before they are used); `routes`:
         the rows' route masks when already read (else they are read here)."""
-        if computed != crc:
+        if pending is not None:
+            self._pending[user_id] = (*pending, crc)
+        elif computed != crc:
             file = self._user_row(user_id)[0]
             raise self._damaged(user_id, f"vectors/{file} does not match its checksum")
         if routes is None:
@@ -312,6 +336,14 @@ class EmbeddedStore:
         """This store scans every vector of a user (`core.recall.store.Store.scanner`)."""
         return self
 
+    def _verify_dropped(self, user_id: str) -> None:
+        """A user rewritten or dropped: a checksum still computed for its old vectors is waited
+        for (its thread reads the old file) and forgotten."""
+        with self._checking:
+            pending = self._pending.pop(user_id, None)
+        if pending is not None:
+            pending[0].join()
+
     def route_matrix(self, user_id: str) -> np.ndarray:
         """The user's unit route vectors, float32 `(7, n, dim)` in `DENSE_ROUTES` order (memory-mapped)."""
         return self._matrix(user_id)
@@ -319,12 +351,16 @@ class EmbeddedStore:
     def scan(self, user_id: str, query: np.ndarray) -> np.ndarray:
         """Exact cosine of the query with every route vector of the user, in one BLAS call:
         float32 `(7, n)` in `DENSE_ROUTES` order, -inf where a chunk has no vector for a route."""
-        m = self._matrix(user_id)
+        if user_id not in self._vectors:
+            m, crc = self._open_vectors(user_id)
+            self._install(user_id, m, _crc(m), crc)
+        m = self._vectors[user_id]
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))
         q = q / norm if norm > 0 else q
         every = m.reshape(-1, m.shape[2]) @ q
         every[self._absent[user_id]] = -np.inf
+        self._verify(user_id)  # the first scan of a user runs while its checksum is computed
         return every.reshape(m.shape[:2])
 
     def search(self, user_id: str, query: np.ndarray, routes: Iterable[str], limit: int) -> dict[str, RouteHits]:
@@ -401,6 +437,7 @@ class EmbeddedStore:
             db.execute("ROLLBACK")
             raise
         self._vectors.pop(user_id, None)
+        self._verify_dropped(user_id)
         self._last = (None, None)
 
     def add_columns(self, progress: Progress | None = None) -> int:
@@ -433,6 +470,7 @@ class EmbeddedStore:
         db.execute("DELETE FROM users WHERE user_id=?", (user_id,))
         db.execute("COMMIT")
         self._vectors.pop(user_id, None)
+        self._verify_dropped(user_id)
         self._last = (None, None)
         self._drop_orphans()
 
@@ -446,7 +484,10 @@ class EmbeddedStore:
                 f.unlink(missing_ok=True)
 
     def close(self) -> None:
+        for user_id in list(self._pending):
+            self._verify_dropped(user_id)
         self._vectors.clear()
+        self._absent.clear()
         try:
             self.db.close()
         finally:

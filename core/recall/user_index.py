@@ -181,12 +181,34 @@ class LazyChunks(Sequence[Chunk]):
 class ChunksById(Mapping[str, Chunk]):
     """memory_id -> chunk over a row-ordered chunk list, decoding only what is looked up."""
 
-    def __init__(self, chunks: Sequence[Chunk], memory_ids: Sequence[str]):
+    def __init__(self, chunks: Sequence[Chunk], memory_ids: Sequence[str], row_of: dict[str, int] | None = None):
         self._chunks = chunks
-        self._row = {m: i for i, m in enumerate(memory_ids)}
+        self._row = dict(zip(memory_ids, range(len(memory_ids)))) if row_of is None else row_of
 
     def __getitem__(self, memory_id: str) -> Chunk:
         return self._chunks[self._row[memory_id]]
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._row
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+
+class RowNeighbors(Mapping[str, tuple[str | None, str | None]]):
+    """memory_id -> (previous, next) memory_id (§4), read from the columns' row arrays when
+    looked up: no tuple per chunk is made for a user whose pools read a few hundred."""
+
+    def __init__(self, memory_ids: Sequence[str], previous: np.ndarray, following: np.ndarray, row_of: dict[str, int]):
+        self._ids, self._previous, self._following, self._row = memory_ids, previous, following, row_of
+
+    def __getitem__(self, memory_id: str) -> tuple[str | None, str | None]:
+        r = self._row[memory_id]
+        p, f = int(self._previous[r]), int(self._following[r])
+        return (self._ids[p] if p >= 0 else None, self._ids[f] if f >= 0 else None)
 
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self._row
@@ -206,7 +228,7 @@ class UserIndex:
     session_of: np.ndarray  # row -> session code
     session_rows: list[np.ndarray]  # session code -> rows of its session chunks
     is_session: np.ndarray  # row -> is a session chunk
-    neighbors: dict[str, tuple[str | None, str | None]]
+    neighbors: Mapping[str, tuple[str | None, str | None]]
     by_id: Mapping[str, Chunk]
     static: PoolArrays  # `RecallPool.static` of every row: a pool takes its rows' entries
 
@@ -230,8 +252,8 @@ class UserIndex:
             memory_score=columns.memory_score,
             dims=np.where(vec_full.any(axis=1), vec_full.shape[1], 0) if len(ids) else np.zeros(0, np.int64),
         )
-        neighbors = {m: (ids[p] if p >= 0 else None, ids[f] if f >= 0 else None)
-                     for m, p, f in zip(ids, columns.previous.tolist(), columns.following.tolist())}
+        row_of = dict(zip(ids, range(len(ids))))  # a memory_id shared by rows: the last, as a dict of them gives
         return cls(chunks, vec_full, text_index, session_of, [order[bounds[i]:bounds[i + 1]] for i in range(sessions)],
-                   is_session, neighbors, ChunksById(chunks, ids), static)
+                   is_session, RowNeighbors(ids, columns.previous, columns.following, row_of),
+                   ChunksById(chunks, ids, row_of), static)
 
