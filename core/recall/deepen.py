@@ -53,9 +53,10 @@ def assemble(ix: UserRows, query: str, user_id: str, hits: dict[str, RouteHits],
              timings: dict[str, float], source: "ScanPools | None" = None) -> RecallPool:
     """The pool: every row some route found, plus the session chunks of every touched session."""
     n = len(ix.chunks)
+    lengths = [len(hits[r].rows) for r in ROUTES]
+    found = np.concatenate([hits[r].rows for r in ROUTES])  # every list, route after route
     keep = np.zeros(n, dtype=bool)
-    for r in ROUTES:
-        keep[hits[r].rows] = True
+    keep[found] = True
     touched = np.zeros(int(ix.session_of.max(initial=-1)) + 1, dtype=bool)
     touched[ix.session_of[keep]] = True
     keep |= ix.is_session & touched[ix.session_of]
@@ -64,10 +65,10 @@ def assemble(ix: UserRows, query: str, user_id: str, hits: dict[str, RouteHits],
     pos[rows] = np.arange(len(rows))
     ranks = np.zeros((len(rows), len(ROUTES)), dtype=np.int32)
     scores = np.full((len(rows), len(ROUTES)), np.nan)
-    for j, route in enumerate(ROUTES):
-        at = pos[hits[route].rows]
-        ranks[at, j] = np.arange(1, len(at) + 1)
-        scores[at, j] = hits[route].scores
+    column = np.repeat(np.arange(len(ROUTES)), lengths)
+    starts = np.repeat(np.cumsum([0, *lengths[:-1]]), lengths)
+    ranks[pos[found], column] = np.arange(1, len(found) + 1) - starts  # 1-based place in its route's list
+    scores[pos[found], column] = np.concatenate([hits[r].scores for r in ROUTES])
     return _pool(ix, query, user_id, rows, ranks, scores, depth, timings, source)
 
 
