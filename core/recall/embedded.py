@@ -30,7 +30,7 @@ import uuid
 import warnings
 import zlib
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import simdjson
@@ -248,7 +248,7 @@ class EmbeddedStore:
         refuses some JSON that Python reads, e.g. NaN)."""
         try:
             text = ("[" + ",".join(payloads) + "]").encode()
-            doc = _json_parser(len(text)).parse(text)
+            doc: Any = _json_parser(len(text)).parse(text)
             try:
                 found = [row["memory_id"] for row in doc]
             finally:

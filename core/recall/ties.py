@@ -116,7 +116,7 @@ def ranked_rows(scores: np.ndarray, depth: int) -> list[tuple[np.ndarray, np.nda
     rows = np.take_along_axis(part, order, axis=1).astype(np.int64)
     kept = np.take_along_axis(values, order, axis=1).astype(np.float64)
     is_finite = np.isfinite(kept)
-    finite = is_finite.all(axis=1)
+    finite = np.asarray(is_finite.all(axis=1))
     clean = np.where(is_finite, kept, 0.0)  # routes with a non-finite score go the plain way
     scale = TIE_TOLERANCE * np.maximum(1.0, np.abs(clean).max(axis=1))
     gaps = clean[:, :-1] - clean[:, 1:]
