@@ -157,7 +157,7 @@ class LazyChunks(Sequence[Chunk]):
         with self._lock:
             todo = [r for r in fresh.tolist() if self._chunks[r] is None]
             texts = [self._payloads[r] for r in todo]
-        self._check(texts, todo)  # type: ignore[arg-type]
+        self._check(texts, todo)
         self._seen[fresh] = True
 
     def _fill(self, rows: list[int]) -> None:

@@ -116,7 +116,7 @@ def test_a_recall_never_returns_what_damaged_vectors_give(tmp_path):
     engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
     try:
         for _ in range(2):
-            with pytest.raises(MemsenseError, match="the data of user 'b' .* is damaged .*does not match its checksum"):
+            with pytest.raises(MemsenseError, match=r"the data of user 'b' .* is damaged .*does not match its checksum"):
                 engine.recall("b", "alpha bravo", 40)
         assert engine.recall("a", "alpha bravo", 40).size
     finally:

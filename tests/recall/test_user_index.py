@@ -237,7 +237,7 @@ def test_a_payload_holding_another_rows_id_is_an_error_of_the_recall(tmp_path):
         set_payload(tmp_path / "s", "u", row, lambda p: p.replace('"u:S', '"u:X', 1))
     engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
     try:
-        with pytest.raises(MemsenseError, match="the data of user 'u' .* is damaged .*does not match its row"):
+        with pytest.raises(MemsenseError, match=r"the data of user 'u' .* is damaged .*does not match its row"):
             engine.recall("u", "alpha", 40)
     finally:
         engine.close()
