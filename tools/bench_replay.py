@@ -149,7 +149,7 @@ def main() -> None:
         if js:
             module.write_text(js.read_text())  # an ES module whatever the source tree says
             driver.write_text(DRIVER)
-        for rows, top_k, reps in ((32, 8, 40), (512, 32, 3)):
+        for rows, top_k, reps in ((32, 8, 40), (128, 16, 10), (512, 32, 3)):
             batch = cases(rows, top_k)
             mine, our_picks = ours(batch, reps)
             line = f"{rows:>4} rows, top_k {top_k:>2}: memsense rerank {mine:8.2f} ms per case"

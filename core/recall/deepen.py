@@ -22,7 +22,7 @@ import numpy as np
 from core.config import MAX_ROUTE_DEPTH
 from core.recall.pool import ChunkRows, PoolArrays, RecallPool, UnitRows
 from core.recall.store import RouteHits, top_rows
-from core.recall.ties import ranked_lists
+from core.recall.ties import ranked_lists, ranked_rows
 from core.records import DENSE_ROUTES, ROUTES, Chunk
 
 KEEP_POOLS = 6
@@ -38,13 +38,14 @@ class UserRows(Protocol):
     session_of: np.ndarray
     is_session: np.ndarray
     static: PoolArrays
-    neighbors: dict[str, tuple[str | None, str | None]]
+    neighbors: Mapping[str, tuple[str | None, str | None]]
     by_id: Mapping[str, Chunk]
 
 
 def best_lexical(scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The `n` best rows with a positive score (BM25: no match is no hit), and their scores."""
-    rows = top_rows(np.where(scores > 0, scores, -np.inf), n)
+    hit = np.flatnonzero((scores > 0) & (scores < np.inf))  # few rows match: rank only them
+    rows = hit[top_rows(scores[hit], n)]
     return rows, scores[rows]
 
 
@@ -52,9 +53,10 @@ def assemble(ix: UserRows, query: str, user_id: str, hits: dict[str, RouteHits],
              timings: dict[str, float], source: "ScanPools | None" = None) -> RecallPool:
     """The pool: every row some route found, plus the session chunks of every touched session."""
     n = len(ix.chunks)
+    lengths = [len(hits[r].rows) for r in ROUTES]
+    found = np.concatenate([hits[r].rows for r in ROUTES])  # every list, route after route
     keep = np.zeros(n, dtype=bool)
-    for r in ROUTES:
-        keep[hits[r].rows] = True
+    keep[found] = True
     touched = np.zeros(int(ix.session_of.max(initial=-1)) + 1, dtype=bool)
     touched[ix.session_of[keep]] = True
     keep |= ix.is_session & touched[ix.session_of]
@@ -63,19 +65,19 @@ def assemble(ix: UserRows, query: str, user_id: str, hits: dict[str, RouteHits],
     pos[rows] = np.arange(len(rows))
     ranks = np.zeros((len(rows), len(ROUTES)), dtype=np.int32)
     scores = np.full((len(rows), len(ROUTES)), np.nan)
-    for j, route in enumerate(ROUTES):
-        at = pos[hits[route].rows]
-        ranks[at, j] = np.arange(1, len(at) + 1)
-        scores[at, j] = hits[route].scores
+    column = np.repeat(np.arange(len(ROUTES)), lengths)
+    starts = np.repeat(np.cumsum([0, *lengths[:-1]]), lengths)
+    ranks[pos[found], column] = np.arange(1, len(found) + 1) - starts  # 1-based place in its route's list
+    scores[pos[found], column] = np.concatenate([hits[r].scores for r in ROUTES])
     return _pool(ix, query, user_id, rows, ranks, scores, depth, timings, source)
 
 
 def _pool(ix: UserRows, query: str, user_id: str, rows: np.ndarray, ranks: np.ndarray, scores: np.ndarray,
           depth: int, timings: dict[str, float], source: "ScanPools | None") -> RecallPool:
     st = ix.static
-    decode = getattr(ix.chunks, "decode", None)  # chunks decoded when first used: these rows now
-    if decode is not None:
-        decode(rows.tolist())
+    check = getattr(ix.chunks, "check", None)  # chunks decoded when first used: these rows checked now
+    if check is not None:
+        check(rows)
     arrays = PoolArrays(st.is_turn[rows], st.session_of[rows], st.memory_score[rows], st.dims[rows])
     return RecallPool(query, user_id, ChunkRows(ix.chunks, rows), ranks, scores, UnitRows(ix.vec_full, rows),
                       depth=depth, neighbors=ix.neighbors, neighbor_chunks=ix.by_id, timings_ms=dict(timings),
@@ -131,7 +133,7 @@ class ScanPools:
 
     def _rank(self, depth: int) -> RecallPool:
         t0 = time.perf_counter()
-        hits = {r: RouteHits(*h) for r, h in ranked_lists(self._fetch, DENSE_ROUTES, depth).items()}
+        hits = {r: RouteHits(*h) for r, h in zip(DENSE_ROUTES, ranked_rows(self.dense, depth))}
         t1 = time.perf_counter()
         lists = ranked_lists(lambda _, n: {"lexical": best_lexical(self.lexical, n)}, ["lexical"], depth)
         hits["lexical"] = RouteHits(*lists["lexical"])
@@ -141,14 +143,6 @@ class ScanPools:
         timings["assemble"] = (time.perf_counter() - t2) * 1e3
         pool.timings_ms.update(timings)
         return pool
-
-    def _fetch(self, routes: Sequence[str], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        out = {}
-        for route in routes:
-            scores = self.dense[DENSE_ROUTES.index(route)]
-            rows = top_rows(scores, n)
-            out[route] = (rows.astype(np.int64), scores[rows].astype(np.float64))
-        return out
 
     def _cut(self, deeper: RecallPool, depth: int) -> RecallPool:
         """The first `depth` of every list of a deeper pool (`RecallPool.cut`)."""

@@ -32,9 +32,10 @@ import uuid
 import warnings
 import zlib
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
+import simdjson
 
 from core.errors import Cancelled, MemsenseError
 from core.recall.store import Progress, RouteHits, StoreMeta, top_rows
@@ -77,6 +78,21 @@ def _naming(path: Path) -> Iterator[None]:
         raise OSError(exc.errno, exc.strerror or f"a short write, {exc}", str(path)) from None
 
 
+_PARSER = threading.local()
+PARSER_KEEP_BYTES = 4 * 2 ** 20
+"""Each thread keeps one simdjson parser for checks of up to this many bytes of payloads (a
+pool of 1,000 rows is about 0.5 MB): a new parser maps its buffers afresh each time."""
+
+
+def _json_parser(size: int) -> simdjson.Parser:
+    if size > PARSER_KEEP_BYTES:
+        return simdjson.Parser()
+    parser = getattr(_PARSER, "parser", None)
+    if parser is None:
+        parser = _PARSER.parser = simdjson.Parser()
+    return parser
+
+
 def _crc(array: np.ndarray) -> int:
     """Adler-32 of the raw bytes: catches damage at a fraction of a hash's cost."""
     return zlib.adler32(np.ascontiguousarray(array).data.cast("B"))
@@ -101,7 +117,9 @@ class EmbeddedStore:
         self.exclusive = write
         self.db = self._connect(exclusive=write)
         self._vectors: dict[str, np.ndarray] = {}
-        self._present: dict[str, np.ndarray] = {}
+        self._absent: dict[str, np.ndarray] = {}
+        self._pending: dict[str, tuple[threading.Thread, list[int], int]] = {}  # user -> checksum being computed
+        self._checking = threading.Lock()
         self._last: tuple[tuple[str, bytes] | None, np.ndarray | None] = (None, None)
         self.column_notes: dict[str, str] = {}  # user -> why it opened without its columns file
         if write:
@@ -201,6 +219,7 @@ class EmbeddedStore:
     def read_user(self, user_id: str) -> tuple[list[Chunk], np.ndarray]:
         """All chunks of a user sorted by memory_id, and their unit vec_full vectors (float32)."""
         chunks, vec_full, _ = self.read_indexed(user_id, columns=False)
+        self._verify(user_id)
         return list(chunks), vec_full
 
     def read_indexed(self, user_id: str, columns: bool = True) -> tuple[LazyChunks, np.ndarray, UserColumns | None]:
@@ -208,8 +227,10 @@ class EmbeddedStore:
         `columns`, its saved `UserColumns` (None when the store has none for it, or they are
         damaged: the caller builds them from the chunks).
 
-        The vector file's checksum is computed on a second thread while the rows are read
-        (zlib releases the GIL), and checked before anything is returned."""
+        The vector file's checksum is computed on a second thread (zlib releases the GIL) while
+        the rows are read, the user is indexed and its first query scanned: `scan`, `search`,
+        `route_matrix` and `read_user` wait for it and raise if it does not match, so nothing
+        computed from the vectors is returned before they are checked."""
         file, n, _ = self._user_row(user_id)
         if user_id in self._vectors:
             ids, _, payloads = self._rows(user_id)
@@ -220,12 +241,14 @@ class EmbeddedStore:
             worker.start()
             try:
                 ids, masks, payloads = self._rows(user_id)
-            finally:
+            except BaseException:
                 worker.join()
-            self._install(user_id, m, sums[0] if sums else None, crc, masks)
+                raise
+            self._install(user_id, m, None, crc, masks, pending=(worker, sums))
         if len(ids) != n or any(a > b for a, b in zip(ids, ids[1:])):
             raise self._damaged(user_id, f"{len(ids)} readable chunks of {n} recorded")
-        chunks = LazyChunks(ids, payloads, lambda texts, rows: self._decode(user_id, ids, texts, rows))
+        chunks = LazyChunks(ids, payloads, lambda texts, rows: self._decode(user_id, ids, texts, rows),
+                            lambda texts, rows: self._check(user_id, ids, texts, rows))
         saved = self._columns(user_id, file, ids) if columns else None
         return chunks, self._vectors[user_id][DENSE_ROUTES.index("vec_full")], saved
 
@@ -244,6 +267,24 @@ class EmbeddedStore:
         if len(chunks) != len(rows) or any(c.memory_id != ids[r] for c, r in zip(chunks, rows)):
             raise self._damaged(user_id, "a chunk's payload does not match its row")
         return chunks
+
+    def _check(self, user_id: str, ids: list[str], payloads: list[str], rows: list[int]) -> None:
+        """Raise as `_decode` does if a payload of `rows` is damaged: one simdjson parse of them
+        all (no Python object per field) must give an object per row holding its memory_id;
+        when it does not, `_decode` reads them and names the damage (or finds none: simdjson
+        refuses some JSON that Python reads, e.g. NaN)."""
+        try:
+            text = ("[" + ",".join(payloads) + "]").encode()
+            doc: Any = _json_parser(len(text)).parse(text)
+            try:
+                found = [row["memory_id"] for row in doc]
+            finally:
+                del doc  # the parser is reused: no proxy of this document may outlive the read
+            if found == [ids[r] for r in rows]:
+                return
+        except (ValueError, TypeError, KeyError, RuntimeError, UnicodeEncodeError):
+            _PARSER.__dict__.pop("parser", None)  # whatever state it is left in, the next check gets a new one
+        self._decode(user_id, ids, payloads, rows)
 
     def _columns(self, user_id: str, file: str, ids: list[str]) -> UserColumns | None:
         """The user's saved columns, if its store has them for exactly these rows."""
@@ -268,7 +309,22 @@ class EmbeddedStore:
         if user_id not in self._vectors:
             m, crc = self._open_vectors(user_id)
             self._install(user_id, m, _crc(m), crc)
+        self._verify(user_id)
         return self._vectors[user_id]
+
+    def _verify(self, user_id: str) -> None:
+        """Wait for the checksum `read_indexed` started, if any; raise (and forget the
+        vectors, so the next use reads and checks them again) if it does not match."""
+        with self._checking:
+            pending = self._pending.get(user_id)
+            if pending is None:
+                return
+            worker, sums, crc = pending
+            worker.join()
+            del self._pending[user_id]
+            if not sums or sums[0] != crc:
+                self._vectors.pop(user_id, None)
+                raise self._damaged(user_id, f"vectors/{self._user_row(user_id)[0]} does not match its checksum")
 
     def _open_vectors(self, user_id: str) -> tuple[np.ndarray, int]:
         """The user's vector file, memory-mapped and of the recorded shape, and its recorded checksum."""
@@ -286,22 +342,34 @@ class EmbeddedStore:
         return m, crc
 
     def _install(self, user_id: str, m: np.ndarray, computed: int | None, crc: int,
-                 routes: list[int] | None = None) -> None:
-        """Keep the vectors for searches once their checksum matches the recorded one; `routes`:
+                 routes: list[int] | None = None, pending: tuple[threading.Thread, list[int]] | None = None) -> None:
+        """Keep the vectors for searches once their checksum matches the recorded one, or with
+        the thread computing it (`pending`: `_verify` checks it before they are used); `routes`:
         the rows' route masks when already read (else they are read here)."""
-        if computed != crc:
+        if pending is not None:
+            self._pending[user_id] = (*pending, crc)
+        elif computed != crc:
             file = self._user_row(user_id)[0]
             raise self._damaged(user_id, f"vectors/{file} does not match its checksum")
         if routes is None:
             routes = [r for (r,) in self.db.execute("SELECT routes FROM chunks WHERE user_id=? ORDER BY row", (user_id,))]
         masks = np.array(routes, dtype=np.int64)
-        self._present[user_id] = (masks[None, :] >> np.arange(len(DENSE_ROUTES))[:, None]) & 1 == 1
+        present = (masks[None, :] >> np.arange(len(DENSE_ROUTES))[:, None]) & 1 == 1
+        self._absent[user_id] = np.flatnonzero(~present)  # (route, row) with no vector, flat: set to -inf in place
         self._vectors[user_id] = np.asarray(m)  # a plain array over the map: no memmap overhead per use
 
     @property
     def scanner(self) -> "EmbeddedStore":
         """This store scans every vector of a user (`core.recall.store.Store.scanner`)."""
         return self
+
+    def _verify_dropped(self, user_id: str) -> None:
+        """A user rewritten or dropped: a checksum still computed for its old vectors is waited
+        for (its thread reads the old file) and forgotten."""
+        with self._checking:
+            pending = self._pending.pop(user_id, None)
+        if pending is not None:
+            pending[0].join()
 
     def route_matrix(self, user_id: str) -> np.ndarray:
         """The user's unit route vectors, float32 `(7, n, dim)` in `DENSE_ROUTES` order (memory-mapped)."""
@@ -310,12 +378,17 @@ class EmbeddedStore:
     def scan(self, user_id: str, query: np.ndarray) -> np.ndarray:
         """Exact cosine of the query with every route vector of the user, in one BLAS call:
         float32 `(7, n)` in `DENSE_ROUTES` order, -inf where a chunk has no vector for a route."""
-        m = self._matrix(user_id)
+        if user_id not in self._vectors:
+            m, crc = self._open_vectors(user_id)
+            self._install(user_id, m, _crc(m), crc)
+        m = self._vectors[user_id]
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))
         q = q / norm if norm > 0 else q
-        every = (m.reshape(-1, m.shape[2]) @ q).reshape(m.shape[:2])
-        return np.where(self._present[user_id], every, np.float32(-np.inf))
+        every = m.reshape(-1, m.shape[2]) @ q
+        every[self._absent[user_id]] = -np.inf
+        self._verify(user_id)  # the first scan of a user runs while its checksum is computed
+        return every.reshape(m.shape[:2])
 
     def search(self, user_id: str, query: np.ndarray, routes: Iterable[str], limit: int) -> dict[str, RouteHits]:
         """Exact cosine search of each route: rows of `read_user`'s order, best first, ties by row."""
@@ -420,6 +493,7 @@ class EmbeddedStore:
                 db.execute("ROLLBACK")
             raise
         self._vectors.pop(user_id, None)
+        self._verify_dropped(user_id)
         self._last = (None, None)
         return old[0] if old else None
 
@@ -469,6 +543,7 @@ class EmbeddedStore:
                 db.execute("ROLLBACK")
             raise self._write_failed(exc, f"drop user {user_id!r} (it is still stored)") from None
         self._vectors.pop(user_id, None)
+        self._verify_dropped(user_id)
         self._last = (None, None)
         self._remove(file)
 
@@ -488,5 +563,8 @@ class EmbeddedStore:
                     pass
 
     def close(self) -> None:
+        for user_id in list(self._pending):
+            self._verify_dropped(user_id)
         self._vectors.clear()
+        self._absent.clear()
         self.db.close()  # releases the lock

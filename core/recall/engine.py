@@ -3,6 +3,7 @@ Recall runs once per query; `core.rank.rerank` does the rest (`core.search` join
 """
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import threading
@@ -228,7 +229,7 @@ class Engine:
         lex = ix.lexical.scores(query)
         t3 = time.perf_counter()
         timings = {"embed": (t1 - t0) * 1e3, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}
-        return ScanPools(ix, user_id, query, dense, lex, timings).pool(Config().route_limit if depth is None else depth)
+        return ScanPools(ix, user_id, query, dense, lex, timings).pool(_default_depth() if depth is None else depth)
 
     def _fixed(self, ix: UserIndex, user_id: str, query: str, qvec: np.ndarray, depth: int, embed_ms: float) -> RecallPool:
         """A pool from the store's route lists `depth` deep (noise-tied cosines ordered by id)."""
@@ -277,6 +278,13 @@ def check_model(store: Store, meta: StoreMeta | None, embedder: TextEmbedder) ->
         raise MemsenseError(f"{where} was built with a different model that has the same folder name and file "
                             f"sizes as {embedder.model_path}; pass the --model it was built with, or ingest into "
                             "a new --store")
+
+
+@functools.cache
+def _default_depth() -> int:
+    """The route depth the default settings need (`Config().route_limit`; a Config checks
+    every knob as it is made, a cost paid once here instead of on every recall)."""
+    return Config().route_limit
 
 
 def validate_query(query: str) -> str:

@@ -52,8 +52,10 @@ class LexicalIndex:
                lengths: np.ndarray) -> None:
         self.size = len(lengths)
         self.vocab = {t: i for i, t in enumerate(terms)}
-        self._docs = np.asarray(docs, dtype=np.int64)
-        self._freqs = np.asarray(freqs, dtype=np.float64)
+        docs, freqs = np.asarray(docs), np.asarray(freqs)
+        # integers kept as given (a saved index's int32, no copy of millions): scoring widens them exactly
+        self._docs = docs if docs.dtype.kind in "iu" else docs.astype(np.int64)
+        self._freqs = freqs if freqs.dtype.kind in "iuf" else freqs.astype(np.float64)
         self._indptr = np.asarray(indptr, dtype=np.int64)
         self._lengths = np.asarray(lengths, dtype=np.int64)
         self.idf = self._idf(np.diff(self._indptr))

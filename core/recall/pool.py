@@ -46,7 +46,7 @@ class RecallPool:
     scores: np.ndarray  # float64 (n, 8): raw route score (cosine or BM25), nan = absent
     vectors: "np.ndarray | UnitRows"  # float64 (n, d): unit vec_full vectors, zero rows where missing
     depth: int  # how deep every route list was kept
-    neighbors: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    neighbors: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
     """memory_id -> (previous, next) memory_id of the same session and kind (§4)."""
     neighbor_chunks: Mapping[str, Chunk] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)

@@ -16,6 +16,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from core.recall.store import top_rows
+
 TIE_TOLERANCE = 1e-6
 """Scores this close (relative to their size, at least this absolute) are equal. Float32
 cosines are noisy near 1e-7; genuinely different scores closer than 1e-6 carry no order."""
@@ -93,3 +95,50 @@ def ranked_lists(fetch: Callable[[list[str], int], Mapping[str, tuple[np.ndarray
                 out[route] = (rows[:depth], scores[:depth])
         pending, want = [r for r in pending if r not in out], want * 2
     return out
+
+
+def ranked_rows(scores: np.ndarray, depth: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """`ranked_lists` over a score matrix `(k, n)` (one route a row; non-finite = no hit), each
+    list to `depth`, the same arrays the plain path gives with `core.recall.store.top_rows` as
+    the fetch, made for all routes at once (one partition, one sort, one tie walk).
+
+    Which of several rows equal to the cut's score the partition kept does not matter: the
+    kept scores are the same, a list is cut only where its tie group ends before the last
+    kept score (so every such row lies past the cut), and otherwise the route goes to the
+    plain path, as does a route with fewer finite scores than fetched."""
+    k, n = scores.shape
+    want = depth + 1
+    if n <= want or k == 0:
+        return [_plain(scores[j], depth) for j in range(k)]
+    part = np.argpartition(scores, n - want, axis=1)[:, n - want:]
+    values = np.take_along_axis(scores, part, axis=1)
+    order = np.lexsort((part, -values), axis=1)
+    rows = np.take_along_axis(part, order, axis=1).astype(np.int64)
+    kept = np.take_along_axis(values, order, axis=1).astype(np.float64)
+    is_finite = np.isfinite(kept)
+    finite = np.asarray(is_finite.all(axis=1))
+    clean = np.where(is_finite, kept, 0.0)  # routes with a non-finite score go the plain way
+    scale = TIE_TOLERANCE * np.maximum(1.0, np.abs(clean).max(axis=1))
+    gaps = clean[:, :-1] - clean[:, 1:]
+    close = np.zeros((k, want), dtype=bool)  # a last column of False: no run crosses into the next route
+    close[:, :-1] = gaps <= scale[:, None]
+    close &= finite[:, None]
+    flat_rows, flat_scores, flat_close = rows.reshape(-1), kept.reshape(-1), close.reshape(-1)[:-1]
+    if flat_close.any():
+        starts = np.flatnonzero(flat_close & ~np.concatenate(([False], flat_close[:-1])))
+        ends = np.flatnonzero(flat_close & ~np.concatenate((flat_close[1:], [False]))) + 2
+        pairs = ends - starts == 2
+        _group_pairs(flat_rows, flat_scores, starts[pairs])
+        for a, b in zip(starts[~pairs].tolist(), ends[~pairs].tolist()):
+            _group_run(flat_rows, flat_scores, a, b)
+    cut = finite & (kept[:, depth - 1] != kept[:, -1])
+    return [(rows[j, :depth], kept[j, :depth]) if cut[j] else _plain(scores[j], depth) for j in range(k)]
+
+
+def _plain(scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """One route's list by `ranked_lists` from its scores (best first, ties by row)."""
+    def fetch(_: list[str], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        rows = top_rows(scores, n)
+        return {"": (rows.astype(np.int64), scores[rows].astype(np.float64))}
+
+    return ranked_lists(fetch, [""], depth)[""]

@@ -115,11 +115,14 @@ class LazyChunks(Sequence[Chunk]):
     iterating decodes every chunk not yet decoded in one call."""
 
     def __init__(self, memory_ids: list[str], payloads: list[str],
-                 decode: Callable[[list[str], list[int]], list[Chunk]]):
+                 decode: Callable[[list[str], list[int]], list[Chunk]],
+                 check: Callable[[list[str], list[int]], None] | None = None):
         self.memory_ids = memory_ids
         self._payloads: list[str | None] = list(payloads)
         self._chunks: list[Chunk | None] = [None] * len(payloads)
+        self._seen = np.zeros(len(payloads), dtype=bool)  # row decoded or checked
         self._decode = decode
+        self._check = check
         self._lock = threading.Lock()  # the engine thread and the UI thread may both read chunks
 
     def __len__(self) -> int:
@@ -135,9 +138,27 @@ class LazyChunks(Sequence[Chunk]):
         return chunk
 
     def decode(self, rows: Iterable[int]) -> None:
-        """Decode these rows now (a pool's rows, on the thread that recalls: a damaged payload
-        is then an error of the recall, not of a later re-rank)."""
+        """Decode these rows now."""
         self._fill([int(r) for r in rows])
+
+    def check(self, rows: np.ndarray) -> None:
+        """Check these rows now (a pool's rows, on the thread that recalls: a damaged payload is
+        then an error of the recall, not of a later re-rank) with the `check` given (every
+        payload parses and holds its row's memory_id; it raises on damage), or else decode them.
+        A row once checked or decoded is not checked again; a checked row is decoded when used:
+        a re-rank reads a few dozen of a pool's hundreds."""
+        rows = np.asarray(rows, dtype=np.int64)
+        fresh = rows[~self._seen[rows]]
+        if not len(fresh):
+            return
+        if self._check is None:
+            self._fill(fresh.tolist())
+            return
+        with self._lock:
+            todo = [r for r in fresh.tolist() if self._chunks[r] is None]
+            texts = [self._payloads[r] for r in todo]
+        self._check(texts, todo)
+        self._seen[fresh] = True
 
     def _fill(self, rows: list[int]) -> None:
         with self._lock:
@@ -146,6 +167,7 @@ class LazyChunks(Sequence[Chunk]):
                 rows = [r for r, _ in pending]
                 for r, chunk in zip(rows, self._decode([p for _, p in pending], rows)):
                     self._chunks[r], self._payloads[r] = chunk, None
+                self._seen[rows] = True
 
     def __reduce__(self):
         return list, (list(self),)  # a copy elsewhere (another process) holds every chunk decoded
@@ -159,12 +181,34 @@ class LazyChunks(Sequence[Chunk]):
 class ChunksById(Mapping[str, Chunk]):
     """memory_id -> chunk over a row-ordered chunk list, decoding only what is looked up."""
 
-    def __init__(self, chunks: Sequence[Chunk], memory_ids: Sequence[str]):
+    def __init__(self, chunks: Sequence[Chunk], memory_ids: Sequence[str], row_of: dict[str, int] | None = None):
         self._chunks = chunks
-        self._row = {m: i for i, m in enumerate(memory_ids)}
+        self._row = dict(zip(memory_ids, range(len(memory_ids)))) if row_of is None else row_of
 
     def __getitem__(self, memory_id: str) -> Chunk:
         return self._chunks[self._row[memory_id]]
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._row
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+
+class RowNeighbors(Mapping[str, tuple[str | None, str | None]]):
+    """memory_id -> (previous, next) memory_id (§4), read from the columns' row arrays when
+    looked up: no tuple per chunk is made for a user whose pools read a few hundred."""
+
+    def __init__(self, memory_ids: Sequence[str], previous: np.ndarray, following: np.ndarray, row_of: dict[str, int]):
+        self._ids, self._previous, self._following, self._row = memory_ids, previous, following, row_of
+
+    def __getitem__(self, memory_id: str) -> tuple[str | None, str | None]:
+        r = self._row[memory_id]
+        p, f = int(self._previous[r]), int(self._following[r])
+        return (self._ids[p] if p >= 0 else None, self._ids[f] if f >= 0 else None)
 
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self._row
@@ -184,7 +228,7 @@ class UserIndex:
     session_of: np.ndarray  # row -> session code
     session_rows: list[np.ndarray]  # session code -> rows of its session chunks
     is_session: np.ndarray  # row -> is a session chunk
-    neighbors: dict[str, tuple[str | None, str | None]]
+    neighbors: Mapping[str, tuple[str | None, str | None]]
     by_id: Mapping[str, Chunk]
     static: PoolArrays  # `RecallPool.static` of every row: a pool takes its rows' entries
 
@@ -208,8 +252,8 @@ class UserIndex:
             memory_score=columns.memory_score,
             dims=np.where(vec_full.any(axis=1), vec_full.shape[1], 0) if len(ids) else np.zeros(0, np.int64),
         )
-        neighbors = {m: (ids[p] if p >= 0 else None, ids[f] if f >= 0 else None)
-                     for m, p, f in zip(ids, columns.previous.tolist(), columns.following.tolist())}
+        row_of = dict(zip(ids, range(len(ids))))  # a memory_id shared by rows: the last, as a dict of them gives
         return cls(chunks, vec_full, text_index, session_of, [order[bounds[i]:bounds[i + 1]] for i in range(sessions)],
-                   is_session, neighbors, ChunksById(chunks, ids), static)
+                   is_session, RowNeighbors(ids, columns.previous, columns.following, row_of),
+                   ChunksById(chunks, ids, row_of), static)
 

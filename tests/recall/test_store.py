@@ -106,6 +106,23 @@ def damage_payload(store: Path, user: str) -> None:
     db.close()
 
 
+def test_a_recall_never_returns_what_damaged_vectors_give(tmp_path):
+    """The checksum of a user's vectors is computed while its first recall runs (rows read,
+    index built, query scanned); the recall waits for it, so it fails, and so does every
+    later recall of that user, while other users recall as before."""
+    from core.recall.engine import Engine
+    make_store(tmp_path / "s", {"a": 40, "b": 200})
+    damage_vectors(tmp_path / "s", "b")
+    engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
+    try:
+        for _ in range(2):
+            with pytest.raises(MemsenseError, match=r"the data of user 'b' .* is damaged .*does not match its checksum"):
+                engine.recall("b", "alpha bravo", 40)
+        assert engine.recall("a", "alpha bravo", 40).size
+    finally:
+        engine.close()
+
+
 def delete_vectors(store: Path, user: str) -> None:
     os.remove(next((store / "vectors").glob(f"{user}-*.npy")))
 

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.recall.ties import TIE_TOLERANCE, rank_route, ranked_lists, tied
+from core.recall.store import top_rows
+from core.recall.ties import TIE_TOLERANCE, rank_route, ranked_lists, ranked_rows, tied
 
 
 def test_noise_tied_scores_are_one_group_in_row_order_with_the_best_score():
@@ -79,3 +80,35 @@ def test_rank_route_equals_the_plain_walk(seed):
         rows = rng.permutation(1000)[:n]
         got = rank_route(rows, scores)
         assert (got[0].tolist(), got[1].tolist()) == plain_walk(rows, scores)
+
+
+def lists_one_by_one(matrix: np.ndarray, depth: int) -> list[tuple[list, list]]:
+    """Each route's list the plain way: `ranked_lists` fetching `top_rows` of its row."""
+    def fetch(routes, n):
+        out = {}
+        for r in routes:
+            rows = top_rows(matrix[r], n)
+            out[r] = (rows.astype(np.int64), matrix[r][rows].astype(np.float64))
+        return out
+    lists = ranked_lists(fetch, list(range(len(matrix))), depth)
+    return [(lists[r][0].tolist(), lists[r][1].tolist()) for r in range(len(matrix))]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ranked_rows_of_a_matrix_equal_the_lists_made_one_route_at_a_time(seed):
+    """The batched ranking (one partition and one tie walk for every dense route) gives the
+    plain path's arrays: noise ties across the cut, exact ties at the partition's cut, rows
+    without a vector (-inf), NaN, routes with fewer hits than asked, float32 and float64."""
+    rng = np.random.default_rng(seed)
+    for _ in range(100):
+        k, n, depth = int(rng.integers(1, 8)), int(rng.integers(1, 300)), int(rng.integers(1, 80))
+        levels = rng.choice([1.0, 0.37, 12.0]) * rng.integers(0, int(rng.integers(1, 40)), size=(k, n))
+        noise = rng.choice([0, 1e-9, 3e-7, 2e-6]) * rng.standard_normal((k, n))
+        matrix = (levels + noise).astype(rng.choice([np.float32, np.float64]))
+        matrix[rng.random((k, n)) < rng.choice([0, 0.1, 0.9])] = -np.inf
+        if rng.random() < 0.1:
+            matrix[rng.random((k, n)) < 0.05] = np.nan
+        got = [(rows.tolist(), scores.tolist()) for rows, scores in ranked_rows(matrix, depth)]
+        assert got == lists_one_by_one(matrix, depth)
+        for rows, scores in ranked_rows(matrix, depth):
+            assert rows.dtype == np.int64 and scores.dtype == np.float64

@@ -210,3 +210,50 @@ def test_chunks_that_share_a_memory_id_open_as_before(tmp_path):
         assert engine.recall("u", "alpha", 40).size > 0
     finally:
         engine.close()
+
+
+def set_payload(store: Path, user: str, row: int, edit) -> None:
+    db = sqlite3.connect(store / "memsense.sqlite")
+    (payload,) = db.execute("SELECT payload FROM chunks WHERE user_id=? AND row=?", (user, row)).fetchone()
+    db.execute("UPDATE chunks SET payload=? WHERE user_id=? AND row=?", (edit(payload), user, row))
+    db.commit()
+    db.close()
+
+
+def test_a_recall_checks_its_pool_rows_and_decodes_them_when_used(tmp_path):
+    data = make_store(tmp_path / "s", {"u": 300})
+    engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
+    try:
+        pool = engine.recall("u", "alpha bravo", 40)
+        lazy = engine._index("u").chunks
+        rows = pool.chunks.rows.tolist()
+        assert lazy._seen[rows].all() and all(lazy._chunks[r] is None for r in rows)  # checked, not decoded
+        assert list(pool.chunks) == [data["u"][r] for r in rows]  # decoded on use: the chunks written
+    finally:
+        engine.close()
+
+
+def test_a_payload_holding_another_rows_id_is_an_error_of_the_recall(tmp_path):
+    make_store(tmp_path / "s", {"u": 30})
+    for row in range(30):
+        set_payload(tmp_path / "s", "u", row, lambda p: p.replace('"u:S', '"u:X', 1))
+    engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
+    try:
+        with pytest.raises(MemsenseError, match=r"the data of user 'u' .* is damaged .*does not match its row"):
+            engine.recall("u", "alpha", 40)
+    finally:
+        engine.close()
+
+
+def test_a_payload_simdjson_refuses_but_python_reads_recalls_as_before(tmp_path):
+    """NaN is not JSON (simdjson refuses it), but Python's json reads it: the check then decodes
+    the rows, finds them sound, and the recall goes on."""
+    make_store(tmp_path / "s", {"u": 30})
+    for row in range(30):
+        set_payload(tmp_path / "s", "u", row, lambda p: p[:-1] + ', "memory_score": NaN}')
+    engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
+    try:
+        pool = engine.recall("u", "alpha", 40)
+        assert pool.size and all(np.isnan(c.memory_score) for c in pool.chunks)
+    finally:
+        engine.close()
