@@ -10,8 +10,9 @@ import numpy as np
 from core.config import Config
 from core.rank import mmr
 from core.rank.explain import Fate, fate_of
-from core.rank.record import CandidateRecord, FateOf, candidate_record, ranking_fate, route_hits
+from core.rank.record import CandidateRecord, FateOf, candidate_record, ranking_fate, route_hits, scores_of
 from core.recall.pool import RecallPool
+from core.records import Chunk
 from core.records import Chunk
 
 
@@ -67,34 +68,35 @@ class Ranking:
         return tuple(self._result(pos) for pos in range(len(self.selection.order)))
 
     def _result(self, pos: int) -> dict[str, Any]:
-        """Memsense's fields, with the values of the chunk's `CandidateRecord`."""
+        """Memsense's fields, with the values of the chunk's `CandidateRecord` (its fate aside)."""
         step = self.selection.steps[pos]
-        chunk = self.pool.chunks[self.rows[step.row].index]
-        rec = self.record(chunk.memory_id)
+        index = self.rows[step.row].index
+        chunk = self.pool.chunks[index]
+        rec = scores_of(self, index)  # the record's numbers (`core.rank.record`)
         cfg = self.config
         explain: dict[str, Any] = {
-            "rrf_score": rec.rrf_score,
-            "memory_score": rec.memory_score,
+            "rrf_score": rec["rrf_score"],
+            "memory_score": rec["memory_score"],
             "alpha": cfg.alpha,
-            "routes": list(rec.routes),
+            "routes": list(rec["routes"]),
             "diversity": {
                 "lambda": cfg.mmr_lambda,
                 "duplicate_threshold": cfg.duplicate_threshold,
-                "selected_rank": rec.selected_rank,
+                "selected_rank": rec["selected_rank"],
             },
         }
         if self.session_first:
             explain.update(
                 session_first=True,
-                session_rrf_score=rec.session_rrf_score,
-                turn_support=rec.turn_support,
-                supporting_turn_count=rec.supporting_turn_count,
-                best_turn_routes=list(rec.best_turn_routes),
+                session_rrf_score=rec["session_rrf_score"],
+                turn_support=rec["turn_support"],
+                supporting_turn_count=rec["supporting_turn_count"],
+                best_turn_routes=list(rec["best_turn_routes"]),
             )
-        explain["route_hits"] = rec.to_json()["route_hits"]
+        explain["route_hits"] = {route: hit._asdict() for route, hit in rec["route_hits"].items()}
         explain["mmr"] = mmr.step_explain(step, self._row_id)
-        if rec.best_turn_id is not None:
-            explain["best_turn_id"] = rec.best_turn_id
+        if rec.get("best_turn_id") is not None:
+            explain["best_turn_id"] = rec["best_turn_id"]
         return {
             "chunk_id": chunk.memory_id,
             "memory_id": chunk.memory_id,
@@ -103,9 +105,9 @@ class Ranking:
             "task_tag": chunk.task_tag,
             "session_id": chunk.session_id,
             "score": chunk.memory_score,
-            "rrf_score": rec.rrf_score,
-            "routes": list(rec.routes),
-            "final_score": rec.final_score,
+            "rrf_score": rec["rrf_score"],
+            "routes": list(rec["routes"]),
+            "final_score": rec["final_score"],
             "explain": explain,
             "neighbors": [] if self.session_first else self._neighbors(chunk),
         }

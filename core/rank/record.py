@@ -117,13 +117,13 @@ class CandidateRecord:
     def to_json(self) -> dict[str, Any]:
         """Every term under its key, in glossary order (lists for tuples, route hits as objects)."""
         out: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name == "route_hits":
+        for name in _FIELDS:
+            v = getattr(self, name)
+            if name == "route_hits":
                 v = {route: hit._asdict() for route, hit in v.items()}
             elif isinstance(v, tuple):
                 v = list(v)
-            out[f.name] = v
+            out[name] = v
         return out
 
 
@@ -150,25 +150,37 @@ def candidate_record(ranking: Ranking, memory_id: str, fate_of: FateOf = ranking
                             "duplicate_of": fate.duplicate_of, "supports_session": fate.supports_session}
     i = ranking.pool.index_of(memory_id)
     if i is not None:
-        base.update(_pool_terms(ranking, i))
-        pos = ranking.row_of_index.get(i)
-        if pos is not None:
-            base.update(_row_terms(ranking, pos))
+        base.update(scores_of(ranking, i))
     return CandidateRecord(**base)
 
 
-_NOTHING: dict[str, Any] = {f.name: None for f in fields(CandidateRecord)} | {
+def scores_of(ranking: Ranking, i: int) -> dict[str, Any]:
+    """The record's terms but the fate for pool row i, by key (Memsense's result fields, §6,
+    read these without working out the fate)."""
+    pos = ranking.row_of_index.get(i)
+    out = _pool_terms(ranking, i, routes=pos is None)
+    if pos is not None:
+        out.update(_row_terms(ranking, pos))
+    return out
+
+
+_FIELDS = tuple(f.name for f in fields(CandidateRecord))
+_NOTHING: dict[str, Any] = dict.fromkeys(_FIELDS) | {
     "fallback_fill": False, "routes": (), "best_turn_routes": (), "route_hits": {}}
 """Every term of a chunk no step reached: empty, or no routes and not a fallback fill."""
 
 
-def _pool_terms(ranking: Ranking, i: int) -> dict[str, Any]:
-    """What the pool says of row i: its place, own fused score, memory score, counted routes."""
+def _pool_terms(ranking: Ranking, i: int, routes: bool) -> dict[str, Any]:
+    """What the pool says of row i: its place, own fused score, memory score and (`routes`: a
+    row not re-ranked, whose routes no row names) the routes that counted."""
     chunk = ranking.pool.chunks[i]
-    live = ranking.live[i].tolist()
-    return {"session_id": chunk.session_id, "kind": chunk.kind, "pool_rank": ranking.candidate_rank.get(i),
-            "session_rrf_score": float(ranking.fused[i]), "memory_score": float(ranking.pool.static.memory_score[i]),
-            "routes": tuple(sorted(r for j, r in enumerate(ROUTES) if live[j])), "route_hits": route_hits(ranking, i)}
+    out = {"session_id": chunk.session_id, "kind": chunk.kind, "pool_rank": ranking.candidate_rank.get(i),
+           "session_rrf_score": float(ranking.fused[i]), "memory_score": float(ranking.pool.static.memory_score[i]),
+           "route_hits": route_hits(ranking, i)}
+    if routes:
+        live = ranking.live[i].tolist()
+        out["routes"] = tuple(sorted(r for j, r in enumerate(ROUTES) if live[j]))
+    return out
 
 
 def _row_terms(ranking: Ranking, pos: int) -> dict[str, Any]:
