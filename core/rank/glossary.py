@@ -8,8 +8,8 @@ fused score with and without its turn support differ.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
 from collections.abc import Sequence
+from typing import NamedTuple
 
 
 class Term(NamedTuple):
