@@ -183,7 +183,7 @@ def cmd_explain(args: argparse.Namespace) -> Any:
     if shown:
         print("  " + " · ".join(f"{label(key)} {_term_text(record[key])}" for key in shown))
     for route, hit in record["route_hits"].items():
-        print(f"  {route:<20} rank {hit['rank']:>4}  raw {hit['raw_score']:.4f}  rrf {hit['contribution']:.4f}")
+        print(f"  {route:<20} rank {hit['rank']:>4}  raw {hit['raw_score']:.4f}  share {hit['contribution']:.4f}")
     for bout in record["beaten_by"]:
         versus = "a duplicate by then" if bout["score"] is None else f"its own {bout['score']:.4f}, {bout['margin']:.4f} short"
         print(f"  pick {bout['rank']}: {bout['winner']} won on {bout['basis']} {bout['winner_score']:.4f} ({versus})")
