@@ -27,6 +27,7 @@ from core.cli.arguments import (
 from core.cli.output import SafeStream, progress_bar
 from core.errors import MemsenseError
 from core.files import STDIN, check_output, read_text
+from core.rank.glossary import label
 from core.recall.timeouts import EMBED_TIMEOUT_S, SERVICE_TIMEOUT_S
 from core.redact import redact, redact_url
 
@@ -102,14 +103,14 @@ def _engine(args: argparse.Namespace):
 
 
 def pool_table(ranking) -> list[dict[str, Any]]:
-    """Every candidate of the pool with its routes, fused score and fate."""
+    """Every row of the Candidate pool (`core.rank.record.pool_order`) as its record; `fate`
+    repeats `status` under the key this list used before the record."""
+    from core.rank.record import pool_order
+
     out = []
-    for pos, i in enumerate(ranking.candidates, start=1):
-        c = ranking.pool.chunks[i]
-        fate = ranking.fate(c.memory_id)
-        out.append({"pool_rank": pos, "memory_id": c.memory_id, "kind": c.kind, "session_id": c.session_id,
-                    "rrf_score": float(ranking.fused[i]), "route_hits": ranking.route_hits(int(i)),
-                    "fate": fate.status, "reason": fate.reason})
+    for i in pool_order(ranking):
+        rec = ranking.record(ranking.pool.chunks[i].memory_id).to_json()
+        out.append({**rec, "fate": rec["status"]})
     return out
 
 
@@ -151,8 +152,8 @@ def cmd_search(args: argparse.Namespace) -> Any:
         return None
     for r in ranking.results:
         text = json.loads(r["content"])["user"].replace("\n", " ")
-        print(f"{r['explain']['diversity']['selected_rank'] or '-':>2} {r['memory_id']:<22} final {to_fixed(r['final_score'], 6)} "
-              f"rrf {to_fixed(r['rrf_score'], 4)}  {', '.join(r['routes'])}\n   {text[:110]}")
+        print(f"{r['explain']['diversity']['selected_rank']:>2} {r['memory_id']:<22} final {to_fixed(r['final_score'], 6)} "
+              f"rrf+turn {to_fixed(r['rrf_score'], 4)}  {', '.join(r['routes'])}\n   {text[:110]}")
     print(f"pool: {len(ranking.candidates)} candidates; session-first: {ranking.session_first}"
           + (f"; stored vectors: {stored}" if stored else ""))
     return None
@@ -189,8 +190,11 @@ def cmd_explain(args: argparse.Namespace) -> Any:
     if args.json:
         return record
     print(f"{record['memory_id']}: {record['status']}\n  {record['reason']}")
+    shown = [key for key in SCORE_TERMS if record[key] is not None]
+    if shown:
+        print("  " + " · ".join(f"{label(key)} {_term_text(record[key])}" for key in shown))
     for route, hit in record["route_hits"].items():
-        print(f"  {route:<20} rank {hit['rank']:>4}  raw {to_fixed(hit['raw_score'], 4)}  rrf {to_fixed(hit['contribution'], 4)}")
+        print(f"  {route:<20} rank {hit['rank']:>4}  raw {to_fixed(hit['raw_score'], 4)}  share {to_fixed(hit['contribution'], 4)}")
     for bout in record["beaten_by"]:
         versus = "a duplicate by then" if bout["score"] is None else f"its own {bout['score']:.4f}, {bout['margin']:.4f} short"
         print(f"  pick {bout['rank']}: {bout['winner']} won on {bout['basis']} {bout['winner_score']:.4f} ({versus})")
@@ -201,19 +205,26 @@ def cmd_explain(args: argparse.Namespace) -> Any:
     return None
 
 
+SCORE_TERMS = ("selected_rank", "pool_rank", "session_rrf_score", "turn_support", "rrf_score", "memory_score",
+               "final_score", "mmr_score", "max_redundancy")
+"""The record's numbers `memsense explain` prints, under their glossary labels."""
+
+
+def _term_text(value: float | int) -> str:
+    return str(value) if isinstance(value, int) else f"{value:.6f}"
+
+
 def explain_record(ranking, memory_id: str, deep=None) -> dict[str, Any]:
-    """The fate of one chunk (read in `deep`, the query's deepest pool, when no route found it
-    within route_limit), its route hits and, when it lost the MMR selection, each pick it lost."""
+    """The chunk's record (`core.rank.record`: fate, scores, route hits; the fate read in `deep`,
+    the query's deepest pool, when no route found it within route_limit) and, when it lost the MMR
+    selection, each pick it lost (`beaten_by`)."""
     from core.rank.contest import contest
 
-    fate = ranking.fate(memory_id, deep)
     i = ranking.pool.index_of(memory_id)
     row_pos = ranking.row_of_index.get(i) if i is not None else None
     bouts = contest(ranking, row_pos) if row_pos is not None else ()
-    return {"memory_id": fate.memory_id, "status": fate.status, "reason": fate.reason, "rank": fate.rank,
-            "duplicate_of": fate.duplicate_of, "supports_session": fate.supports_session,
-            "route_hits": ranking.route_hits(i) if i is not None else {},
-            "beaten_by": [{**b._asdict(), "margin": b.margin} for b in bouts]}
+    record = ranking.record(memory_id, lambda r, m: r.fate(m, deep)).to_json()
+    return {**record, "beaten_by": [{**b._asdict(), "margin": b.margin} for b in bouts]}
 
 
 def cmd_import(args: argparse.Namespace) -> Any:

@@ -17,25 +17,35 @@ from core.atomic import write_text_atomic
 from core.errors import MemsenseError
 from core.evaluation.evaluate import PresetEvaluation, category_name
 from core.rank.ranking import Ranking
+from core.rank.record import pool_order
 from core.recall.snippet import chunk_snippet
 from core.records import ROUTES
 
 Table = tuple[tuple[str, ...], list[tuple[Any, ...]]]
 
 
+POOL_TERMS = ("memory_id", "kind", "session_id", "session_rrf_score", "turn_support", "rrf_score", "memory_score",
+              "final_score", "selected_rank")
+"""The record's terms (`core.rank.glossary` keys) in a pool table row, after its rank and snippet."""
+
+
 def pool_table(ranking: Ranking) -> Table:
-    """Every candidate of the pool in pool order: rank, snippet, routes, scores and fate."""
-    header = ("pool_rank", "snippet", "memory_id", "kind", "session_id", "rrf_score", "result_rank",
-              *(f"{r}_rank" for r in ROUTES), "fate", "reason")
+    """Every row of the Candidate pool in its order (`core.rank.record.pool_order`): rank,
+    snippet, the record's scores, the rank in each route, and the fate."""
+    header = ("pool_rank", "snippet", *POOL_TERMS, *(f"{r}_rank" for r in ROUTES), "status", "reason")
     rows = []
     query = ranking.pool.query
-    for pos, i in enumerate(ranking.candidates.tolist(), start=1):
+    for i in pool_order(ranking):
         chunk = ranking.pool.chunks[i]
-        fate = ranking.fate(chunk.memory_id)
+        rec = ranking.record(chunk.memory_id)
         ranks = ranking.pool.ranks[i].tolist()
-        rows.append((pos, chunk_snippet(chunk, query).marked(), chunk.memory_id, chunk.kind, chunk.session_id,
-                     float(ranking.fused[i]), fate.rank or "", *(r or "" for r in ranks), fate.status, fate.reason))
+        rows.append((_cell(rec.pool_rank), chunk_snippet(chunk, query).marked(), *(_cell(rec.value(k)) for k in POOL_TERMS),
+                     *(r or "" for r in ranks), rec.status, rec.reason))
     return header, rows
+
+
+def _cell(value: Any) -> Any:
+    return "" if value is None else value
 
 
 def matrix_table(ranking: Ranking) -> Table:

@@ -10,9 +10,9 @@ import numpy as np
 from core.config import Config
 from core.rank import mmr
 from core.rank.explain import Fate, fate_of
-from core.rank.score import clamp01
+from core.rank.record import CandidateRecord, FateOf, candidate_record, ranking_fate, route_hits, scores_of
 from core.recall.pool import RecallPool
-from core.records import ROUTES, Chunk
+from core.records import Chunk
 
 
 class Row(NamedTuple):
@@ -67,33 +67,35 @@ class Ranking:
         return tuple(self._result(pos) for pos in range(len(self.selection.order)))
 
     def _result(self, pos: int) -> dict[str, Any]:
+        """Memsense's fields, with the values of the chunk's `CandidateRecord` (its fate aside)."""
         step = self.selection.steps[pos]
-        row = self.rows[step.row]
-        chunk = self.pool.chunks[row.index]
+        index = self.rows[step.row].index
+        chunk = self.pool.chunks[index]
+        rec = scores_of(self, index)  # the record's numbers (`core.rank.record`)
         cfg = self.config
         explain: dict[str, Any] = {
-            "rrf_score": row.rrf_score,
-            "memory_score": clamp01(chunk.memory_score),
+            "rrf_score": rec["rrf_score"],
+            "memory_score": rec["memory_score"],
             "alpha": cfg.alpha,
-            "routes": list(row.routes),
+            "routes": list(rec["routes"]),
             "diversity": {
                 "lambda": cfg.mmr_lambda,
                 "duplicate_threshold": cfg.duplicate_threshold,
-                "selected_rank": self.selection.selected_rank[pos],
+                "selected_rank": rec["selected_rank"],
             },
         }
         if self.session_first:
             explain.update(
                 session_first=True,
-                session_rrf_score=row.session_rrf_score,
-                turn_support=row.turn_support,
-                supporting_turn_count=row.supporting_turn_count,
-                best_turn_routes=list(row.best_turn_routes),
+                session_rrf_score=rec["session_rrf_score"],
+                turn_support=rec["turn_support"],
+                supporting_turn_count=rec["supporting_turn_count"],
+                best_turn_routes=list(rec["best_turn_routes"]),
             )
-        explain["route_hits"] = self.route_hits(row.index)
+        explain["route_hits"] = {route: hit._asdict() for route, hit in rec["route_hits"].items()}
         explain["mmr"] = mmr.step_explain(step, self._row_id)
-        if self.session_first and row.best_turn is not None:
-            explain["best_turn_id"] = self.pool.chunks[row.best_turn].memory_id
+        if rec.get("best_turn_id") is not None:
+            explain["best_turn_id"] = rec["best_turn_id"]
         return {
             "chunk_id": chunk.memory_id,
             "memory_id": chunk.memory_id,
@@ -102,9 +104,9 @@ class Ranking:
             "task_tag": chunk.task_tag,
             "session_id": chunk.session_id,
             "score": chunk.memory_score,
-            "rrf_score": row.rrf_score,
-            "routes": list(row.routes),
-            "final_score": row.final_score,
+            "rrf_score": rec["rrf_score"],
+            "routes": list(rec["routes"]),
+            "final_score": rec["final_score"],
             "explain": explain,
             "neighbors": [] if self.session_first else self._neighbors(chunk),
         }
@@ -124,10 +126,11 @@ class Ranking:
 
     def route_hits(self, index: int) -> dict[str, dict[str, Any]]:
         """Rank, raw score and RRF contribution of one pool row in every route that found it."""
-        ranks, raw = self.pool.ranks[index].tolist(), self.pool.scores[index].tolist()
-        share, live = self.contributions[index].tolist(), self.live[index].tolist()
-        return {route: {"rank": ranks[j], "raw_score": raw[j], "contribution": share[j], "counted": live[j]}
-                for j, route in enumerate(ROUTES) if ranks[j]}
+        return {route: hit._asdict() for route, hit in route_hits(self, index).items()}
+
+    def record(self, memory_id: str, fate_of: FateOf = ranking_fate) -> CandidateRecord:
+        """Every number shown about this chunk (`core.rank.record`), its fate read by `fate_of`."""
+        return candidate_record(self, memory_id, fate_of)
 
     @cached_property
     def row_of_index(self) -> dict[int, int]:

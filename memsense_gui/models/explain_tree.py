@@ -1,11 +1,14 @@
 """A nested dict (a result record with its explain) as a two-column tree: field, value."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 
+from core.rank.glossary import Term
 from memsense_gui.models.table import DISPLAY, RAW_ROLE
+
+TermOf = Callable[[Sequence[str]], "Term | None"]
 
 
 class _Node:
@@ -30,9 +33,12 @@ class DictTreeModel(QAbstractItemModel):
     KEY, VALUE = range(2)
     HEADERS = ("Field", "Value")
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, term_of: TermOf | None = None):
+        """`term_of(path)`: the glossary term a field holds, by its path of keys from the root;
+        such a field shows the term's label, with its formula as the tooltip."""
         super().__init__(parent)
         self._root = _Node("", {}, None, 0)
+        self._term_of = term_of
 
     def set_data(self, data: dict[str, Any] | None) -> None:
         self.beginResetModel()
@@ -74,16 +80,29 @@ class DictTreeModel(QAbstractItemModel):
         node: _Node = index.internalPointer()
         if role == DISPLAY:
             if index.column() == self.KEY:
-                return node.key
+                term = self._term(node)
+                return term.label if term is not None else node.key
             return "" if node.children else _value_text(node.value)
         if role == RAW_ROLE:
             return node.key if index.column() == self.KEY else node.value
-        if role == Qt.ItemDataRole.ToolTipRole and index.column() == self.VALUE and not node.children:
-            return str(node.value)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if index.column() == self.KEY:
+                term = self._term(node)
+                return term.tooltip() if term is not None else None
+            return None if node.children else str(node.value)
         return None
 
+    def _term(self, node: _Node) -> Term | None:
+        if self._term_of is None:
+            return None
+        path = []
+        while node.parent is not None:
+            path.append(node.key)
+            node = node.parent
+        return self._term_of(path[::-1])
+
     def path_index(self, *keys: str) -> QModelIndex:
-        """The index of a nested field, e.g. path_index("explain", "mmr", "mmr_score")."""
+        """The index of a nested field by its keys (not labels), e.g. path_index("explain", "mmr", "mmr_score")."""
         node, index = self._root, QModelIndex()
         for key in keys:
             match = next((c for c in node.children if c.key == key), None)

@@ -9,6 +9,7 @@ from PySide6.QtGui import QColor
 
 from core.rank.explain import Fate
 from core.rank.ranking import Ranking
+from core.rank.record import pool_order
 from core.records import Chunk
 from memsense_gui import theme
 
@@ -82,11 +83,9 @@ def fate_color(status: str) -> QColor | None:
 
 
 def pool_rows(ranking: Ranking) -> list[int]:
-    """Pool rows to show: the candidate pool in pool order, then session rows fetched for turn
-    support that were not in the pool themselves."""
-    seen = set(int(i) for i in ranking.candidates)
-    extra = [r.index for r in ranking.rows if r.index not in seen]
-    return [int(i) for i in ranking.candidates] + extra
+    """Pool rows to show (`core.rank.record.pool_order`): the candidate pool in pool order, then
+    session rows fetched for turn support that were not in the pool themselves."""
+    return pool_order(ranking)
 
 
 SNIPPET_TIP = "The chunk's sentence that best matches the query, query words in bold"

@@ -9,17 +9,18 @@ from core.rank.ranking import Ranking
 from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import fmt, short_id
-from memsense_gui.models.table import TableModel, bold_font, on_screen
+from memsense_gui.models.table import TableModel, bold_font, on_screen, term_headers, term_tips
 
 
 class MMRTraceModel(TableModel):
     """The MMR selection step by step: each pick, and each row as it became a duplicate."""
 
     STEP, EVENT, CHUNK, FINAL, MMR, REDUNDANCY, AGAINST, NOTE = range(8)
-    HEADERS = ("Step", "Event", "Chunk", "Final", "MMR", "Max redund.", "Against", "Note")
-    HEADER_TIPS = {4: "lambda · final − (1 − lambda) · max redundancy",
-                   5: "highest redundancy against the rows picked so far",
-                   6: "the picked row that caused the max redundancy"}
+    TERMS = {CHUNK: "memory_id", FINAL: "final_score", MMR: "mmr_score", REDUNDANCY: "max_redundancy",
+             AGAINST: "redundant_with"}
+    """Columns headed by a record term (`core.rank.glossary`); a skip event's Max redund. is the one at that step."""
+    HEADERS = term_headers(("Step", "Event", "", "", "", "", "", "Note"), TERMS)
+    HEADER_TIPS = term_tips(TERMS)
     NUMERIC = frozenset({STEP, FINAL, MMR, REDUNDANCY})
 
     def __init__(self, parent=None):

@@ -6,17 +6,18 @@ from typing import Any, Callable, Iterable, Mapping
 from PySide6.QtGui import QColor
 
 from core.rank.explain import Fate
+from core.rank.glossary import tooltip
 from core.rank.ranking import Ranking
+from core.rank.record import CandidateRecord, ranking_fate
 from core.recall.snippet import chunk_snippet
-from core.records import ROUTES, Chunk
+from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import (
     GRADE_TIP, PIN_MARK, SNIPPET_TIP, fate_color, fate_label, fmt, grade_text, is_gold, pool_rows, preview, routes_text, short_id,
 )
-from memsense_gui.models.table import TableModel, on_screen
+from memsense_gui.models.table import TableModel, on_screen, term_headers, term_tips
 
-
-RANK_TIP = "Place in the candidate pool by fused score; 'fetched' = a session brought in by its turns"
+RANK_TIP = f"{tooltip('pool_rank')}; 'fetched' = a session brought in by its turns"
 
 
 class PoolRowsModel(TableModel):
@@ -32,7 +33,7 @@ class PoolRowsModel(TableModel):
         self._cands = 0
         self._snippets: dict[str, str] = {}
         self._snippet_pool = None
-        self.fate_of: Callable[[Ranking, str], Fate] = Ranking.fate
+        self.fate_of: Callable[[Ranking, str], Fate] = ranking_fate
         """How a row's fate is read (the window's: `QuerySession.fate`, never deepening on the UI thread)."""
 
     @property
@@ -50,7 +51,7 @@ class PoolRowsModel(TableModel):
         self._rows = pool_rows(ranking) if ranking is not None else []
         self._gold = frozenset(gold)
         self._pins = frozenset(pins)
-        self._fates: dict[int, Fate] = {}
+        self._records: dict[int, CandidateRecord] = {}
         self._n = len(self._rows)
         self.endResetModel()
 
@@ -63,10 +64,15 @@ class PoolRowsModel(TableModel):
     def pool_index(self, row: int) -> int:
         return self._rows[row]
 
+    def record(self, row: int) -> CandidateRecord:
+        """The row's record (`core.rank.record`), its fate read by `fate_of`; made when first asked."""
+        if row not in self._records:
+            self._records[row] = self.shown.record(self.memory_id(row), self.fate_of)
+        return self._records[row]
+
     def fate(self, row: int) -> Fate:
-        if row not in self._fates:
-            self._fates[row] = self.fate_of(self.shown, self.memory_id(row))
-        return self._fates[row]
+        rec = self.record(row)
+        return Fate(rec.memory_id, rec.status, rec.reason, rec.selected_rank, rec.duplicate_of, rec.supports_session)
 
     def pool_rank(self, row: int) -> int | None:
         """1-based place in the candidate pool (None: a session fetched for its turns)."""
@@ -86,19 +92,18 @@ class PoolRowsModel(TableModel):
 
 
 class PoolModel(PoolRowsModel):
-    """The whole candidate pool (not only top k) with each candidate's fate."""
+    """The whole candidate pool (not only top k) with each candidate's record and fate."""
 
-    POOL_RANK, SNIPPET, CHUNK, GRADE, KIND, FUSED, FINAL, ROUTES, FATE, REASON = range(10)
-    HEADERS = ("Pool #", "Snippet", "Chunk", "Grade", "Kind", "RRF", "Final", "Routes", "Fate", "Why")
-    HEADER_TIPS = {
-        POOL_RANK: RANK_TIP,
-        SNIPPET: SNIPPET_TIP,
-        GRADE: GRADE_TIP,
-        FUSED: "Fused (RRF) score of the chunk itself, before turn support",
-        FINAL: "final_score of re-ranked rows (with turn support and alpha · memory)",
-        FATE: "What happened to this chunk for this query and these settings",
-    }
-    NUMERIC = frozenset({POOL_RANK, GRADE, FUSED, FINAL})
+    (POOL_RANK, SNIPPET, CHUNK, GRADE, KIND, OWN_RRF, TURN_SUPPORT, RRF, MEMORY, FINAL, ROUTES, FATE,
+     REASON) = range(13)
+    TERMS = {POOL_RANK: "pool_rank", CHUNK: "memory_id", KIND: "kind", OWN_RRF: "session_rrf_score",
+             TURN_SUPPORT: "turn_support", RRF: "rrf_score", MEMORY: "memory_score", FINAL: "final_score",
+             ROUTES: "routes", FATE: "status", REASON: "reason"}
+    """Columns that show a record term (`core.rank.glossary`): its label heads them, its formula is the tip."""
+    HEADERS = term_headers(("", "Snippet", "", "Grade", "", "", "", "", "", "", "", "", ""), TERMS)
+    HEADER_TIPS = {**term_tips(TERMS), POOL_RANK: RANK_TIP,
+                   SNIPPET: SNIPPET_TIP, GRADE: GRADE_TIP}
+    NUMERIC = frozenset({POOL_RANK, GRADE, OWN_RRF, TURN_SUPPORT, RRF, MEMORY, FINAL})
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -109,10 +114,6 @@ class PoolModel(PoolRowsModel):
         self._grades = dict(grades)
         self._refresh_column(self.GRADE)
 
-    def set_ranking(self, ranking: Ranking | None, gold: Iterable[str] = (), pins: Iterable[str] = ()) -> None:
-        super().set_ranking(ranking, gold, pins)
-        self._final = {r.index: r.final_score for r in ranking.rows} if ranking is not None else {}
-
     def display(self, row: int, col: int) -> str | None:
         if col == self.POOL_RANK:
             return str(row + 1) if row < self._cands else "fetched"
@@ -122,35 +123,19 @@ class PoolModel(PoolRowsModel):
             return self._label(row)
         if col == self.GRADE:
             return grade_text(self._grades.get(self.memory_id(row)))
-        if col == self.KIND:
-            return self.chunk(row).kind
-        if col == self.FUSED:
-            return fmt(float(self.shown.fused[self._rows[row]]))
-        if col == self.FINAL:
-            return fmt(self._final.get(self._rows[row]))
         if col == self.ROUTES:
-            i = self._rows[row]
-            return routes_text(r for j, r in enumerate(ROUTES) if self.shown.live[i, j])
+            return routes_text(self.record(row).routes)
         if col == self.FATE:
             return fate_label(self.fate(row), self.chunk(row).user_id)
-        if col == self.REASON:
-            return self.fate(row).reason
-        return None
+        value = self.raw(row, col)
+        return value if isinstance(value, str) else fmt(value)
 
     def raw(self, row: int, col: int) -> Any:
-        i = self._rows[row]
-        if col == self.POOL_RANK:
-            return self.pool_rank(row)
-        if col == self.FUSED:
-            return float(self.shown.fused[i])
-        if col == self.FINAL:
-            return self._final.get(i)
-        if col == self.FATE:
-            return self.fate(row).status
-        if col == self.CHUNK:
-            return self.memory_id(row)
         if col == self.GRADE:
             return self._grades.get(self.memory_id(row))
+        if col in self.TERMS:
+            value = self.record(row).value(self.TERMS[col])
+            return list(value) if col == self.ROUTES else value
         return self.display(row, col)
 
     def tooltip(self, row: int, col: int) -> str | None:

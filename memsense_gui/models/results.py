@@ -6,36 +6,36 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from PySide6.QtGui import QColor, QFont
 
-from core.rank.ranking import Ranking, Row
+from core.rank.ranking import Ranking
+from core.rank.record import CandidateRecord
 from core.recall.snippet import chunk_snippet
 from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import (
     GRADE_TIP, PIN_MARK, SNIPPET_TIP, fmt, grade_text, is_gold, movement_text, preview, routes_text, short_id,
 )
-from memsense_gui.models.table import TableModel, bold_font, italic_font, on_screen
+from memsense_gui.models.table import TableModel, bold_font, italic_font, on_screen, term_headers, term_tips
 
 
 class ResultsModel(TableModel):
     """The returned results, in result order, with movement against the baseline; then, when
     asked, one greyed row per baseline result that dropped out ("out, was #2")."""
 
-    RANK, PREVIEW, MOVED, SESSION, CHUNK, GRADE, FINAL, RRF, MEMORY, TURN_SUPPORT, MMR, REDUNDANCY, ROUTES = range(13)
-    HEADERS = ("#", "Snippet", "Moved", "Session", "Chunk", "Grade", "Final", "RRF", "Memory", "Turn sup.", "MMR",
-               "Redund.", "Routes")
+    (RANK, PREVIEW, MOVED, SESSION, CHUNK, GRADE, FINAL, RRF, OWN_RRF, TURN_SUPPORT, MEMORY, MMR, REDUNDANCY,
+     ROUTES) = range(14)
+    TERMS = {RANK: "selected_rank", SESSION: "session_id", CHUNK: "memory_id", FINAL: "final_score", RRF: "rrf_score", OWN_RRF: "session_rrf_score",
+             TURN_SUPPORT: "turn_support", MEMORY: "memory_score", MMR: "mmr_score", REDUNDANCY: "max_redundancy",
+             ROUTES: "routes"}
+    """Columns that show a record term (`core.rank.glossary`): its label heads them, its formula is the tip."""
+    HEADERS = term_headers(("", "Snippet", "Moved", "Session", "Chunk", "Grade", "", "", "", "", "", "", "", ""), TERMS)
     HEADER_TIPS = {
         PREVIEW: SNIPPET_TIP,
         MOVED: "Places moved against the baseline: the pinned one, else the settings before the last change "
                "(▲ up, ▼ down, new = not returned by the baseline; greyed 'out, was #n' rows dropped out)",
         GRADE: GRADE_TIP,
-        FINAL: "final_score = rrf_score + alpha · memory score",
-        RRF: "rrf_score = Σ w / (k + rank) over the routes that found it, + turn support",
-        MEMORY: "stored memory score (clamped to [0, 1])",
-        TURN_SUPPORT: "turn_support = min(cap, factor · best supporting turn's RRF)",
-        MMR: "mmr = lambda · final − (1 − lambda) · max redundancy at the time of the pick",
-        REDUNDANCY: "max redundancy against the rows already picked",
+        **term_tips(TERMS),
     }
-    NUMERIC = frozenset({RANK, GRADE, FINAL, RRF, MEMORY, TURN_SUPPORT, MMR, REDUNDANCY})
+    NUMERIC = frozenset({RANK, GRADE, FINAL, RRF, OWN_RRF, TURN_SUPPORT, MEMORY, MMR, REDUNDANCY})
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -44,7 +44,7 @@ class ResultsModel(TableModel):
         self._gold: frozenset[str] = frozenset()
         self._pins: frozenset[str] = frozenset()
         self._grades: dict[str, int] = {}
-        self._items: list[tuple[Row, Chunk, Any]] = []
+        self._items: list[tuple[CandidateRecord, Chunk]] = []
         self._dropped: list[tuple[Chunk, int]] = []  # (chunk, its rank under the baseline)
         self._snippets: list[str] = []
         self.result_count = 0
@@ -66,8 +66,8 @@ class ResultsModel(TableModel):
         self._items = []
         if ranking is not None:
             for step in ranking.selection.steps:
-                row = ranking.rows[step.row]
-                self._items.append((row, ranking.pool.chunks[row.index], step))
+                chunk = ranking.pool.chunks[ranking.rows[step.row].index]
+                self._items.append((ranking.record(chunk.memory_id), chunk))
         self._dropped = []
         if ranking is not None and dropped and previous is not None:
             now = set(ranking.result_ids)
@@ -75,7 +75,7 @@ class ResultsModel(TableModel):
             self._dropped = [(pool.chunks[i], k) for k, mid in enumerate(previous, start=1)
                              if mid not in now and (i := pool.index_of(mid)) is not None]
         query = ranking.pool.query if ranking is not None else ""
-        chunks = [chunk for _, chunk, _ in self._items] + [chunk for chunk, _ in self._dropped]
+        chunks = [chunk for _, chunk in self._items] + [chunk for chunk, _ in self._dropped]
         self._snippets = [chunk_snippet(chunk, query).marked() for chunk in chunks]
         self.result_count = len(self._items)
         self._n = len(chunks)
@@ -130,9 +130,7 @@ class ResultsModel(TableModel):
     def display(self, row: int, col: int) -> str | None:
         if self.is_dropped(row):
             return self._dropped_display(row, col)
-        r, chunk, step = self._items[row]
-        if col == self.RANK:
-            return str(row + 1)
+        r, chunk = self._items[row]
         if col == self.MOVED:
             return self._move(row)[0]
         if col in (self.SESSION, self.CHUNK):
@@ -140,13 +138,15 @@ class ResultsModel(TableModel):
         if col == self.GRADE:
             return grade_text(self._grades.get(chunk.memory_id))
         if col == self.MMR:
-            if step.fallback:
+            if r.fallback_fill:
                 return "fallback"
-            return "top" if step.mmr_score is None else fmt(step.mmr_score)
+            return "top" if r.mmr_score is None else fmt(r.mmr_score)
         if col == self.ROUTES:
             return routes_text(r.routes)
         if col == self.PREVIEW:
             return self._snippets[row]
+        if col == self.RANK:
+            return str(r.selected_rank)
         return fmt(self.raw(row, col))
 
     def raw(self, row: int, col: int) -> Any:
@@ -154,14 +154,12 @@ class ResultsModel(TableModel):
             chunk = self.chunk(row)
             return {self.SESSION: chunk.session_id, self.CHUNK: chunk.memory_id, self.PREVIEW: chunk.user_text,
                     self.GRADE: self._grades.get(chunk.memory_id)}.get(col)
-        r, chunk, step = self._items[row]
+        r, chunk = self._items[row]
+        if col in self.TERMS:
+            value = r.value(self.TERMS[col])
+            return list(value) if col == self.ROUTES else value
         values = {
-            self.RANK: row + 1, self.MOVED: self._move(row)[1], self.SESSION: chunk.session_id,
-            self.CHUNK: chunk.memory_id, self.GRADE: self._grades.get(chunk.memory_id),
-            self.FINAL: r.final_score, self.RRF: r.rrf_score,
-            self.MEMORY: self.shown.results[row]["explain"]["memory_score"],
-            self.TURN_SUPPORT: r.turn_support, self.MMR: step.mmr_score,
-            self.REDUNDANCY: step.max_redundancy, self.ROUTES: list(r.routes), self.PREVIEW: chunk.user_text,
+            self.MOVED: self._move(row)[1], self.GRADE: self._grades.get(chunk.memory_id), self.PREVIEW: chunk.user_text,
         }
         return values[col]
 
@@ -169,10 +167,9 @@ class ResultsModel(TableModel):
         if self.is_dropped(row):
             chunk, was = self._dropped[row - self.result_count]
             return f"dropped out: #{was} under the baseline, not returned now\n{preview(chunk, 400)}"
-        r, chunk, step = self._items[row]
-        if col == self.REDUNDANCY and step.redundant_with is not None:
-            other = self.shown.pool.chunks[self.shown.rows[step.redundant_with].index]
-            return f"max redundancy {step.max_redundancy:.4f} against {other.memory_id}"
+        r, chunk = self._items[row]
+        if col == self.REDUNDANCY and r.redundant_with is not None:
+            return f"max redundancy {r.max_redundancy:.4f} against {r.redundant_with}"
         if col == self.ROUTES:
             return ", ".join(r.routes)
         if col == self.PREVIEW:
@@ -193,7 +190,7 @@ class ResultsModel(TableModel):
                 return t.qcolor("accent")
             if delta:
                 return t.qcolor("up") if delta > 0 else t.qcolor("down")
-        if col == self.MMR and self._items[row][2].fallback:
+        if col == self.MMR and self._items[row][0].fallback_fill:
             return theme.current().qcolor("fallback")
         return None
 

@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
+from core.rank.glossary import label, tooltip
+
 RAW_ROLE = Qt.ItemDataRole.UserRole + 1
 ID_ROLE = Qt.ItemDataRole.UserRole + 2
 DISPLAY = Qt.ItemDataRole.DisplayRole
@@ -36,6 +38,17 @@ def on_screen(value: T | None) -> T:
     if value is None:
         raise LookupError("the table shows nothing: it has no row to read")
     return value
+
+
+def term_headers(names: tuple[str, ...], terms: dict[int, str]) -> tuple[str, ...]:
+    """Column headers: the glossary label of each column that shows a record term
+    (`core.rank.glossary`), `names[c]` for the others."""
+    return tuple(label(terms[c]) if c in terms else name for c, name in enumerate(names))
+
+
+def term_tips(terms: dict[int, str]) -> dict[int, str]:
+    """Header tooltips of the columns that show a record term: the term's formula and SPEC section."""
+    return {c: tooltip(key) for c, key in terms.items()}
 
 
 class TableModel(QAbstractTableModel):

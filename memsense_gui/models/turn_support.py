@@ -8,14 +8,17 @@ from PySide6.QtGui import QFont
 from core.rank.ranking import Ranking, Row
 from core.records import ROUTES
 from memsense_gui.models.format import fmt, preview, routes_text, short_id
-from memsense_gui.models.table import TableModel, bold_font, on_screen
+from memsense_gui.models.table import TableModel, bold_font, on_screen, term_headers, term_tips
 
 
 class TurnSupportModel(TableModel):
     """The turn chunks of one session found in the candidate pool, best first."""
 
     TURN, POOL_RANK, RRF, ROUTES, BEST = range(5)
-    HEADERS = ("Turn", "Pool #", "RRF", "Routes", "Best")
+    TERMS = {POOL_RANK: "pool_rank", RRF: "session_rrf_score", ROUTES: "routes"}
+    """Columns headed by a record term (`core.rank.glossary`): each turn's own values."""
+    HEADERS = term_headers(("Turn", "", "", "", "Best"), TERMS)
+    HEADER_TIPS = term_tips(TERMS)
     NUMERIC = frozenset({POOL_RANK, RRF})
 
     def __init__(self, parent=None):
@@ -50,7 +53,7 @@ class TurnSupportModel(TableModel):
         if not self.row.supporting_turn_count:
             return "No turn of this session is in the candidate pool: turn support 0."
         best = float(self.shown.fused[on_screen(self.row).best_turn])
-        return (f"turn_support = min(cap {cfg.turn_support_cap:g}, factor {cfg.turn_support_factor:g} × best turn "
+        return (f"Turn support = min(cap {cfg.turn_support_cap:g}, factor {cfg.turn_support_factor:g} × Best turn RRF "
                 f"{best:.4f}) = <b>{self.row.turn_support:.4f}</b> · {self.row.supporting_turn_count} supporting "
                 f"turn(s) · best turn routes: {', '.join(self.row.best_turn_routes) or '—'}")
 

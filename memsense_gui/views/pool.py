@@ -23,7 +23,7 @@ class PoolPanel(Panel):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.caption)
         layout.addWidget(self.view)
-        fit_columns(self.view, {0: 6, 1: 40, 2: 12, 3: 5, 4: 7, 5: 7, 6: 7, 7: 18, 8: 18})
+        fit_columns(self.view, {0: 6, 1: 40, 2: 12, 3: 5, 4: 7, 5: 8, 6: 10, 7: 9, 8: 7, 9: 7, 10: 18, 11: 18})
         show_snippets(self.view, PoolModel.SNIPPET)
         self._watch(self.view)
 

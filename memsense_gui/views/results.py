@@ -62,7 +62,7 @@ class ResultsPanel(Panel):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
-        fit_columns(self.view, {0: 2, 1: 40, 2: 4, 3: 7, 4: 9, 5: 5, 6: 6, 7: 6, 8: 6, 9: 7, 10: 6, 11: 6})
+        fit_columns(self.view, {0: 2, 1: 40, 2: 4, 3: 7, 4: 9, 5: 5, 6: 6, 7: 9, 8: 7, 9: 10, 10: 6, 11: 6, 12: 9})
         show_snippets(self.view, ResultsModel.PREVIEW)
         self._watch(self.view)
         self.plot.result_clicked.connect(self.select_position)

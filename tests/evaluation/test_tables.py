@@ -9,6 +9,7 @@ from core.config import Config
 from core.errors import MemsenseError
 from core.evaluation.evaluate import evaluate_config
 from core.evaluation.tables import evaluation_table, matrix_table, pool_table, write_csv
+from core.rank.record import pool_order
 from core.rank.rerank import rerank
 from core.rank.synthetic import synthetic_pool
 from core.records import ROUTES, Question
@@ -18,7 +19,7 @@ def test_pool_and_matrix_hold_every_row(tmp_path):
     ranking = rerank(synthetic_pool(n_sessions=12, turns_per_session=4, seed=2), Config())
     header, rows = pool_table(ranking)
     assert header[:3] == ("pool_rank", "snippet", "memory_id")
-    assert [r[2] for r in rows] == [ranking.pool.chunks[i].memory_id for i in ranking.candidates]
+    assert [r[2] for r in rows] == [ranking.pool.chunks[i].memory_id for i in pool_order(ranking)]  # the pool table's rows
     assert {r[-2] for r in rows} >= {"selected"}
     header, rows = matrix_table(ranking)
     found = int((ranking.pool.ranks > 0).any(axis=1).sum())

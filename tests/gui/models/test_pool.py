@@ -22,4 +22,10 @@ def test_pool_model_lists_the_whole_pool_with_fates(qtmodeltester, ranking):
     for r in range(model.rowCount()):
         mid = cell(model, r, PoolModel.CHUNK, ID_ROLE)
         assert cell(model, r, PoolModel.REASON) == ranking.fate(mid).reason
-        assert cell(model, r, PoolModel.FUSED, RAW_ROLE) == pytest.approx(float(ranking.fused[rows[r]]))
+        rec = ranking.record(mid)
+        assert cell(model, r, PoolModel.OWN_RRF, RAW_ROLE) == rec.session_rrf_score  # 0 for a session fetched for its turns
+        assert cell(model, r, PoolModel.FINAL, RAW_ROLE) == rec.final_score
+        if rec.final_score is not None:  # re-ranked: Final = round(RRF + turn + alpha · Memory, 6) (§3)
+            assert rec.final_score == round(rec.rrf_score + ranking.config.alpha * rec.memory_score, 6)
+        if rec.turn_support is not None:
+            assert rec.rrf_score == pytest.approx(rec.session_rrf_score + rec.turn_support)

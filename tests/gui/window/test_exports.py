@@ -6,6 +6,7 @@ import csv
 import json
 
 from core import config as config_io
+from core.rank.record import pool_order
 from tests.gui.fixtures import run_autotune
 from memsense_gui.views.dock import DockId
 
@@ -24,7 +25,7 @@ def test_settings_export_has_a_provenance_header_and_loads_back(qtbot, ranked_wi
 def test_pool_and_matrix_export_every_row(qtbot, ranked_window, tmp_path):
     w = ranked_window
     ranking = w.ctx.session.ranking
-    for which, rows in (("pool", len(ranking.candidates)), ("matrix", int((ranking.pool.ranks > 0).any(axis=1).sum()))):
+    for which, rows in (("pool", len(pool_order(ranking))), ("matrix", int((ranking.pool.ranks > 0).any(axis=1).sum()))):
         path = tmp_path / f"{which}.csv"
         assert w.exports.export_table(which, path)
         with path.open(encoding="utf-8") as fh:

@@ -111,8 +111,8 @@ def test_selecting_a_result_fills_chunk_explain_and_turn_support(qtbot, ranked_w
     assert w.chunk_panel.memory_id == mid
     assert mid in w.chunk_panel.browser.toPlainText()
     w.raise_dock(DockId.EXPLAIN)
-    assert w.explain_panel.model.path_index("explain", "mmr", "mmr_score").isValid()
-    assert w.explain_panel.model.path_index("fate", "status").isValid()
+    assert w.explain_panel.model.path_index("memsense_result", "explain", "mmr", "mmr_score").isValid()
+    assert w.explain_panel.model.path_index("status").isValid()
     row = w.ctx.session.ranking.selected_rows[1]
     w.raise_dock(DockId.TURN_SUPPORT)
     assert w.turns_panel.model.rowCount() == row.supporting_turn_count
@@ -130,7 +130,7 @@ def test_selecting_a_pool_candidate_explains_its_fate(qtbot, ranked_window):
     mid = model.memory_id(r)
     w.raise_dock(DockId.EXPLAIN)
     w.inspector.focus_chunk(mid)
-    assert w.explain_panel.model.path_index("fate", "reason").isValid()
+    assert w.explain_panel.model.path_index("reason").isValid()
     assert w.explain_panel.model.path_index("route_hits").isValid()
     w.raise_dock(DockId.CHUNK)
     assert w.ctx.session.ranking.fate(mid).reason in w.chunk_panel.browser.toPlainText()
