@@ -29,9 +29,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent.parent
+
+
+def _mark(marks: list[tuple[float, int, str]], done: int, total: int, what: str) -> None:
+    marks.append((time.perf_counter(), done, what))
 
 
 def _trial_rate(marks: list[tuple[float, int, str]]) -> tuple[float | None, float | None]:
@@ -48,7 +54,7 @@ def cli_child(args: argparse.Namespace) -> dict:
     from core.cli.main import main
 
     marks: list[tuple[float, int, str]] = []
-    output.progress_bar = lambda stream=None: lambda done, total, what: marks.append((time.perf_counter(), done, what))
+    setattr(output, "progress_bar", lambda stream=None: partial(_mark, marks))  # noqa: B010 - mypy refuses the plain assignment
     t0 = time.perf_counter()
     code = main(["tune", args.questions, "--store", args.store, "--train", args.train, "--test", args.test,
                  "--trials", str(args.trials), "--sensitivity-points", "0", "--json"])
@@ -84,23 +90,29 @@ def app_child(args: argparse.Namespace) -> dict:
 
     marks: list[tuple[float, int, str]] = []
     shown = AutoTuneView._progressed
-    AutoTuneView._progressed = lambda self, done, total, what: (marks.append((time.perf_counter(), done, what)),
-                                                                shown(self, done, total, what))
+
+    def timed(self: AutoTuneView, done: int, total: int, what: str) -> None:
+        marks.append((time.perf_counter(), done, what))
+        shown(self, done, total, what)
+
+    setattr(AutoTuneView, "_progressed", timed)  # noqa: B010 - before the view is made: its task slot takes the method
     app = QApplication.instance() or QApplication(sys.argv[:1])
     home = Path(tempfile.mkdtemp(prefix="memsense-bench-qs-"))
     window = MainWindow(home, paths.settings(home))
     window.resize(1600, 1000)
     window.show()
     view = install_evaluation(window)
+    tuner, source = view.autotune, view.source
+    assert tuner is not None and source is not None
     finished: list = []
     view.evaluation_finished.connect(finished.append)
     view.evaluation_failed.connect(finished.append)
-    view.autotune.tuning_finished.connect(finished.append)
-    view.autotune.tuning_failed.connect(finished.append)
+    tuner.tuning_finished.connect(finished.append)
+    tuner.tuning_failed.connect(finished.append)
     window.stores.open_store(args.store)
     _wait_until(app, lambda: window.ctx.model_ready and window.ctx.engine is not None, 300)
     questions = Path(args.questions).resolve()
-    out = {"part": "app"}
+    out: dict[str, Any] = {"part": "app"}
 
     t0 = time.perf_counter()
     window.cases.source.set_path(questions)
@@ -109,8 +121,8 @@ def app_child(args: argparse.Namespace) -> dict:
     _wait_until(app, lambda: panel.model.rowCount() > 0 and panel.model.counts()[1] == panel.model.rowCount(), 900)
     out["cases_s"], out["cases"] = time.perf_counter() - t0, panel.model.rowCount()
 
-    if view.source.path != questions:  # a view with its own question choice (before issue 17)
-        view.source.set_path(questions)
+    if source.path != questions:  # a view with its own question choice (before issue 17)
+        source.set_path(questions)
     t0 = time.perf_counter()
     view.start()
     _wait_until(app, lambda: bool(finished), 900)
@@ -118,7 +130,6 @@ def app_child(args: argparse.Namespace) -> dict:
     if isinstance(finished[-1], BaseException):
         raise SystemExit(f"bench: evaluation failed: {finished[-1]}")
 
-    tuner = view.autotune
     tuner.folds_spin.setValue(1)
     tuner.trials_spin.setValue(args.trials)
     for box, users in ((tuner.train_list, args.train.split(",")), (tuner.test_list, args.test.split(","))):
@@ -157,13 +168,13 @@ def storages_child(args: argparse.Namespace) -> dict:
         engine.close()
     train, test = split_users(questions, args.train.split(","), args.test.split(","))
     folder = Path(tempfile.mkdtemp(prefix="memsense-bench-studies-"))
-    out: dict = {"part": "storages", "trials": args.storages}
+    out: dict[str, Any] = {"part": "storages", "trials": args.storages}
     for name, storage in (("memory", None), ("sqlite", f"sqlite:///{folder / 'study.db'}"),
                           ("journal", folder / "study.journal")):
         marks: list[tuple[float, int, str]] = []
         tune_tpe(pools, train, test, trials=args.storages, start=start, seeds=seed_presets(start), knobs=ALL_KNOBS,
                  storage=storage, study_name="bench" if storage else None, sensitivity_points=0, jobs=args.jobs,
-                 progress=lambda done, total, what, marks=marks: marks.append((time.perf_counter(), done, what)))
+                 progress=partial(_mark, marks))
         out[f"{name}_trials_per_s"] = _trial_rate(marks)[1]
     return out
 
