@@ -32,7 +32,7 @@ from typing import Iterable, Mapping, MutableMapping, Sequence
 from core.config import Config
 from core.evaluation.evaluate import Progress, Recall, recall_depth, recall_pools
 from core.evaluation.tune import ALL_KNOBS, Knob, knob_depth
-from core.rank.pool import RecallPool
+from core.recall.pool import RecallPool, deepen
 from core.records import Question
 
 Asked = tuple[str, str]
@@ -62,18 +62,13 @@ def file_digest(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def exhausted(pool: RecallPool) -> bool:
-    """Every route list ended before the pool's depth: it holds every hit of every route, so a
-    recall at any deeper depth gives the same pool."""
-    return int(pool.ranks.max(initial=0)) < pool.depth
-
-
 def serving(pool: RecallPool, depth: int) -> RecallPool | None:
-    """`pool` as a pool at least `depth` deep: itself, or restated deeper when its lists were
-    exhausted before its depth; None when only a deeper recall can serve `depth`."""
+    """`pool` as a pool at least `depth` deep: itself, or restated at `depth` when its lists
+    ended before its own depth (`RecallPool.exhausted`: the same pool at any depth); None when
+    only a deeper recall can serve `depth`."""
     if pool.depth >= depth:
         return pool
-    return replace(pool, depth=depth) if exhausted(pool) else None
+    return replace(pool, depth=depth) if pool.serves(depth) else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,9 +109,10 @@ def recall_question_set(recall: Recall, key: QuestionSetKey, questions: Sequence
                         progress: Progress | None = None,
                         cancel: threading.Event | None = None) -> QuestionSetRecall:
     """The pools of `questions`, each serving `depth`: taken from `known` when a pool there
-    serves it, else recalled `max(depth, plan)` deep (one recall per distinct user and text)
-    and put in `known`. Cancel raises `core.errors.Cancelled`; what was recalled by then stays in
-    `known`."""
+    serves it, else recalled `max(depth, plan)` deep (one recall per distinct user and text;
+    a known pool that keeps its query's scores is deepened from them instead, with no new
+    search: `core.recall.pool.deepen`) and put in `known`. Cancel raises `core.errors.Cancelled`;
+    what was recalled by then stays in `known`."""
     known = {} if known is None else known
     depth = max(int(depth), 1)
     deep = max(depth, int(plan))
@@ -133,7 +129,12 @@ def recall_question_set(recall: Recall, key: QuestionSetKey, questions: Sequence
             at_hand[asked] = pool
 
     def kept(user_id: str, text: str, d: int) -> RecallPool:
-        known[user_id, text] = pool = recall(user_id, text, d)
+        before = known.get((user_id, text))
+        if before is not None and before.source is not None and before.max_depth >= d:
+            pool = deepen(before, d)
+        else:
+            pool = recall(user_id, text, d)
+        known[user_id, text] = pool
         return pool
 
     if todo:

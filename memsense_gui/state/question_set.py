@@ -26,7 +26,7 @@ from core.errors import Cancelled
 from core.evaluation.question_set import (Asked, QuestionSetKey, QuestionSetRecall, planned_depth,
                                           recall_question_set)
 from core.evaluation.tune import ALL_KNOBS
-from core.rank.pool import RecallPool
+from core.recall.pool import RecallPool
 from core.records import Question
 
 Progress = Callable[[int, int, str], None]

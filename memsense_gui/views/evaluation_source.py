@@ -32,6 +32,7 @@ from core.evaluation.judged import load_question_set
 from core.evaluation.parallel import default_jobs
 from core.evaluation.question_set import QuestionSetRecall, file_digest, planned_depth
 from core.evaluation.tune import ALL_KNOBS, KNOBS, TuneResult, seed_presets, split_users
+from core.recall.pool import RecallPool
 from core.records import Question
 from memsense_gui.state import paths
 from memsense_gui.state.context import AppContext
@@ -103,8 +104,10 @@ class EvaluationSource(QObject):
         """Worker thread: the question set's recall, each pool at least `depth` deep (recalled on
         the engine thread only for questions no earlier recall on this store serves)."""
         engine = self.ctx.engine
+        if engine is None:
+            raise MemsenseError("open a store first (File > Open store…)")
 
-        def recall(user_id: str, text: str, d: int):
+        def recall(user_id: str, text: str, d: int) -> RecallPool:
             return self.bridge.call(engine.recall, user_id, text, d, cancel=cancel)
 
         return self.sets.recall(engine, self.ctx.location or "", recall, questions, digest, depth, progress, cancel)

@@ -13,8 +13,7 @@ from core.config import Config
 from core.config.presets import BUILTIN
 from core.errors import Cancelled
 from core.evaluation.evaluate import evaluate_config
-from core.evaluation.question_set import (QuestionSetKey, exhausted, file_digest, planned_depth, recall_question_set,
-                                          serving)
+from core.evaluation.question_set import QuestionSetKey, file_digest, planned_depth, recall_question_set, serving
 from core.evaluation.tune import ALL_KNOBS, knob_depth
 from core.rank.synthetic import synthetic_pool
 from core.records import Question
@@ -68,7 +67,7 @@ def test_a_deeper_depth_recalls_only_the_questions_it_changes():
     qs = questions()
     value = recall_question_set(recall, KEY, qs, 40, known=known)
     small = value.pools["small:q0"]
-    assert exhausted(small) and not exhausted(value.pools["big:q0"])
+    assert small.exhausted and not value.pools["big:q0"].exhausted
     assert {q.user_id for q in value.needs(200)} == {BIG}  # the small user's lists ended before 40
     recall.calls.clear()
     deeper = recall_question_set(recall, KEY, qs, 200, known=known)
