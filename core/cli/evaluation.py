@@ -115,22 +115,23 @@ def _progress(args: argparse.Namespace):
     return progress_bar(sys.stderr)
 
 
-def _pools(args: argparse.Namespace, questions, configs, knobs: bool = False):
-    """Open the store, check its users, recall once per question (cached for every preset);
-    with `knobs`, deep enough for every value of the tuned pool limits."""
+def _pools(args: argparse.Namespace, questions, configs, tune_from=None):
+    """Open the store, check its users, recall the question set once (`core.evaluation.question_set`:
+    one recall per question, every preset re-ranks it); with `tune_from`, deep enough for every
+    value of the tuned pool limits from that config."""
     from core.recall.engine import Engine
-    from core.evaluation.evaluate import check_users, recall_depth, recall_pools
-    from core.evaluation.tune import ALL_KNOBS, knob_depth
+    from core.evaluation.evaluate import check_users
+    from core.evaluation.question_set import QuestionSetKey, file_digest, planned_depth, recall_question_set, recall_source
 
-    configs = list(configs)
-    depth = recall_depth(configs)
-    if knobs:
-        depth = max(depth, max(knob_depth(ALL_KNOBS, c.top_k) for c in configs))
+    depth = planned_depth(configs, tune_from)
     engine = Engine(args.store, model=args.model, cache_dir=args.cache, lexical=args.lexical)
     try:
         check_users(questions, engine.users())
         _warn_missing_gold(questions, engine)
-        return recall_pools(lambda u, q, d: engine.recall(u, q, depth=d), questions, depth, _progress(args))
+        key = QuestionSetKey(recall_source(str(args.store), engine.embedder.key, args.lexical),
+                             file_digest(args.dataset), tuple(sorted({q.user_id for q in questions})))
+        return recall_question_set(lambda u, q, d: engine.recall(u, q, depth=d), key, questions, depth,
+                                   progress=_progress(args)).pools
     finally:
         engine.close()
 

@@ -39,7 +39,7 @@ def cmd_tune(args: argparse.Namespace) -> Any:
     baselines = {n: _named(args, n)[1] for n in (args.baseline or ["memsense", "bm25_only"])}
     questions = _questions(args, users=train_users + test_users)
     train, test = split_users(questions, train_users, test_users)
-    pools = _pools(args, questions, [start, *baselines.values()], knobs=True)
+    pools = _pools(args, questions, [start, *baselines.values()], tune_from=start)
     seeds = [] if args.no_seed_presets else seed_presets(start)
     search, options = _search(args)
     result = search(pools, train, test, metric=metric, trials=args.trials, seed=args.seed, start=start, seeds=seeds,
@@ -82,7 +82,7 @@ def _tune_folds(args: argparse.Namespace, metric: str) -> Any:
         raise UsageError("--folds picks the held-out users itself; leave out --train and --test")
     start_name, start = _named(args, args.start)
     questions = _questions(args)
-    pools = _pools(args, questions, [start], knobs=True)
+    pools = _pools(args, questions, [start], tune_from=start)
     search, options = _search(args)
     seeds = [] if args.no_seed_presets else seed_presets(start)
     cv = cross_validate(pools, questions, search, args.search, metric=metric, folds=args.folds, trials=args.trials,

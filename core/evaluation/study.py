@@ -6,11 +6,15 @@ maximises their mean metric; the tie-break metric (nDCG@k, or MRR when tuning nD
 objective at 1e-6 weight, so it only orders trials with the same metric. The starting config
 and the seed presets are queued as the first trials (the same warm start as the local search).
 
-With `storage` (an SQLAlchemy URL such as `sqlite:///tune.db`) the study lives in that
-database under `study_name`: running again with the same name continues it up to `trials`
-completed trials. It remembers the metric, the start config and the training users, and
-refuses to continue under different ones. A resumed run draws new points from a freshly seeded
-sampler, so it is reproducible run by run, not identical to one uninterrupted run.
+With `storage` (an SQLAlchemy URL such as `sqlite:///tune.db`, or the `Path` of a study file,
+`file_storage`) the study is kept there under `study_name`: running again with the same name
+continues it up to `trials` completed trials. It remembers the metric, the start config and the
+training users, and refuses to continue under different ones. A resumed run draws new points
+from a freshly seeded sampler, so it is reproducible run by run, not identical to one
+uninterrupted run. The search itself runs on a copy in memory, and each completed trial is added
+to the storage while the workers score the next one: a stored study asked and told trial by trial
+writes about twenty times a trial (each parameter, attribute and state), a completed trial once
+(`tools/bench_question_set.py` measures both).
 
 Trials are asked and told one ahead (`_optimize`): TPE picks the next point while worker
 processes score this one (`jobs`, `core.evaluation.parallel`), and since each ask follows the
@@ -27,7 +31,8 @@ import json
 import logging
 import sqlite3
 import threading
-from typing import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Callable, Iterator, Mapping, Sequence
 
 import optuna
 
@@ -86,7 +91,7 @@ def storage_reason(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def study_storage(storage: str | None, study_name: str | None) -> Iterator[None]:
+def study_storage(storage: str | Path | None, study_name: str | None) -> Iterator[None]:
     """Database failures of a stored study (opening, or writing a trial) as one line."""
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -98,12 +103,24 @@ def study_storage(storage: str | None, study_name: str | None) -> Iterator[None]
                             "or pick another --study-db") from None
 
 
-def open_study(storage: str | None, study_name: str | None, seed: int, identity: Mapping[str, str]) -> optuna.Study:
+
+
+def file_storage(path: str | Path) -> optuna.storages.JournalStorage:
+    """A study file: Optuna's append-only journal, one line per completed trial kept (about 9 ms
+    a trial, where SQLite takes a commit per trial: `tools/bench_question_set.py` times both)."""
+    from optuna.storages.journal import JournalFileBackend
+
+    return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+
+
+def open_study(storage: str | Path | None, study_name: str | None, seed: int,
+               identity: Mapping[str, str]) -> optuna.Study:
     """Create the study, or load it to continue when it exists with the same identity."""
     optuna.logging.set_verbosity(logging.WARNING)
     sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=STARTUP_TRIALS)
     try:
-        study = optuna.create_study(direction="maximize", sampler=sampler, storage=storage,
+        study = optuna.create_study(direction="maximize", sampler=sampler,
+                                    storage=file_storage(storage) if isinstance(storage, Path) else storage,
                                     study_name=study_name, load_if_exists=True)
     except Exception as exc:  # SQLAlchemy / Optuna storage errors: a bad URL or an unreadable file
         raise MemsenseError(f"cannot open the tuning study {study_name!r} in {storage}: {storage_reason(exc)}; "
@@ -123,20 +140,26 @@ def open_study(storage: str | None, study_name: str | None, seed: int, identity:
 def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Sequence[Question],
              metric: str = "recall_all@4", trials: int = 100, seed: int = 0, start: Config | None = None,
              seeds: Sequence[Config] = (), knobs: Sequence[Knob] = KNOBS, sensitivity_points: int = 7,
-             storage: str | None = None, study_name: str | None = None, progress: Progress | None = None,
+             storage: str | Path | None = None, study_name: str | None = None,
+             progress: Progress | None = None,
              cancel: threading.Event | None = None, jobs: int = 1, evaluator: Evaluator | None = None) -> TuneResult:
     """Maximise the train `metric` over `knobs` with seeded TPE in `trials` completed trials;
     `jobs` worker processes score each trial (or `evaluator`, shared by cross-validation)."""
     name, scorer = open_scorer(pools, train, test, metric, jobs, evaluator)
     start = start or Config()
     with scorer:
-        study = open_study(storage, study_name, seed, _identity(name, start, [q.user_id for q in train], knobs))
+        identity = _identity(name, start, [q.user_id for q in train], knobs)
+        with study_storage(storage, study_name):
+            kept = open_study(storage, study_name, seed, identity) if storage is not None else None
+        study = open_study(None, None, seed, identity)
+        if kept is not None:
+            study.add_trials(_complete(kept))
+        for cfg in (start, *seeds):  # those already tried (a resumed study) are skipped
+            study.enqueue_trial(_params(cfg, knobs), skip_if_exists=True)
         budget = max(1, trials)
         with study_storage(storage, study_name):
-            if not study.trials:
-                for cfg in (start, *seeds):
-                    study.enqueue_trial(_params(cfg, knobs), skip_if_exists=True)
-            _optimize(study, scorer, start, knobs, budget - len(_complete(study)), budget, progress, cancel)
+            _optimize(study, scorer, start, knobs, budget - len(_complete(study)), budget, progress, cancel,
+                      kept.add_trial if kept is not None else None)
         history = _history(study, start, knobs, len(seeds))
         if not history:
             raise MemsenseError("the tuning study has no completed trial; run it again")
@@ -150,10 +173,12 @@ def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: S
 
 
 def _optimize(study: optuna.Study, scorer: Scorer, start: Config, knobs: Sequence[Knob], n: int, budget: int,
-              progress: Progress | None, cancel: threading.Event | None) -> None:
+              progress: Progress | None, cancel: threading.Event | None,
+              keep: Callable[[optuna.trial.FrozenTrial], None] | None = None) -> None:
     """Run `n` trials by ask and tell, one ahead: the next trial is asked (TPE's own work)
     while this one is scored. Each ask comes after the same tells whatever the timing, so a
-    seeded study makes the same trials with any number of jobs."""
+    seeded study makes the same trials with any number of jobs. `keep` stores each completed
+    trial (on disk) while the workers score the next."""
     def stopped() -> bool:
         return cancel is not None and cancel.is_set()
 
@@ -169,17 +194,14 @@ def _optimize(study: optuna.Study, scorer: Scorer, start: Config, knobs: Sequenc
         if pending is None:
             break
         trial, ticket = pending
-        try:
-            pending = ask() if i + 1 < n and not stopped() else None
-            score = scorer.result(ticket)
-        except BaseException:  # a stored study keeps no trial running for ever
-            for t in (trial, *(pending[:1] if pending else ())):
-                study.tell(t, state=optuna.trial.TrialState.FAIL)
-            raise
+        pending = ask() if i + 1 < n and not stopped() else None
+        score = scorer.result(ticket)
         trial.set_user_attr("train", score.train)
         trial.set_user_attr("tiebreak", score.tiebreak)
         trial.set_user_attr("test", score.test)
-        study.tell(trial, score.train + TIE_WEIGHT * score.tiebreak)
+        frozen = study.tell(trial, score.train + TIE_WEIGHT * score.tiebreak)
+        if keep is not None:
+            keep(frozen)
         done += 1
         best = score.train if not best >= score.train else best
         if progress:

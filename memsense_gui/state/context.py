@@ -2,7 +2,8 @@
 
 One `AppContext` per window: the per-user data dir and settings, the open store (its engine
 is used only on the engine runner's thread), the query session, presets and judgments, the
-two task runners, and the app's events as signals. Views and window actions take the
+question set that Cases, Evaluation and Auto-tune share (recalled once), the task runners, and
+the app's events as signals. Views and window actions take the
 context; none of them reaches into the window.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from core.recall.protocol import RecallEngine
 from memsense_gui.state import paths
 from memsense_gui.state.judgments import AppJudgments
 from memsense_gui.state.presets import PresetLibrary
+from memsense_gui.state.question_set import QuestionSets
 from memsense_gui.state.session import QuerySession
 from memsense_gui.workers.runner import TaskRunner
 
@@ -73,6 +75,14 @@ class AppContext(QObject):
         self.session = QuerySession(parent=self)
         self.judgments = AppJudgments(self)
         self.presets = PresetLibrary(self._preset_store(), self)
+        self.question_sets = QuestionSets(self.settings, self)
+        self.presets.presets_changed.connect(self._plan_recall)
+        self.session.config_changed.connect(self._plan_recall)
+        self._plan_recall()
+
+    def _plan_recall(self, *_: Any) -> None:
+        """The question set's recall depth follows the presets and the settings."""
+        self.question_sets.plan_for(self.presets.all().values(), self.session.config)
 
     def _preset_store(self) -> PresetStore:
         path = paths.presets_file(self.home)

@@ -46,9 +46,10 @@ def judged_file(home: Path, location: str) -> Path:
 
 
 def study_file(home: Path, location: str, questions: Path) -> Path:
-    """The auto-tune studies (Optuna, SQLite) of one store and question set:
-    `<data>/studies/<store name>-<digest of both paths>.db`, so a run can be resumed later."""
+    """The auto-tune studies (an Optuna journal, `core.evaluation.study.file_storage`) of one
+    store and question set: `<data>/studies/<store name>-<digest of both paths>.journal`, so a
+    run can be resumed later."""
     import hashlib
 
     digest = hashlib.sha1(f"{location}\n{Path(questions).resolve()}".encode()).hexdigest()[:10]
-    return home / "studies" / f"{judged_file(home, location).stem}-{digest}.db"
+    return home / "studies" / f"{judged_file(home, location).stem}-{digest}.journal"

@@ -1,9 +1,10 @@
 """The case list's work: load the judged questions and their pools, score them under the
 current settings after every change, open a case in the inspector.
 
-Questions come from the same kinds of file as the Evaluation view (the demo questions by
-default); pools are recalled once per question (through the engine thread) and every
-settings change re-scores them on the case list's own thread, newest change winning. Cases
+Questions are the window's question set, shared with the Evaluation view (the demo questions by
+default); their pools are its one recall (`state.question_set`), and every settings change
+re-scores them on the case list's own thread, newest change winning; settings that need deeper
+route lists than the pools hold recall deeper the questions that need it, first. Cases
 load when their dock is first shown on a store; a question file whose users are not in the
 store says so in the panel instead of interrupting with a dialog.
 """
@@ -14,9 +15,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QFileDialog
 
-from core.config import Config
 from core.errors import MemsenseError
-from core.evaluation.evaluate import recall_depth
+from core.evaluation.question_set import QuestionSetRecall
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.dock import DockId
 from memsense_gui.views.evaluation_source import EvaluationSource
@@ -24,10 +24,6 @@ from memsense_gui.window.parts import CasesUi
 from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import TaskRunner
 from memsense_gui.workers.slot import TaskSlot
-
-DEPTH_FOR = Config(top_k=50)
-"""Pools are recalled as deep as the largest top_k the controls allow, so no slider needs more."""
-
 
 class CasesActions:
     def __init__(self, ctx: AppContext, window: CasesUi):
@@ -43,6 +39,7 @@ class CasesActions:
         self.loaded_for: str | None = None
         self.questions: list = []
         self.pools: dict = {}
+        self.depth = 0  # how deep every pool's route lists are
 
     def connect(self) -> None:
         ctx = self.ctx
@@ -54,7 +51,14 @@ class CasesActions:
             dock.visibilityChanged.connect(self._maybe_load)
         ctx.session.config_changed.connect(lambda _cfg: self.score())
         ctx.closing.connect(lambda: self.runner.shutdown(wait=True))
+        self.source.changed.connect(self._questions_changed)
         self.panel.set_source(self.source.label())
+
+    def _questions_changed(self, label: str) -> None:
+        """Other questions chosen (here or in the Evaluation view): load them when shown."""
+        self.panel.set_source(label)
+        self.loaded_for = None
+        self._maybe_load(self.window.showing(DockId.CASES))
 
     def _maybe_load(self, shown: bool) -> None:
         """Load the cases of a newly opened store once the Cases dock is on screen."""
@@ -62,25 +66,25 @@ class CasesActions:
             self.load()
 
     def load(self) -> None:
-        """Recall every question's pool (on the engine thread), then score them."""
+        """Take the question set's pools, deep enough for the current settings (recalled on the
+        engine thread when no view recalled them yet), then score them."""
         if self.ctx.engine is None:
             return
         self.loaded_for = self.ctx.location
         self.panel.set_source(f"{self.source.label()} — recalling…")
-        self.load_slot.start("cases", jobs.case_pools, self.source, recall_depth([DEPTH_FOR]))
+        self.load_slot.start("cases", jobs.case_pools, self.source, self.ctx.session.config.route_limit)
 
     def choose_questions(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self.window.window(), "Judged questions", str(self.source.path or ""),
                                               "Questions (*.json *.jsonl);;All files (*)")
         if path:
-            self.source.set_path(Path(path))
-            self.load()
+            self.source.set_path(Path(path))  # loaded by `_questions_changed`
 
     def _progress(self, done: int, total: int, what: str) -> None:
         self.panel.set_source(f"{self.source.label()} — {what} {done}/{total}")
 
-    def _loaded(self, result: tuple[list, dict]) -> None:
-        self.questions, self.pools = result
+    def _loaded(self, result: QuestionSetRecall) -> None:
+        self.questions, self.pools, self.depth = list(result.questions), dict(result.pools), result.depth
         self.panel.set_source(f"{self.source.label()} ({len(self.questions)} judged)")
         self.panel.set_cases(self.questions, self.pools)
         self.score()
@@ -99,7 +103,9 @@ class CasesActions:
                      if q.user_id == user_id and " ".join(q.text.split()).casefold() == key), ())
 
     def score(self) -> None:
-        if self.questions:
+        if self.questions and self.ctx.session.config.route_limit > self.depth:
+            self.load()  # deeper lists for the questions whose pools end before them, then scored
+        elif self.questions:
             self.score_slot.start("score cases", jobs.score_cases, self.pools, self.questions, self.ctx.session.config)
 
     def _scored(self, result: tuple[list, Any]) -> None:

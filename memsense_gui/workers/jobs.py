@@ -108,9 +108,10 @@ def what_it_takes(pool: RecallPool, cfg: Config, memory_id: str, task: Job | Non
                                         deepest=deep)
 
 
-def case_pools(source: Any, depth: int, task: Job) -> tuple[list[Question], dict[str, RecallPool]]:
-    """The case list's questions and their pools, from a question source (recall on the
-    engine thread through the source)."""
+def case_pools(source: Any, depth: int, task: Job) -> Any:
+    """The case list's question set recall (`core.evaluation.question_set.QuestionSetRecall`),
+    each pool at least `depth` deep, from a question source (recall on the engine thread through
+    the source)."""
     return source.cases(depth, task.report, task.cancel_event)
 
 

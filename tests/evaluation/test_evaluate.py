@@ -6,6 +6,7 @@ import json
 import threading
 import zlib
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
@@ -39,13 +40,17 @@ def questions(per_user: int = 6) -> list[Question]:
 class FakeEngine:
     """Stands in for core.recall.engine.Engine: synthetic pools, no model, no store."""
 
+    recalls: list[tuple[str, str, int]] = []  # every recall of every instance: (user, query, depth)
+
     def __init__(self, location, model=None, cache_dir=None, lexical="bm25"):
         self.location = location
+        self.embedder = SimpleNamespace(key="fake-model")
 
     def users(self):
         return list(USERS)
 
     def recall(self, user, query, depth=0):
+        FakeEngine.recalls.append((user, query, depth))
         return fake_recall(user, query, depth)
 
     def chunks(self, user):
@@ -69,6 +74,7 @@ def fake_engine(monkeypatch):
     import core.recall.engine
 
     monkeypatch.setattr(core.recall.engine, "Engine", FakeEngine)
+    FakeEngine.recalls.clear()
 
 
 # -- evaluation -------------------------------------------------------------------------------------------
@@ -166,6 +172,8 @@ def test_eval_json_lists_every_builtin_preset(capsys, dataset, fake_engine):
     assert [r["preset"] for r in rows] == list(BUILTIN)
     assert all(r["questions"] == len(questions()) for r in rows)
     assert set(rows[0]["per_category"]["1"]) >= {"name", "questions", "recall_all@4", "ndcg@4"}
+    depth = max(c.route_limit for c in BUILTIN.values())  # every preset re-ranks one recall per question
+    assert sorted(FakeEngine.recalls) == sorted((q.user_id, q.text, depth) for q in questions())
 
 
 def test_eval_keeps_preset_and_config_order(capsys, dataset, fake_engine, tmp_path):
@@ -203,6 +211,10 @@ def test_tune_saves_and_exports_the_best(capsys, dataset, fake_engine, tmp_path)
     assert code == 0, err
     data = json.loads(out)
     assert len(data["trials"]) == 6 and set(data["baselines"]) == {"memsense", "bm25_only"}
+    from core.evaluation.tune import ALL_KNOBS, knob_depth
+
+    depth = knob_depth(ALL_KNOBS, Config().top_k)  # one recall per question, deep enough for every pool limit tried
+    assert sorted(FakeEngine.recalls) == sorted((q.user_id, q.text, depth) for q in questions())
     assert PresetStore(presets).get("tuned") == config_io.load(export) == config_io.from_dict(data["best"]["config"])
     code, _, err = run_cli(capsys, "tune", dataset, "--store", "x", "--train", "u1", "--test", "u1")
     assert code == 1 and "both --train and --test" in err

@@ -32,7 +32,7 @@ def test_a_study_resumes_after_the_app_is_closed(qtbot, make_window, app_home, t
     assert "candidate_multiplier" in [panel.knob_combo.itemText(i) for i in range(panel.knob_combo.count())]
     first = run_autotune(qtbot, panel)
     assert len(first.trials) == 5
-    studies = list((app_home / "studies").glob("*.db"))
+    studies = list((app_home / "studies").glob("*.journal"))
     assert len(studies) == 1 and studies[0] == view.source.study_file()
     window.close()
 
