@@ -116,7 +116,9 @@ def app_child(args: argparse.Namespace) -> dict:
 
     t0 = time.perf_counter()
     window.cases.source.set_path(questions)
-    window.raise_dock("Cases")
+    from memsense_gui.views.dock import DockId
+
+    window.raise_dock(DockId.CASES)
     panel = window.cases_panel
     _wait_until(app, lambda: panel.model.rowCount() > 0 and panel.model.counts()[1] == panel.model.rowCount(), 900)
     out["cases_s"], out["cases"] = time.perf_counter() - t0, panel.model.rowCount()

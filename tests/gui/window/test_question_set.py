@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from memsense_gui.views.dock import DockId
 from memsense_gui.window.evaluation import install_evaluation
 from tests.gui.fixtures import per_user_items, questions_file, run_autotune
 
@@ -17,7 +18,7 @@ def test_cases_evaluation_and_autotune_share_one_recall(qtbot, make_window, tmp_
     assert view.source.path == w.cases.source.path and view.source.label() == w.cases.source.label()
 
     panel = w.cases_panel
-    w.raise_dock("Cases")
+    w.raise_dock(DockId.CASES)
     qtbot.waitUntil(lambda: panel.model.counts()[1] == len(items), timeout=30_000)
     asked = sorted((i["user"], i["question"]) for i in items)
     assert sorted(engine.recalls) == asked
@@ -48,7 +49,7 @@ def test_a_view_waiting_for_another_recall_does_not_recall_again(qtbot, make_win
     items = per_user_items(w.ctx.users, per_user=3)
     view = install_evaluation(w)
     view.source.set_path(questions_file(tmp_path, items))
-    w.raise_dock("Cases")
+    w.raise_dock(DockId.CASES)
     qtbot.waitUntil(lambda: len(w.engines[-1].recalls) >= 1, timeout=10_000)
     with qtbot.waitSignal(view.evaluation_finished, timeout=30_000):
         view.start()
