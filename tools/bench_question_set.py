@@ -85,6 +85,10 @@ def app_child(args: argparse.Namespace) -> dict:
 
     from memsense_gui.state import paths
     from memsense_gui.views.autotune import AutoTuneView
+    try:
+        from memsense_gui.views.dock import DockId  # docks by identifier (issue 17); by title before
+    except ImportError:
+        DockId = None  # type: ignore[assignment,misc]
     from memsense_gui.window.evaluation import install_evaluation
     from memsense_gui.window.main_window import MainWindow
 
@@ -116,9 +120,7 @@ def app_child(args: argparse.Namespace) -> dict:
 
     t0 = time.perf_counter()
     window.cases.source.set_path(questions)
-    from memsense_gui.views.dock import DockId
-
-    window.raise_dock(DockId.CASES)
+    window.raise_dock(DockId.CASES) if DockId is not None else window.raise_dock("Cases")
     panel = window.cases_panel
     _wait_until(app, lambda: panel.model.rowCount() > 0 and panel.model.counts()[1] == panel.model.rowCount(), 900)
     out["cases_s"], out["cases"] = time.perf_counter() - t0, panel.model.rowCount()

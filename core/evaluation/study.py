@@ -97,12 +97,10 @@ def study_storage(storage: str | Path | None, study_name: str | None) -> Iterato
 
     try:
         yield
-    except (SQLAlchemyError, optuna.exceptions.StorageInternalError) as exc:
+    except (SQLAlchemyError, optuna.exceptions.StorageInternalError, OSError) as exc:  # OSError: a study file
         raise MemsenseError(f"the tuning study {study_name!r} in {storage} cannot be written or read: "
                             f"{storage_reason(exc)}; trials already stored in it are kept; free disk space, "
                             "or pick another --study-db") from None
-
-
 
 
 def file_storage(path: str | Path) -> optuna.storages.JournalStorage:
@@ -149,11 +147,11 @@ def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: S
     start = start or Config()
     with scorer:
         identity = _identity(name, start, [q.user_id for q in train], knobs)
-        with study_storage(storage, study_name):
-            kept = open_study(storage, study_name, seed, identity) if storage is not None else None
+        kept = open_study(storage, study_name, seed, identity) if storage is not None else None
         study = open_study(None, None, seed, identity)
         if kept is not None:
-            study.add_trials(_complete(kept))
+            with study_storage(storage, study_name):
+                study.add_trials(_complete(kept))
         for cfg in (start, *seeds):  # those already tried (a resumed study) are skipped
             study.enqueue_trial(_params(cfg, knobs), skip_if_exists=True)
         budget = max(1, trials)
