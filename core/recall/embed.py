@@ -282,7 +282,8 @@ class Embedder:
                 self._model = early.result()
                 return
             self._model = self._load_now()
-            log.info("embedding with %s (model %s, cache %s)", self.runtime, self.model_path, self.cache_dir)
+            logging.getLogger("memsense.model").info("embedding with %s (model %s, cache %s)", self.runtime,
+                                                     self.model_path, self.cache_dir)
 
     def _load_now(self):
         return self._load_onnx() if self.backend == "onnx" else self._load_torch()

@@ -95,7 +95,7 @@ def test_quiet_verbose_and_log_file(tmp_path, model_cache, demo_store):
     handlers = list(logging.getLogger().handlers)
     code, _, err, _ = run_cli(["search", *common, "--user", "demo-ana", "a question never asked", "--log-file", str(log)])
     assert (code, err) == (0, ""), err  # nothing but errors and warnings without -v
-    assert " INFO memsense.embed: embedding with onnxruntime" in log.read_text()
+    assert " INFO memsense.model: embedding with onnxruntime" in log.read_text()
     code, _, err, _ = run_cli(["search", *common, "--user", "demo-ana", "another question never asked", "-v"])
     assert code == 0 and "memsense: info: embedding with onnxruntime" in err, err
     assert logging.getLogger().handlers == handlers, "the command left its log handlers behind"
