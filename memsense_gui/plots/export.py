@@ -207,7 +207,7 @@ def write_png(draw, size: QSize, path: Path, background: QColor, band: TitleBand
         painter.end()
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, b"PNG"):
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # the stubs omit (QIODevice, str), which Qt takes
         raise MemsenseError(f"cannot draw the image for {path}")
     _write(path, bytes(buffer.data().data()))
 

@@ -53,9 +53,16 @@ def test_other_schemes_go_through_rerank():
         assert PoolBatch(ps).selected_sessions(cfg) == expected
 
 
-def test_round6_is_pythons_round():
+def test_round6_is_javascripts_to_fixed():
+    """Memsense rounds final scores with Number(x.toFixed(6)): exact ties away from zero."""
+    import math
+
+    from core.rank.score import to_fixed
+
     rng = np.random.default_rng(5)
     values = np.concatenate([rng.random(20000) * 3, rng.integers(0, 10**7, 5000) / 1e6 + 5e-7,  # halves
-                             np.array([0.0, -0.0, 1e-7, 0.1234565, 2.5e-6, 1e17, np.inf, -1.0000005])])
-    assert round6(values).tolist() == [round(float(v), 6) for v in values]
+                             np.array([0.0, -0.0, 1e-7, 0.1234565, 2.5e-6, 1e17, np.inf, -1.0000005, 1 / 128])])
+    expected = [float(to_fixed(float(v), 6)) if math.isfinite(v) else float(v) for v in values]
+    assert round6(values).tolist() == expected
+    assert round6(np.array([1 / 128]))[0] == 0.007813 != round(1 / 128, 6)
 
