@@ -19,6 +19,7 @@ from core.rank.glossary import GLOSSARY, ROUTE_GLOSSARY, TERMS
 from core.rank.record import CandidateRecord
 from core.rank.rerank import rerank
 from core.recall.engine import DEMO_QUESTIONS
+from core.search import search
 from memsense_gui.models.format import fmt
 from memsense_gui.models.pool import PoolModel
 from memsense_gui.models.results import ResultsModel
@@ -128,7 +129,7 @@ def test_every_label_means_one_number_everywhere(qtbot, capsys, tmp_path, demo_e
     order_changed = False
     for name, user, text in cases:
         cfg = CONFIGS[name]
-        ranking = demo_engine.search(user, text, cfg)
+        ranking = search(demo_engine, user, text, cfg)
         assert ranking.session_first and any(r.turn_support > 0 for r in ranking.rows)
         without = rerank(ranking.pool, replace(cfg, turn_support_cap=0.0)).result_ids
         order_changed |= without != ranking.result_ids
