@@ -37,7 +37,7 @@ class Parser(argparse.ArgumentParser):
         except MemsenseError as exc:
             hint = self._dash_hint(argv, str(exc))
             if hint:
-                raise MemsenseError(f"{exc}; {hint}") from None
+                raise UsageError(f"{exc}; {hint}") from None
             raise
 
     def _dash_hint(self, argv: list[str], message: str) -> str:

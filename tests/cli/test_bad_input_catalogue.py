@@ -560,8 +560,8 @@ CASES += [
     C("dataset-lone-surrogate-jsonl", ("ingest", "{files}/dataset-lone-surrogate.jsonl", *S), "line 2 holds \\udc00"),
     C("dataset-lone-surrogate-locomo", ("ingest", "{files}/dataset-lone-surrogate.json", *S), "surrogate"),
     C("eval-questions-lone-surrogate", ("eval", "{files}/questions-lone-surrogate.json", *S, "--quiet"), "surrogate"),
-    C("tune-seed-negative", (*TUNE, "--seed", "-1"), "--seed"),
-    C("tune-seed-huge", (*TUNE, "--seed", str(2**32)), "--seed"),
+    C("tune-seed-negative", (*TUNE, "--seed", "-1"), "--seed", usage=True),
+    C("tune-seed-huge", (*TUNE, "--seed", str(2**32)), "--seed", usage=True),
     C("embedder-all-zero-vectors", (*SEARCH, "a question no cache has seen"), "all-zero", setup=_zero_model,
       may_embed=True),
     C("config-json-duplicate-key", (*SEARCH, QUERY, "--config", "{files}/config-duplicate-key.json"),
@@ -579,7 +579,7 @@ CASES += [
     C("ingest-user-id-with-nul", ("ingest", "{files}/dataset-user-with-nul.jsonl", *S), "nul character"),
     C("ingest-message-id-twice", ("ingest", "{files}/dataset-message-id-twice.jsonl", *S),
       "message id 'D1:1' of user 'u' is already the id of line 1"),
-    C("tune-sensitivity-points-one", (*TUNE, "--sensitivity-points", "1"), "a sweep needs two values"),
+    C("tune-sensitivity-points-one", (*TUNE, "--sensitivity-points", "1"), "a sweep needs two values", usage=True),
 ]
 
 
@@ -651,23 +651,23 @@ def _assert(ok: bool, what: str) -> None:
 
 CASES += [
     # -- secrets: a database URL where only a folder (or a Qdrant URL) is taken
-    C("h6-users-pg", ("users", "--store", PG_URL), FOLDER_ONLY),
-    C("h6-drop-pg", ("drop", "--store", PG_URL, "--user", "demo-ana"), FOLDER_ONLY),
-    C("h6-eval-pg", ("eval", "{demoq}", "--store", PG_URL, "--quiet"), FOLDER_ONLY),
+    C("h6-users-pg", ("users", "--store", PG_URL), FOLDER_ONLY, usage=True),
+    C("h6-drop-pg", ("drop", "--store", PG_URL, "--user", "demo-ana"), FOLDER_ONLY, usage=True),
+    C("h6-eval-pg", ("eval", "{demoq}", "--store", PG_URL, "--quiet"), FOLDER_ONLY, usage=True),
     C("h6-compare-pg", ("compare", "{demoq}", "--store", PG_URL, "--a", "memsense", "--b", "bm25_only", "--quiet"),
-      FOLDER_ONLY),
-    C("h6-tune-pg", ("tune", "{demoq}", "--store", PG_URL, "--train", "demo-ana", "--quiet"), FOLDER_ONLY),
+      FOLDER_ONLY, usage=True),
+    C("h6-tune-pg", ("tune", "{demoq}", "--store", PG_URL, "--train", "demo-ana", "--quiet"), FOLDER_ONLY, usage=True),
     C("h6-judge-run-pg", ("judge", "run", "{demoq}", "--store", PG_URL, "--preset", "memsense", "--out",
-                          "{work}/x.run", "--quiet"), FOLDER_ONLY),
+                          "{work}/x.run", "--quiet"), FOLDER_ONLY, usage=True),
     C("h6-judge-import-pg", ("judge", "import", "{files}/qrels.qrels", "--questions", "{demoq}", "--out",
-                             "{work}/judged.json", "--store", PG_URL), FOLDER_ONLY),
-    C("h6-migrate-from-pg", ("migrate", PG_URL, "--store", "{work}/new-store"), FOLDER_ONLY),
-    C("h6-migrate-to-pg", ("migrate", "{store}", "--store", PG_URL), FOLDER_ONLY),
-    C("h6-users-pg-password-parameter", ("users", "--store", PG_PARAM), FOLDER_ONLY),
-    C("h6-users-libpq", ("users", "--store", LIBPQ), "libpq connection string"),
-    C("h6-search-libpq", ("search", "--store", LIBPQ, "--user", "demo-ana", QUERY), "libpq connection string"),
+                             "{work}/judged.json", "--store", PG_URL), FOLDER_ONLY, usage=True),
+    C("h6-migrate-from-pg", ("migrate", PG_URL, "--store", "{work}/new-store"), FOLDER_ONLY, usage=True),
+    C("h6-migrate-to-pg", ("migrate", "{store}", "--store", PG_URL), FOLDER_ONLY, usage=True),
+    C("h6-users-pg-password-parameter", ("users", "--store", PG_PARAM), FOLDER_ONLY, usage=True),
+    C("h6-users-libpq", ("users", "--store", LIBPQ), "libpq connection string", usage=True),
+    C("h6-search-libpq", ("search", "--store", LIBPQ, "--user", "demo-ana", QUERY), "libpq connection string", usage=True),
     C("h6-search-other-scheme", ("search", "--store", f"mysql://u:{SECRET}@127.0.0.1/db", "--user", "demo-ana",
-                                 QUERY), "neither a store folder"),
+                                 QUERY), "neither a store folder", usage=True),
     C("h6-import-libpq", ("import", LIBPQ, "--store", "{work}/copy"), "not a postgresql address"),
     # -- secrets: servers that are down, named in the message with their secrets masked
     C("h6-search-pg-down", ("search", *LIVE, QUERY), "no postgresql answers at postgresql://memsense:***@"),
@@ -679,10 +679,10 @@ CASES += [
     C("h6-ingest-qdrant-token-down", ("ingest", "{demo}", "--store", QDRANT_TOKEN, "--cache", "{cache}"),
       "qdrant server"),
     # -- deadlines: a timeout is positive and finite
-    *[C(f"h6-embed-timeout-{name}", ("search", *LIVE, "--embed-timeout", value, QUERY), "--embed-timeout must be")
+    *[C(f"h6-embed-timeout-{name}", ("search", *LIVE, "--embed-timeout", value, QUERY), "--embed-timeout must be", usage=True)
       for name, value in [("negative", "-1"), ("nan", "nan"), ("inf", "inf"), ("zero", "0"), ("word", "soon")]],
     C("h6-service-timeout-zero", ("search", *LIVE, "--service", "http://127.0.0.1:9", "--service-timeout", "0",
-                                  QUERY), "--service-timeout must be"),
+                                  QUERY), "--service-timeout must be", usage=True),
     # -- outputs: one writer, no links, no special files, no new folders
     C("h6-export-memsense-dev-stdout", ("export-memsense", "--out", "/dev/stdout"), "--out /dev/stdout is",
       setup=_devices_left_alone),
@@ -707,8 +707,8 @@ CASES += [
                                 "--quiet"), "not a regular file", setup=_special_left_alone("fifo.run")),
     # -- production parity: the query
     C("h6-query-nul-live", ("search", *LIVE, "how\x00many"), "the query holds a nul byte at character 4"),
-    C("h6-query-starts-with-dash", (*SEARCH, "-how"), "goes after `--`"),
-    C("h6-query-dash-word-after", (*SEARCH, QUERY, "-x"), "goes after `--`"),
+    C("h6-query-starts-with-dash", (*SEARCH, "-how"), "goes after `--`", usage=True),
+    C("h6-query-dash-word-after", (*SEARCH, QUERY, "-x"), "goes after `--`", usage=True),
 ]
 
 

