@@ -15,7 +15,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -178,15 +178,13 @@ class LazyChunks(Sequence[Chunk]):
             self._fill(missing)
         return iter(self._chunks)  # type: ignore[arg-type]
 
-class ChunksById(Mapping[str, Chunk]):
-    """memory_id -> chunk over a row-ordered chunk list, decoding only what is looked up."""
+V = TypeVar("V")
 
-    def __init__(self, chunks: Sequence[Chunk], memory_ids: Sequence[str], row_of: dict[str, int] | None = None):
-        self._chunks = chunks
-        self._row = dict(zip(memory_ids, range(len(memory_ids)))) if row_of is None else row_of
 
-    def __getitem__(self, memory_id: str) -> Chunk:
-        return self._chunks[self._row[memory_id]]
+class _ByRow(Mapping[str, V]):
+    """A mapping keyed by memory_id whose values are read from row `self._row[memory_id]` on lookup."""
+
+    _row: dict[str, int]
 
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self._row
@@ -198,7 +196,18 @@ class ChunksById(Mapping[str, Chunk]):
         return len(self._row)
 
 
-class RowNeighbors(Mapping[str, tuple[str | None, str | None]]):
+class ChunksById(_ByRow[Chunk]):
+    """memory_id -> chunk over a row-ordered chunk list, decoding only what is looked up."""
+
+    def __init__(self, chunks: Sequence[Chunk], memory_ids: Sequence[str], row_of: dict[str, int] | None = None):
+        self._chunks = chunks
+        self._row = dict(zip(memory_ids, range(len(memory_ids)))) if row_of is None else row_of
+
+    def __getitem__(self, memory_id: str) -> Chunk:
+        return self._chunks[self._row[memory_id]]
+
+
+class RowNeighbors(_ByRow[tuple[str | None, str | None]]):
     """memory_id -> (previous, next) memory_id (§4), read from the columns' row arrays when
     looked up: no tuple per chunk is made for a user whose pools read a few hundred."""
 
@@ -209,15 +218,6 @@ class RowNeighbors(Mapping[str, tuple[str | None, str | None]]):
         r = self._row[memory_id]
         p, f = int(self._previous[r]), int(self._following[r])
         return (self._ids[p] if p >= 0 else None, self._ids[f] if f >= 0 else None)
-
-    def __contains__(self, memory_id: object) -> bool:
-        return memory_id in self._row
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._row)
-
-    def __len__(self) -> int:
-        return len(self._row)
 
 
 @dataclass
