@@ -21,20 +21,26 @@ def _k_config(args: argparse.Namespace, cfg):
     return cfg if args.k is None else replace(cfg, top_k=args.k)
 
 
+def _user_chunks(args: argparse.Namespace, questions) -> dict:
+    """User id -> every chunk of that user, for the users the questions ask about."""
+    from core.recall.engine import Engine
+
+    engine = Engine(args.store, model=args.model, cache_dir=args.cache, lexical=args.lexical)
+    try:
+        return {u: engine.chunks(u) for u in sorted({q.user_id for q in questions})}
+    finally:
+        engine.close()
+
+
 def cmd_diagnose(args: argparse.Namespace) -> Any:
     from core.evaluation.diagnose import STAGES, diagnose
     from core.evaluation.evaluate import category_name, evaluate_config
-    from core.recall.engine import Engine
 
     name, cfg = _named(args, args.config or args.preset or "memsense")
     cfg = _k_config(args, cfg)
     questions = _questions(args)
     pools = _pools(args, questions, [cfg])
-    engine = Engine(args.store, model=args.model, cache_dir=args.cache, lexical=args.lexical)
-    try:
-        chunks_of = {u: engine.chunks(u) for u in sorted({q.user_id for q in questions})}
-    finally:
-        engine.close()
+    chunks_of = _user_chunks(args, questions)
     result = diagnose(pools, questions, cfg, chunks_of)
     record(args, "diagnose", {name: cfg}, {name: evaluate_config(pools, questions, cfg, cfg.top_k)},
            {"k": result.k, "gold_sessions": len(result.items), "stages": result.stages})
@@ -137,7 +143,6 @@ def cmd_report(args: argparse.Namespace) -> Any:
     from core.evaluation.evaluate import evaluate_config
     from core.evaluation.report import Side, render
     from core.files import check_output
-    from core.recall.engine import Engine
 
     check_output(args.out, "report", (".html", ".htm"))
     if args.k < 1:
@@ -148,11 +153,7 @@ def cmd_report(args: argparse.Namespace) -> Any:
         name_b += " (b)"
     questions = _questions(args)
     pools = _pools(args, questions, (cfg_a, cfg_b, replace(cfg_a, top_k=args.k), replace(cfg_b, top_k=args.k)))
-    engine = Engine(args.store, model=args.model, cache_dir=args.cache, lexical=args.lexical)
-    try:
-        chunks_of = {u: engine.chunks(u) for u in sorted({q.user_id for q in questions})}
-    finally:
-        engine.close()
+    chunks_of = _user_chunks(args, questions)
     sides = [Side(n, c, evaluate_config(pools, questions, c, args.k, n),
                   diagnose(pools, questions, replace(c, top_k=args.k), chunks_of))
              for n, c in ((name_a, cfg_a), (name_b, cfg_b))]
