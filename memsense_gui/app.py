@@ -36,7 +36,7 @@ def _install_excepthook(window) -> None:
 
 
 def _preload_model(task: object = None) -> None:
-    from core.recall.embed import preload
+    from core.recall.embedding.embedder import preload
 
     preload()
 

@@ -60,11 +60,11 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt
   touch "$stamp"
 fi
 
-# The embedding model's ONNX copy (core.recall.onnx_embed), exported once from the bundled weights
+# The embedding model's ONNX copy (core.recall.embedding.onnx_model), exported once from the bundled weights
 # into the cache folder (~/.cache/memsense, or $MEMSENSE_CACHE), so the app answers its first query
 # without importing torch. Later runs only check it (under a second).
 .venv/bin/python - <<'PY'
-from core.recall.embed import Embedder
+from core.recall.embedding.embedder import Embedder
 
 embedder = Embedder()
 embedder.load()

@@ -38,7 +38,7 @@ def memsense_pg(tmp_path_factory, model_cache):
     (vectors by the bundled all-MiniLM-L6-v2) and a few odd users; stopped at the end."""
     import psycopg
 
-    from core.recall.embed import Embedder
+    from core.recall.embedding.embedder import Embedder
     from core.recall.engine import DEMO_DATASET, route_vectors
     from core.ingest import build_chunks, load_conversations
     SCHEMA, LocalPostgres, add_oddities, load_demo = _memsense_db("SCHEMA", "LocalPostgres", "add_oddities", "load_demo")
@@ -68,7 +68,7 @@ def embed_endpoint(model_cache):
     """A loopback embedding endpoint serving the bundled model in Memsense's request shapes."""
     import numpy as np
 
-    from core.recall.embed import Embedder
+    from core.recall.embedding.embedder import Embedder
     (EmbeddingEndpoint,) = _memsense_db("EmbeddingEndpoint")
 
     embedder = Embedder(None, model_cache)

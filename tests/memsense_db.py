@@ -125,8 +125,8 @@ def load_demo(dsn: str, chunks, vectors, *, model: str = MODEL_NAME, tenant: str
     import psycopg
 
     from core.records import DENSE_ROUTES
-    from core.recall.pg_sql import ROUTE_COLUMNS
-    from core.recall.postgres import SESSION_SOURCE, TURN_SOURCE
+    from core.recall.memsense.sql import ROUTE_COLUMNS
+    from core.recall.memsense.database import SESSION_SOURCE, TURN_SOURCE
 
     order = sorted(range(len(chunks)), key=lambda i: (chunks[i].user_id, chunks[i].session_number,
                                                       chunks[i].kind != "session", chunks[i].order))

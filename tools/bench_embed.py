@@ -75,23 +75,23 @@ def _child(code: str, backend: str, root: Path = ROOT) -> tuple[float, str]:
 
 
 def export_onnx(cache: Path, root: Path = ROOT) -> float:
-    code = f"from core.recall.embed import Embedder; Embedder(None, {str(cache)!r}).load()"
+    code = f"from core.recall.embedding.embedder import Embedder; Embedder(None, {str(cache)!r}).load()"
     return _child(code, "onnx", root)[0]
 
 
 PHASES = (  # (label, module, attribute path): the steps of a cold ingest, timed in the child
     ("read", "core.ingest", "load_conversations"),
     ("chunks+facets", "core.ingest", "build_chunks"),
-    ("embedding", "core.recall.embed", "Embedder.encode"),
-    ("store writes", "core.recall.embedded", "EmbeddedStore.write_user"),
+    ("embedding", "core.recall.embedding.embedder", "Embedder.encode"),
+    ("store writes", "core.recall.embedded.store", "EmbeddedStore.write_user"),
 )
 PARTS = (  # the parts of "embedding" (only modules the backend imports anyway)
-    ("model load", "core.recall.embed", "Embedder.load"),
-    ("tokenise", "core.recall.onnx_embed", "OnnxModel.tokenize"),
-    ("tokenise", "core.recall.onnx_embed", "OnnxModel.token_counts"),  # onnx@REV before tokenize existed
-    ("onnxruntime", "core.recall.onnx_embed", "OnnxModel.encode_tokens"),
-    ("onnxruntime", "core.recall.onnx_embed", "OnnxModel.encode"),
-    ("cache writes", "core.recall.embed", "EmbeddingCache.put_many"),
+    ("model load", "core.recall.embedding.embedder", "Embedder.load"),
+    ("tokenise", "core.recall.embedding.onnx_model", "OnnxModel.tokenize"),
+    ("tokenise", "core.recall.embedding.onnx_model", "OnnxModel.token_counts"),  # onnx@REV before tokenize existed
+    ("onnxruntime", "core.recall.embedding.onnx_model", "OnnxModel.encode_tokens"),
+    ("onnxruntime", "core.recall.embedding.onnx_model", "OnnxModel.encode"),
+    ("cache writes", "core.recall.embedding.embedder", "EmbeddingCache.put_many"),
 )
 TIMED = """
 import importlib, json, time
@@ -150,7 +150,7 @@ def route_lists(pool) -> list[list[str]]:
 
 
 def compare_rankings(label: str, stores: dict[str, tuple[Path, Path]], questions) -> bool:
-    from core.recall.embed import Embedder
+    from core.recall.embedding.embedder import Embedder
     from core.recall.engine import Engine
     from core.records import ROUTES
 

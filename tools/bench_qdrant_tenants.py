@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project f
 from qdrant_client import QdrantClient  # noqa: E402
 
 from core.cli.bench_scale import DIM, RandomEmbedder, synthetic_user  # noqa: E402
-from core.recall.qdrant import QdrantStore  # noqa: E402
+from core.recall.qdrant.store import QdrantStore  # noqa: E402
 from core.records import DENSE_ROUTES  # noqa: E402
 from tests.recall.qdrant_legacy import write_legacy_store  # noqa: E402
 

@@ -40,8 +40,8 @@ def questions_parser(doc: str) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from core.config import Config
-    from core.recall.pg_engine import PostgresEngine
-    from core.recall.service import compare, service_search
+    from core.recall.memsense.engine import PostgresEngine
+    from core.recall.memsense.service import compare, service_search
     from core.search import search
 
     p = questions_parser(__doc__)

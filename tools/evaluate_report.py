@@ -46,7 +46,7 @@ def whole_session_bm25(dataset: Path, questions: Sequence[Question], k: int = 4)
     from rank_bm25 import BM25Okapi
 
     from core.ingest import header, load_conversations, message_line
-    from core.recall.lexical import tokenize
+    from core.recall.lexical.bm25 import tokenize
 
     index = {}
     for conv in load_conversations(dataset):

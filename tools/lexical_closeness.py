@@ -1,4 +1,4 @@
-"""How close the Memsense-like lexical route (core.recall.fulltext) comes to PostgreSQL's own:
+"""How close the Memsense-like lexical route (core.recall.lexical.fulltext) comes to PostgreSQL's own:
 for every question, the chunks PostgreSQL's `websearch_to_tsquery('english')` matches in a
 Memsense database and their `ts_rank_cd`, beside the same from `FullTextIndex` over the same
 stored texts.
@@ -28,7 +28,7 @@ def _top10(scores: dict) -> list:
 
 
 def measure(store, asked: list[tuple[str, str]]) -> dict:
-    from core.recall.fulltext import FullTextIndex
+    from core.recall.lexical.fulltext import FullTextIndex
 
     texts: dict[str, tuple[list[str], FullTextIndex]] = {}
     n = same_set = pg_any = ours_any = 0
@@ -65,7 +65,7 @@ def measure(store, asked: list[tuple[str, str]]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from core.recall.postgres import PostgresStore
+    from core.recall.memsense.database import PostgresStore
 
     p = questions_parser(__doc__)
     p.add_argument("--json", action="store_true")

@@ -69,7 +69,7 @@ def store_location(text: str) -> str:
     """`--store` of search and explain: a folder, an http(s):// Qdrant URL or a live Memsense
     database (postgresql://...). An empty path would mean the current folder; any other address
     is refused with its secrets masked."""
-    from core.recall.pg_session import is_postgres
+    from core.recall.memsense.session import is_postgres
     from core.recall.store import is_url
 
     if not text.strip():
@@ -166,7 +166,7 @@ def _lower_level_name(record: logging.LogRecord) -> bool:
 def store_folder(text: str) -> str:
     """`--store` of every command but search and explain: a folder or a Qdrant URL. A live
     Memsense database is only read by search and explain; the message says how to copy it."""
-    from core.recall.pg_session import is_postgres
+    from core.recall.memsense.session import is_postgres
 
     text = store_location(text)
     if is_postgres(text):

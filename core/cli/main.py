@@ -60,7 +60,7 @@ def _search_config(args: argparse.Namespace):
 
 def cmd_ingest(args: argparse.Namespace) -> Any:
     from core.recall.engine import build_store
-    from core.recall.pg_session import is_postgres
+    from core.recall.memsense.session import is_postgres
 
     if is_postgres(args.store):
         raise MemsenseError("a Memsense database is only ever read; to work on a copy, "
@@ -87,10 +87,10 @@ def _query(args: argparse.Namespace) -> str:
 
 
 def _engine(args: argparse.Namespace):
-    from core.recall.pg_session import is_postgres
+    from core.recall.memsense.session import is_postgres
 
     if is_postgres(args.store):
-        from core.recall.pg_engine import PostgresEngine
+        from core.recall.memsense.engine import PostgresEngine
 
         return PostgresEngine(args.store, tenant=getattr(args, "tenant", "default"), scope=getattr(args, "scope", "user"),
                               embedder=getattr(args, "embedder", None) or args.model,
@@ -126,7 +126,7 @@ def cmd_search(args: argparse.Namespace) -> Any:
         comparison = None
         stored = engine.model_text or ""
         if getattr(args, "service", None):
-            from core.recall.service import compare, service_search
+            from core.recall.memsense.service import compare, service_search
 
             production = service_search(args.service, tenant=args.tenant, scope=args.scope, user=args.user,
                                         query=args.query, top_k=cfg.top_k, timeout=args.service_timeout)
@@ -228,8 +228,8 @@ def explain_record(ranking, memory_id: str, deep=None) -> dict[str, Any]:
 
 
 def cmd_import(args: argparse.Namespace) -> Any:
-    from core.recall.pg_import import import_users
-    from core.recall.pg_session import is_postgres
+    from core.recall.memsense.import_users import import_users
+    from core.recall.memsense.session import is_postgres
 
     if not is_postgres(args.database):
         raise MemsenseError(f"{redact_url(args.database)} is not a PostgreSQL address; write postgresql://USER:PASSWORD@HOST:PORT/DB")

@@ -109,7 +109,7 @@ def stages_svg(rows: Sequence[tuple[str, Mapping[str, int]]], title: str, width:
 
 def evidence_texts(question: Question, chunks: Sequence[Chunk]) -> list[tuple[str, str]]:
     """(turn id, message text) of each of the question's evidence turns found in the store."""
-    from core.recall.snippet import message_parts
+    from core.recall.lexical.snippet import message_parts
 
     wanted = set(question.gold_turns)
     found: dict[str, str] = {}

@@ -2,7 +2,7 @@
 
 Each table function returns `(header, rows)` with plain values (numbers stay numbers, absent
 is ""), every row of the data, not the rows a view happens to show, and a snippet column right
-after the rank (`core.recall.snippet`: the best-matching sentence, query terms in «»).
+after the rank (`core.recall.lexical.snippet`: the best-matching sentence, query terms in «»).
 `write_csv` writes one atomically (temp file and rename), UTF-8, so a failed save never leaves
 half a file.
 """
@@ -18,7 +18,7 @@ from core.errors import MemsenseError
 from core.evaluation.evaluate import PresetEvaluation, category_name
 from core.rank.ranking import Ranking
 from core.rank.record import pool_order
-from core.recall.snippet import chunk_snippet
+from core.recall.lexical.snippet import chunk_snippet
 from core.records import ROUTES
 
 Table = tuple[tuple[str, ...], list[tuple[Any, ...]]]

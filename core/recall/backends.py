@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.recall.embedded import EmbeddedStore, is_embedded_store
+from core.recall.embedded.store import EmbeddedStore, is_embedded_store
 from core.errors import MemsenseError
-from core.recall.qdrant import QdrantStore
+from core.recall.qdrant.store import QdrantStore
 from core.recall.store import Store, is_url
 
 

@@ -19,7 +19,7 @@ from core.errors import Cancelled, MemsenseError
 from core.files import packaged_file
 from core.recall.backends import open_store
 from core.recall.deepen import ScanPools, assemble, best_lexical
-from core.recall.embed import Embedder, TextEmbedder, is_content_key, legacy_model_key
+from core.recall.embedding.embedder import Embedder, TextEmbedder, is_content_key, legacy_model_key
 from core.recall.pool import RecallPool
 from core.recall.query_text import check_query, for_local_model
 from core.recall.store import RouteHits, Store, StoreMeta, is_url

@@ -9,8 +9,8 @@ is built on urllib's own opener (proxies from the environment and redirects work
 only the connection classes are wrapped, to know the sockets and to keep each socket timeout
 within the time left.
 
-Used by the query embedder (`core.recall.query_embed`) and the service client
-(`core.recall.service`); the messages are theirs, built from `HttpFailure`.
+Used by the query embedder (`core.recall.embedding.endpoint`) and the service client
+(`core.recall.memsense.service`); the messages are theirs, built from `HttpFailure`.
 """
 from __future__ import annotations
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Callable
 
 from core.recall.backends import is_local_mode_store, open_store
-from core.recall.embedded import EmbeddedStore, is_embedded_store
+from core.recall.embedded.store import EmbeddedStore, is_embedded_store
 from core.errors import MemsenseError
-from core.recall.qdrant import QdrantStore
+from core.recall.qdrant.store import QdrantStore
 from core.recall.store import is_url
 
 

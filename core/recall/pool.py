@@ -52,7 +52,7 @@ class RecallPool:
     timings_ms: dict[str, float] = field(default_factory=dict)
     tie_order: str = "memory_id"
     """What the row order is, so what breaks ties: "memory_id", or the order a source's own
-    database gave (a live Memsense: its pool order, see core.recall.postgres)."""
+    database gave (a live Memsense: its pool order, see core.recall.memsense.database)."""
     arrays: "PoolArrays | None" = field(default=None, repr=False)
     """`static`, when the maker has it at hand (the engine indexes its per-user arrays)."""
     exact: bool = False

@@ -1,8 +1,8 @@
 """The storage interface every backend implements (`Store`), and what they share.
 
-Backends: the embedded store (a folder: `core.recall.embedded`), a Qdrant server by URL
-(`core.recall.qdrant`, one collection with a tenant field per user), a live Memsense's
-PostgreSQL (read-only: `core.recall.postgres`).
+Backends: the embedded store (a folder: `core.recall.embedded.store`), a Qdrant server by URL
+(`core.recall.qdrant.store`, one collection with a tenant field per user), a live Memsense's
+PostgreSQL (read-only: `core.recall.memsense.database`).
 """
 from __future__ import annotations
 

@@ -19,8 +19,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from core.recall.fulltext import FullTextIndex
-from core.recall.lexical import LexicalIndex
+from core.recall.lexical.fulltext import FullTextIndex
+from core.recall.lexical.bm25 import LexicalIndex
 from core.recall.pool import PoolArrays, neighbors_of
 from core.records import Chunk, clamp01
 
@@ -28,7 +28,7 @@ COLUMNS_FORMAT = 1
 LEXICAL_MODES: dict[str, Callable[[list[str]], LexicalIndex | FullTextIndex]] = {
     "bm25": LexicalIndex, "memsense": FullTextIndex}
 """The lexical route of an embedded store: BM25 (SPEC §2), or Memsense's PostgreSQL-style English
-full text with AND semantics and cover-density ranking (SPEC §10, core.recall.fulltext)."""
+full text with AND semantics and cover-density ranking (SPEC §10, core.recall.lexical.fulltext)."""
 
 
 def ids_checksum(memory_ids: Sequence[str]) -> int:

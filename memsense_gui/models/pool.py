@@ -9,7 +9,7 @@ from core.rank.explain import Fate
 from core.rank.glossary import tooltip
 from core.rank.ranking import Ranking
 from core.rank.record import CandidateRecord, ranking_fate
-from core.recall.snippet import chunk_snippet
+from core.recall.lexical.snippet import chunk_snippet
 from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import (

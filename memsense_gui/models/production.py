@@ -1,11 +1,11 @@
 """Production beside the reproduction: the live service's results next to the app's, one row
 per position, each marked as matching (same id, same place, same final_score to 1e-6) or not,
-with the reason when one can be told (core.recall.service)."""
+with the reason when one can be told (core.recall.memsense.service)."""
 from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
-from core.recall.service import Comparison
+from core.recall.memsense.service import Comparison
 from memsense_gui import theme
 from memsense_gui.models.format import short_id
 from memsense_gui.models.table import TableModel, on_screen

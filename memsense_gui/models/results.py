@@ -8,7 +8,7 @@ from PySide6.QtGui import QColor, QFont
 
 from core.rank.ranking import Ranking
 from core.rank.record import CandidateRecord
-from core.recall.snippet import chunk_snippet
+from core.recall.lexical.snippet import chunk_snippet
 from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.models.format import (

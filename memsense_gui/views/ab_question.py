@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from core.evaluation.evaluate import QuestionOutcome, category_name
-from core.recall.snippet import chunk_snippet
+from core.recall.lexical.snippet import chunk_snippet
 from core.records import Chunk
 from memsense_gui import theme
 

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from core.evaluation.evaluate import QuestionOutcome, category_name
 from core.evaluation.judged import session_docid
 from core.recall.pool import RecallPool
-from core.recall.snippet import message_parts
+from core.recall.lexical.snippet import message_parts
 from core.records import Question
 from memsense_gui import theme
 from memsense_gui.models.cases import CaseFilter, CasesModel, categories

@@ -6,7 +6,7 @@ import html
 
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
-from core.recall.snippet import message_parts
+from core.recall.lexical.snippet import message_parts
 from core.records import Chunk
 from memsense_gui import theme
 

@@ -8,8 +8,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.recall.pg_session import is_postgres
-from core.recall.postgres import DEFAULT_SCOPE, DEFAULT_TENANT
+from core.recall.memsense.session import is_postgres
+from core.recall.memsense.database import DEFAULT_SCOPE, DEFAULT_TENANT
 
 
 @dataclass(frozen=True)

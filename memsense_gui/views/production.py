@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QVBoxLayout
 
-from core.recall.service import Comparison
+from core.recall.memsense.service import Comparison
 from memsense_gui.models.production import ProductionModel
 from memsense_gui.views.tables import Panel, fit_columns, make_table
 

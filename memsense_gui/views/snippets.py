@@ -1,6 +1,6 @@
 """Snippet cells: the query words, marked «so» in the model's text, drawn in bold without the marks.
 
-The model keeps the marked plain text (`core.recall.snippet.Snippet.marked`), so copying a cell,
+The model keeps the marked plain text (`core.recall.lexical.snippet.Snippet.marked`), so copying a cell,
 sorting and the CSV exports read the same words; only the painting differs.
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from core.recall.service import compare, service_search
+from core.recall.memsense.service import compare, service_search
 from memsense_gui.state.context import AppContext
 from core.redact import is_secret_name, redact, redact_url
 from memsense_gui.views.connect import ConnectDialog, MemsenseConnection
@@ -25,7 +25,7 @@ SETTINGS_KEY = "memsense/connection"
 
 def open_memsense(conn: MemsenseConnection, location: str) -> Any:
     """The engine over a live Memsense database (on the engine thread)."""
-    from core.recall.pg_engine import PostgresEngine
+    from core.recall.memsense.engine import PostgresEngine
 
     return PostgresEngine(conn.database, tenant=conn.tenant, scope=conn.scope, embedder=conn.embedder)
 

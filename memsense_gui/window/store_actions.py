@@ -2,7 +2,7 @@
 
 Opening runs on the engine thread; then the users are listed, the store's judged set opens
 and the embedding model loads on its own thread, while the engine thread reads the user's
-chunks (a typed query waits for both, never for a torch import: see core.recall.embed). Building runs on the ingest thread with a
+chunks (a typed query waits for both, never for a torch import: see core.recall.embedding.embedder). Building runs on the ingest thread with a
 progress dialog whose Cancel stops it at its next step.
 """
 from __future__ import annotations

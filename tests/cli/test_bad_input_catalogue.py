@@ -182,7 +182,7 @@ def _locked(env: Env, stack: contextlib.ExitStack, mp) -> None:
 
 
 def _garbage_cache(env: Env, stack, mp) -> None:
-    from core.recall.embed import default_model_path, model_key
+    from core.recall.embedding.embedder import default_model_path, model_key
 
     cache = env.work / "garbage-cache"
     cache.mkdir()
@@ -202,7 +202,7 @@ class _StubModel:
 
 
 def _cache_copy(env: Env, mp, after_open: Callable) -> None:
-    from core.recall import embed
+    from core.recall.embedding import embedder as embed
 
     cache = env.work / "cache-copy"
     shutil.copytree(env.cache, cache)
@@ -244,7 +244,7 @@ def _damaged_copy(harm: str):
     """A copy of the demo store whose demo-ana data is garbled or gone (the original is untouched)."""
 
     def setup(env: Env, stack, mp) -> None:
-        from core.recall.embedded import DB
+        from core.recall.embedded.store import DB
 
         copy = env.work / "damaged-store"
         shutil.copytree(env.store, copy)
@@ -532,7 +532,7 @@ FILES.update({
 
 def _emptied_copy(env: Env, stack, mp) -> None:
     """A copy of the demo store whose demo-ana vector file is empty (0 bytes): once an EOFError."""
-    from core.recall.embedded import DB
+    from core.recall.embedded.store import DB
 
     copy = env.work / "damaged-store"
     shutil.copytree(env.store, copy)
@@ -549,7 +549,7 @@ class _ZeroModel(_StubModel):
 
 
 def _zero_model(env: Env, stack, mp) -> None:
-    from core.recall import embed
+    from core.recall.embedding import embedder as embed
 
     mp.setattr(embed.Embedder, "load", lambda self: setattr(self, "_model", _ZeroModel()))
 
@@ -736,7 +736,7 @@ def run_cli(argv: list[str]) -> tuple[int, str, str, str | None]:
 
 @pytest.fixture(scope="session")
 def catalogue_env(tmp_path_factory, demo_store, model_cache) -> Env:
-    from core.recall.embed import default_model_path
+    from core.recall.embedding.embedder import default_model_path
 
     root = tmp_path_factory.mktemp("catalogue")
     files = root / "files"
@@ -789,7 +789,7 @@ def case_env(catalogue_env, tmp_path, monkeypatch) -> Env:
 
 
 def _forbid_embedding(monkeypatch) -> None:
-    from core.recall import embed
+    from core.recall.embedding import embedder as embed
 
     def refuse(self, texts, *args, **kwargs):
         raise AssertionError("slow work (embedding) ran before the cheap checks: " + repr(list(texts)[:1])[:80])
@@ -839,8 +839,8 @@ def test_the_same_model_in_a_folder_with_another_name_is_accepted(case_env, refe
 def test_a_store_from_before_content_keys_still_opens_after_its_model_is_checked(case_env, reference, tmp_path):
     """A store migrated from an older memsense records the old key (folder name and file sizes);
     it opens once one stored chunk re-embeds to its stored vector."""
-    from core.recall.embed import default_model_path, legacy_model_key
-    from core.recall.embedded import DB
+    from core.recall.embedding.embedder import default_model_path, legacy_model_key
+    from core.recall.embedded.store import DB
 
     old = tmp_path / "old-store"
     shutil.copytree(case_env.store, old)
@@ -852,7 +852,7 @@ def test_a_store_from_before_content_keys_still_opens_after_its_model_is_checked
 
 
 def test_terminal_escapes_in_dataset_text_are_shown_not_obeyed(case_env, tmp_path, monkeypatch):
-    from core.recall import embed
+    from core.recall.embedding import embedder as embed
 
     monkeypatch.setattr(embed.Embedder, "load", lambda self: setattr(self, "_model", _StubModel()))
     dataset = tmp_path / "escapes.jsonl"

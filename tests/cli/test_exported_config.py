@@ -23,7 +23,7 @@ from core.config import Config
 from core.evaluation.evaluate import judged_only
 from core.evaluation.judged import load_question_set, run_lines
 from core.rank.rerank import rerank
-from core.recall.embed import default_cache_dir
+from core.recall.embedding.embedder import default_cache_dir
 from core.recall.engine import Engine, build_store
 from tests.cli.test_bad_input_catalogue import run_cli
 from tests.fixtures import shared_file

@@ -148,7 +148,7 @@ def _full_on_delete(store) -> None:
 
 
 def test_a_short_vector_write_names_the_file(tmp_path, monkeypatch):
-    from core.recall import embedded
+    from core.recall.embedded import store as embedded
 
     store = _store_with(tmp_path / "s", ["a"])
 
@@ -168,7 +168,7 @@ def test_a_short_vector_write_names_the_file(tmp_path, monkeypatch):
 
 
 def test_an_ingest_that_fails_part_way_names_the_users_stored_and_not(tmp_path, monkeypatch, model_cache):
-    from core.recall import embedded
+    from core.recall.embedded import store as embedded
 
     real = embedded.np.save
     calls = []

@@ -68,7 +68,7 @@ def test_an_embedder_error_page_echoing_headers_shows_no_key(memsense_pg, capsys
 
 def test_a_read_over_the_statement_timeout_is_one_line(memsense_pg, monkeypatch):
     from core.errors import MemsenseError
-    from core.recall import pg_session
+    from core.recall.memsense import session as pg_session
 
     monkeypatch.setattr(pg_session, "STATEMENT_TIMEOUT_MS", 200)
     session = pg_session.ReadOnlySession(memsense_pg.dsn)

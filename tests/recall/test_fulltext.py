@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from core.recall.fulltext import STOP_WORDS, FullTextIndex, cover_density, lexemes, parse_query
+from core.recall.lexical.fulltext import STOP_WORDS, FullTextIndex, cover_density, lexemes, parse_query
 
 
 def test_stop_words_are_the_list_postgresql_ships():
@@ -42,7 +42,7 @@ def test_every_query_word_is_required():
 @pytest.mark.slow
 def test_close_to_postgres_on_the_demo_data(memsense_pg):
     from core.recall.engine import DEMO_QUESTIONS
-    from core.recall.postgres import PostgresStore
+    from core.recall.memsense.database import PostgresStore
     from tools.lexical_closeness import measure
 
     asked = [(q["user"], q["question"]) for q in json.loads(DEMO_QUESTIONS.read_text())["questions"]]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from core.recall.lexical import LexicalIndex, tokenize
+from core.recall.lexical.bm25 import LexicalIndex, tokenize
 
 WORDS = ["bees", "Honey", "ana", "ran", "race", "2024", "the", "a", "garden", "dog", "café", "naïve", "x_y", "ΣΟΦΙΑ"]
 

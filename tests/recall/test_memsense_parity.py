@@ -24,7 +24,7 @@ import pytest
 
 from core.rank.replay import replay
 from core.rank.score import js_round, to_fixed
-from core.recall.query_embed import EndpointEmbedder
+from core.recall.embedding.endpoint import EndpointEmbedder
 from core.recall.query_text import JS_WHITESPACE, MAX_CHARS, js_trim, memsense_cut
 from tests.memsense_db import EmbeddingEndpoint
 

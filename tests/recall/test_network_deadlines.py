@@ -11,8 +11,8 @@ import pytest
 
 from core.errors import MemsenseError
 from core.recall.http_post import HttpFailure, post_json
-from core.recall.query_embed import EndpointEmbedder
-from core.recall.service import service_search
+from core.recall.embedding.endpoint import EndpointEmbedder
+from core.recall.memsense.service import service_search
 from tests.recall.drip_server import DripServer, EchoServer
 
 DEADLINE = 2.0

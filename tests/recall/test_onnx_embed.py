@@ -1,4 +1,4 @@
-"""The onnxruntime backend (core.recall.onnx_embed): the same vectors as torch, a query embedded
+"""The onnxruntime backend (core.recall.embedding.onnx_model): the same vectors as torch, a query embedded
 without importing torch, and a missing, damaged or foreign ONNX copy never used."""
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import onnx
 import pytest
 
 from core.errors import MemsenseError
-from core.recall import embed, onnx_embed
-from core.recall.embed import Embedder
+from core.recall.embedding import embedder as embed, onnx_model as onnx_embed
+from core.recall.embedding.embedder import Embedder
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXTS = ["How many races has Ana run in 2024?", "ok", "Caroline: I went to a LGBTQ support group yesterday. " * 30,

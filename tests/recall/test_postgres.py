@@ -18,7 +18,7 @@ QUESTION = "How many races has Ana run in 2024?"
 
 @pytest.fixture(scope="module")
 def engine(memsense_pg, embed_endpoint):
-    from core.recall.pg_engine import PostgresEngine
+    from core.recall.memsense.engine import PostgresEngine
 
     eng = PostgresEngine(memsense_pg.dsn, embedder=embed_endpoint.url + "/embed")
     yield eng
@@ -40,7 +40,7 @@ def test_the_stored_model_column_is_shown(engine):
 
 
 def test_dense_routes_rank_by_cosine_of_the_stored_vectors(engine, memsense_pg, embed_endpoint):
-    from core.recall.pg_sql import query_literal
+    from core.recall.memsense.sql import query_literal
 
     pool = engine.recall("demo-ana", QUESTION)
     qvec = np.array(query_literal(engine.embed_query("demo-ana", QUESTION))[1:-1].split(","), dtype=float)
@@ -108,7 +108,7 @@ def _fingerprint(dsn: str) -> tuple:
 def test_the_database_is_never_written_to(memsense_pg, embed_endpoint, tmp_path):
     import psycopg
 
-    from core.recall.pg_engine import PostgresEngine
+    from core.recall.memsense.engine import PostgresEngine
 
     before = _fingerprint(memsense_pg.dsn)
     eng = PostgresEngine(memsense_pg.dsn, embedder=embed_endpoint.url + "/embed")
@@ -132,7 +132,7 @@ def test_the_database_is_never_written_to(memsense_pg, embed_endpoint, tmp_path)
     (lambda db, port: "postgresql://postgres@127.0.0.1:notaport/memsense", "not a PostgreSQL address"),
 ])
 def test_bad_database_addresses_give_one_line(memsense_pg, memsense_db, embed_endpoint, dsn_of, words):
-    from core.recall.pg_engine import PostgresEngine
+    from core.recall.memsense.engine import PostgresEngine
 
     with pytest.raises(MemsenseError) as exc:
         PostgresEngine(dsn_of(memsense_pg, memsense_db.free_port()), embedder=embed_endpoint.url + "/embed")
@@ -140,7 +140,7 @@ def test_bad_database_addresses_give_one_line(memsense_pg, memsense_db, embed_en
 
 
 def test_wrong_tenant_names_the_tenants_there(memsense_pg, embed_endpoint):
-    from core.recall.pg_engine import PostgresEngine
+    from core.recall.memsense.engine import PostgresEngine
 
     with pytest.raises(MemsenseError) as exc:
         PostgresEngine(memsense_pg.dsn, tenant="nobody", embedder=embed_endpoint.url + "/embed")
@@ -161,7 +161,7 @@ def test_users_that_cannot_be_searched_give_one_line(engine, user, words):
 
 
 def test_embedding_endpoint_down_slow_or_of_another_model(memsense_pg, memsense_db, embed_endpoint):
-    from core.recall.pg_engine import PostgresEngine
+    from core.recall.memsense.engine import PostgresEngine
 
     def fails(url: str, **kw) -> str:
         eng = PostgresEngine(memsense_pg.dsn, embedder=url, **kw)
@@ -186,7 +186,7 @@ def test_embedding_endpoint_down_slow_or_of_another_model(memsense_pg, memsense_
 
 
 def test_both_request_shapes_give_the_same_ranking(memsense_pg, embed_endpoint, engine):
-    from core.recall.pg_engine import PostgresEngine
+    from core.recall.memsense.engine import PostgresEngine
 
     openai = PostgresEngine(memsense_pg.dsn, embedder=embed_endpoint.url + "/v1/embeddings")
     try:
@@ -196,8 +196,8 @@ def test_both_request_shapes_give_the_same_ranking(memsense_pg, embed_endpoint, 
 
 
 def test_a_model_folder_must_be_the_stored_model(memsense_pg, tmp_path):
-    from core.recall.embed import default_model_path
-    from core.recall.pg_engine import PostgresEngine
+    from core.recall.embedding.embedder import default_model_path
+    from core.recall.memsense.engine import PostgresEngine
 
     eng = PostgresEngine(memsense_pg.dsn, embedder=str(default_model_path()))
     try:

@@ -1,12 +1,12 @@
-"""`core.recall.embed.preload`: the app loads the model while its window is built, and the engine's
+"""`core.recall.embedding.embedder.preload`: the app loads the model while its window is built, and the engine's
 `Embedder` takes that model instead of loading its own."""
 from __future__ import annotations
 
 import pytest
 
 from core.errors import MemsenseError
-from core.recall import embed
-from core.recall.embed import Embedder, preload
+from core.recall.embedding import embedder as embed
+from core.recall.embedding.embedder import Embedder, preload
 
 
 @pytest.fixture(autouse=True)

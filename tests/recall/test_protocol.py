@@ -7,7 +7,7 @@ import inspect
 import pytest
 
 from core.recall.engine import Engine
-from core.recall.pg_engine import PostgresEngine
+from core.recall.memsense.engine import PostgresEngine
 from core.recall.protocol import RecallEngine
 from tests.fixtures import assert_recall_engine
 

@@ -17,8 +17,8 @@ from qdrant_client import QdrantClient
 from core.cli.bench_scale import DIM, RandomEmbedder, synthetic_user
 from core.cli.main import main as cli
 from core.errors import MemsenseError
-from core.recall import qdrant
-from core.recall.qdrant import CHUNKS, META, QdrantStore
+from core.recall.qdrant import store as qdrant
+from core.recall.qdrant.store import CHUNKS, META, QdrantStore
 from core.records import DENSE_ROUTES
 from tests.recall.qdrant_legacy import write_legacy_store
 from tests.recall.test_store import by_score_then_row, oracle

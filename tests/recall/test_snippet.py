@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from core.rank.synthetic import synthetic_pool
-from core.recall.snippet import best_sentence, chunk_snippet
+from core.recall.lexical.snippet import best_sentence, chunk_snippet
 
 TEXT = ("Ana: I ran the Porto 10K in March. The weather was cold. My bees are fine.\n"
         "Rui: Did you run the half marathon too?\n"
@@ -50,7 +50,7 @@ def test_chunk_snippet_leaves_the_header_out():
 
 
 def test_message_parts_line_up_with_message_ids():
-    from core.recall.snippet import message_parts
+    from core.recall.lexical.snippet import message_parts
     from core.records import Chunk
 
     session = Chunk("u:S001:P00", "u", "u:S001", 1, "session", 0, "", "[group chat conversation: 1 May]\n\nA: hi\n\nB: "

@@ -18,7 +18,7 @@ from core.recall.backends import open_store
 from core.cli.bench_scale import DIM, RandomEmbedder, synthetic_user
 from core.cli.main import main as cli
 from core.errors import MemsenseError
-from core.recall.qdrant import QdrantStore
+from core.recall.qdrant.store import QdrantStore
 from core.recall.store import top_rows
 from core.records import DENSE_ROUTES
 from tests.recall.qdrant_legacy import write_legacy_store

@@ -14,7 +14,7 @@ import pytest
 from core.cli.bench_scale import DIM, RandomEmbedder, synthetic_user
 from core.errors import MemsenseError
 from core.recall.backends import open_store
-from core.recall.embedded import DB
+from core.recall.embedded.store import DB
 from core.records import DENSE_ROUTES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -180,7 +180,7 @@ def test_rewriting_and_dropping_delete_only_the_files_they_replaced(tmp_path):
 
 
 def test_a_writer_says_when_its_files_vanish_right_after_its_commit(tmp_path, monkeypatch):
-    from core.recall import embedded
+    from core.recall.embedded import store as embedded
 
     path = tmp_path / "s"
     make_store(path, {"u": 10})

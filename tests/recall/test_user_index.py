@@ -13,9 +13,9 @@ from core.cli.bench_scale import DIM, RandomEmbedder, synthetic_user
 from core.cli.main import main as cli
 from core.errors import MemsenseError
 from core.recall.backends import open_store
-from core.recall.embedded import EmbeddedStore, columns_file
+from core.recall.embedded.store import EmbeddedStore, columns_file
 from core.recall.engine import Engine
-from core.recall.lexical import LexicalIndex
+from core.recall.lexical.bm25 import LexicalIndex
 from core.recall.pool import neighbors_of
 from core.recall.user_index import LazyChunks, UserColumns, UserIndex
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core.errors import MemsenseError
-from core.recall.query_embed import EndpointEmbedder
+from core.recall.embedding.endpoint import EndpointEmbedder
 from tests.memsense_db import MODEL_NAME, EmbeddingEndpoint
 
 

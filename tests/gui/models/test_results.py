@@ -64,7 +64,7 @@ def test_headers_and_alignment(ranking):
 
 
 def test_snippet_column_follows_the_rank(ranking):
-    from core.recall.snippet import chunk_snippet
+    from core.recall.lexical.snippet import chunk_snippet
     from memsense_gui.models.results import ResultsModel
 
     model = ResultsModel()

@@ -51,7 +51,7 @@ def _connect(qtbot, window, database: str, embedder: str, service: str = "", ten
 
 
 def test_connect_query_and_see_production_beside_the_reproduction(qtbot, window, memsense_pg, embed_endpoint, service):
-    from core.recall.pg_engine import PostgresEngine
+    from core.recall.memsense.engine import PostgresEngine
 
     engine = PostgresEngine(memsense_pg.dsn, embedder=embed_endpoint.url + "/embed")
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from core.recall.snippet import chunk_snippet
+from core.recall.lexical.snippet import chunk_snippet
 from memsense_gui.models.pool import PoolModel
 from memsense_gui.models.results import ResultsModel
 from memsense_gui.models.route_matrix import RouteMatrixModel

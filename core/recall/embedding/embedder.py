@@ -23,7 +23,7 @@ from core.errors import Cancelled, MemsenseError
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-    from core.recall.onnx_embed import OnnxModel
+    from core.recall.embedding.onnx_model import OnnxModel
 
 BATCH = 64
 BACKENDS = ("onnx", "torch")
@@ -251,7 +251,7 @@ class Embedder:
     """Unit-length embeddings of texts; loads the model lazily.
 
     `backend` "onnx" (the default; `MEMSENSE_EMBED_BACKEND` overrides) runs the model with
-    onnxruntime from an ONNX copy exported once into the cache folder (`core.recall.onnx_embed`):
+    onnxruntime from an ONNX copy exported once into the cache folder (`core.recall.embedding.onnx_model`):
     ready in under a second, without importing torch. If that copy cannot be made or used, it
     says why on the `memsense.embed` logger and embeds with torch, which gives the same vectors.
     "torch" always uses sentence-transformers (about 8 s to load here).
@@ -292,20 +292,20 @@ class Embedder:
         return self.backend, str(self.model_path), str(self.cache_dir)
 
     def _load_onnx(self):
-        from core.recall import onnx_embed
+        from core.recall.embedding import onnx_model
 
         try:
-            return onnx_embed.load(self.model_path, self.cache_dir, self.key)
-        except onnx_embed.Unusable as exc:
+            return onnx_model.load(self.model_path, self.cache_dir, self.key)
+        except onnx_model.Unusable as exc:
             if exc.settled:
                 log.info("%s cannot run with onnxruntime: %s; embedding with torch", self.model_path, exc)
                 return self._load_torch()
-            missing = not onnx_embed.paths(self.cache_dir, self.key)[0].exists()
+            missing = not onnx_model.paths(self.cache_dir, self.key)[0].exists()
             (log.info if missing or exc.stale else log.warning)("%s; exporting it from %s (once)", exc, self.model_path)
         model = self._load_torch()
         try:
-            return onnx_embed.export(model, self.model_path, self.cache_dir, self.key)
-        except onnx_embed.Unusable as exc:
+            return onnx_model.export(model, self.model_path, self.cache_dir, self.key)
+        except onnx_model.Unusable as exc:
             log.warning("cannot run %s with onnxruntime: %s; embedding with torch (same vectors, slower)",
                         self.model_path, exc)
             return model
@@ -334,11 +334,11 @@ class Embedder:
     @property
     def runtime(self) -> str:
         """What embeds: "onnxruntime", "torch", or "not loaded"."""
-        from core.recall import onnx_embed
+        from core.recall.embedding import onnx_model
 
         if self._model is None:
             return "not loaded"
-        return "onnxruntime" if isinstance(self._model, onnx_embed.OnnxModel) else "torch"
+        return "onnxruntime" if isinstance(self._model, onnx_model.OnnxModel) else "torch"
 
     def _loaded(self) -> OnnxModel | SentenceTransformer:
         self.load()
@@ -369,7 +369,7 @@ class Embedder:
     def _embed(self, missing: list[bytes], texts: list[str], found: dict[bytes, np.ndarray],
                progress: Callable[[int, int], None] | None, cancelled: Callable[[], bool] | None) -> None:
         """Embed `texts` (keys `missing`) with the model into `found` and the cache."""
-        from core.recall.onnx_embed import OnnxModel
+        from core.recall.embedding.onnx_model import OnnxModel
 
         model = self._loaded()
         # onnxruntime: each text tokenized once, sorted by tokens (SentenceTransformer's own `tokenize` differs)

@@ -16,7 +16,7 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
-from core.recall.lexical import TOKEN, tokenize
+from core.recall.lexical.bm25 import TOKEN, tokenize
 from core.records import Chunk
 
 HEADER_PREFIX = "[group chat conversation:"

@@ -11,8 +11,8 @@ import numpy as np
 from core.config import MAX_ROUTE_DEPTH, Config
 from core.errors import MemsenseError
 from core.recall.pool import RecallPool
-from core.recall.postgres import DEFAULT_SCOPE, DEFAULT_TENANT, PostgresStore
-from core.recall.query_embed import DEFAULT_TIMEOUT_S, EndpointEmbedder, FolderEmbedder, is_url
+from core.recall.memsense.database import DEFAULT_SCOPE, DEFAULT_TENANT, PostgresStore
+from core.recall.embedding.endpoint import DEFAULT_TIMEOUT_S, EndpointEmbedder, FolderEmbedder, is_url
 from core.recall.query_text import check_query, js_trim
 
 

@@ -105,7 +105,7 @@ class FolderEmbedder:
         if tail not in text:
             raise MemsenseError(f"the stored vectors were made by {model}, and the folder {path} is not that model "
                                 f"(neither its path nor its README names {tail}); give that model's folder or its endpoint")
-        from core.recall.embed import Embedder
+        from core.recall.embedding.embedder import Embedder
 
         self.name = model
         self._embedder = Embedder(path, None)

@@ -4,7 +4,7 @@ The same scoped rows (`tenant_id`, `scope`, `user_id`, `status = 'active'`), eac
 ordered by pgvector cosine with `ROW_NUMBER`, the lexical route by `ts_rank_cd` over
 `websearch_to_tsquery('english')`; every route's list is kept `depth` deep and comes back with
 its raw scores (`recall_sql`). `service_pool_sql` is the service's own pool, read only for the
-order PostgreSQL gives tied rows. Nothing here runs a query: `core.recall.postgres` does.
+order PostgreSQL gives tied rows. Nothing here runs a query: `core.recall.memsense.database` does.
 """
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ cosine with `ROW_NUMBER`, the lexical route by `ts_rank_cd` over
 `websearch_to_tsquery('english')`; but every route's list is kept as deep as live tuning needs
 and comes back with its raw scores, so fusion, turn support and MMR run in `core` unchanged.
 
-The SQL is in `core.recall.pg_sql`; the read-only session and the checks that the database is
-a Memsense one with the tenant's scope are in `core.recall.pg_session`. Nothing is ever written.
+The SQL is in `core.recall.memsense.sql`; the read-only session and the checks that the database is
+a Memsense one with the tenant's scope are in `core.recall.memsense.session`. Nothing is ever written.
 """
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from core.errors import MemsenseError
-from core.recall.pg_session import ReadOnlySession, check_schema, check_scope
-from core.recall.pg_sql import CHUNK_COLUMNS, ROUTE_COLUMNS, query_literal, recall_sql, service_pool_sql
+from core.recall.memsense.session import ReadOnlySession, check_schema, check_scope
+from core.recall.memsense.sql import CHUNK_COLUMNS, ROUTE_COLUMNS, query_literal, recall_sql, service_pool_sql
 from core.recall.pool import RecallPool, neighbors_of, unit_rows
 from core.records import DEFAULT_MEMORY_SCORE, ROUTES, Chunk
 

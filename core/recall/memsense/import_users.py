@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Callable
 
 from core.errors import MemsenseError
-from core.recall.postgres import DEFAULT_SCOPE, DEFAULT_TENANT, PostgresStore, stored_route_vectors
-from core.recall.query_embed import model_tail
+from core.recall.memsense.database import DEFAULT_SCOPE, DEFAULT_TENANT, PostgresStore, stored_route_vectors
+from core.recall.embedding.endpoint import model_tail
 
 
 @dataclass
@@ -28,7 +28,7 @@ class ImportStats:
 
 
 def _model_folder(model: str | None, stored: str) -> Path:
-    from core.recall.embed import check_model_folder, default_model_path
+    from core.recall.embedding.embedder import check_model_folder, default_model_path
 
     folder = check_model_folder(Path(model).expanduser()) if model else default_model_path()
     readme = folder / "README.md"
@@ -43,7 +43,7 @@ def import_users(dsn: str, location: str | Path, *, tenant: str = DEFAULT_TENANT
                  users: list[str] | None = None, model: str | None = None,
                  progress: Callable[[int, int, str], None] | None = None) -> ImportStats:
     """Copy `users` (default: every user of the tenant and scope) into the store at `location`."""
-    from core.recall.embed import model_key
+    from core.recall.embedding.embedder import model_key
     from core.recall.backends import open_store
 
     start = time.perf_counter()
