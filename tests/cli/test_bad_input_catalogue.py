@@ -757,7 +757,9 @@ def catalogue_env(tmp_path_factory, demo_store, model_cache) -> Env:
     weights.write_bytes(bytes(data))
     other = root / "same-model-another-folder"
     shutil.copytree(model, other)
-    return Env(demo_store, model_cache, files, root / "home", root / "work", tuned, other, qid)
+    store = root / "store"  # the catalogue's own copy: a case that locks it for writing must not meet
+    shutil.copytree(demo_store, store)  # the session's demo engine, which holds the shared store open for reading
+    return Env(store, model_cache, files, root / "home", root / "work", tuned, other, qid)
 
 
 def _first_question_id() -> str:
