@@ -26,6 +26,14 @@ class PresetMetricsModel(TableModel):
         self.results: list[PresetEvaluation] = []
         self.metrics: tuple[str, ...] = metric_names(4)
         self.HEADERS = ("preset", "questions", *self.metrics)
+        self.stale: frozenset[str] = frozenset()  # presets whose figures are being scored again
+
+    def set_stale(self, presets: Sequence[str]) -> None:
+        """Mark the rows of `presets` as stale (their figures are not of the settings they name)."""
+        if frozenset(presets) != self.stale:
+            self.stale = frozenset(presets)
+            if self._n:
+                self.dataChanged.emit(self.index(0, 0), self.index(self._n - 1, len(self.HEADERS) - 1))
 
     def set_results(self, results: Sequence[PresetEvaluation]) -> None:
         self.beginResetModel()
@@ -46,12 +54,16 @@ class PresetMetricsModel(TableModel):
 
     def display(self, row: int, col: int) -> str | None:
         value = self.raw(row, col)
+        if col == self.PRESET and value in self.stale:
+            return f"{value} (stale: updating…)"
         return value if isinstance(value, str) else str(value) if col == self.QUESTIONS else _fmt(value)
 
     def memory_id(self, row: int) -> None:
         return None
 
     def tooltip(self, row: int, col: int) -> str | None:
+        if self.results[row].preset in self.stale:
+            return "scored under earlier settings; being scored again under the settings on screen"
         if col < 2:
             return None
         r, metric = self.results[row], self.metrics[col - 2]
@@ -59,8 +71,8 @@ class PresetMetricsModel(TableModel):
                  for c, v in r.per_category.items()]
         return f"{r.preset} — {metric}\n" + "\n".join(parts)
 
-    def foreground(self, row: int, col: int) -> None:
-        return None
+    def foreground(self, row: int, col: int) -> Any:
+        return theme.current().qcolor("muted") if self.results[row].preset in self.stale else None
 
     def background(self, row: int, col: int) -> Any:
         if col < 2 or not self.results:

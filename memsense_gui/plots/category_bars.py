@@ -4,9 +4,11 @@ from __future__ import annotations
 from typing import Sequence
 
 import pyqtgraph as pg
+from PySide6.QtCore import QSize
 
 from core.evaluation.evaluate import PresetEvaluation, category_name
 from memsense_gui import theme
+from memsense_gui.plots.export import MIN_SIZE
 from memsense_gui.plots.style import theme_plot
 
 
@@ -70,6 +72,13 @@ class CategoryBars(pg.PlotWidget):
         self.setLabel("left", metric)
         self.setMinimumHeight(self._legend_pixels() + self.BARS_LEAST_PIXELS + 50)
         self._make_room()
+
+    def export_size(self) -> QSize:
+        """The size the bars are exported at, on screen or not: wide enough for every group's
+        bars and tall enough for the legend over the bars (at least MIN_SIZE)."""
+        presets = max(len(self.values), 1)
+        width = 80 + len(self.groups) * max(150, 26 * presets)
+        return QSize(width, self._legend_pixels() + 3 * self.BARS_LEAST_PIXELS + 50).expandedTo(MIN_SIZE)
 
     def _legend_pixels(self) -> int:
         """The legend's height as drawn (its offset included), or as estimated before it is laid out."""

@@ -53,12 +53,13 @@ class PlotFile:
 
 
 def export_plot(widget: pg.GraphicsLayoutWidget, path: str | Path, title: Sequence[str] = (),
-                scale: float = 2.0) -> PlotFile:
+                scale: float = 2.0, size: QSize | None = None) -> PlotFile:
     """Write the plot (with its legend) under `title` as PNG or SVG, chosen by the file's
-    extension; returns where its data landed in the file."""
+    extension; returns where its data landed in the file. `size`: draw it this size (in
+    screen pixels, below the title), whether it is on screen or not, and whatever its size there."""
     path = Path(path)
     suffix = _check(path)
-    restore = lay_out(widget)
+    restore = lay_out(widget, size)
     try:
         band = TitleBand(title, widget.font(), widget.width())
         source = widget.mapToScene(widget.viewport().rect()).boundingRect()
@@ -89,19 +90,21 @@ def _plot_item(widget: pg.GraphicsView) -> pg.PlotItem | None:
     return widget.getPlotItem() if hasattr(widget, "getPlotItem") else None
 
 
-def lay_out(widget: pg.GraphicsView) -> QSize | None:
-    """Lay the plot out for export; returns the on-screen size to go back to, if it changed.
+def lay_out(widget: pg.GraphicsView, size: QSize | None = None) -> QSize | None:
+    """Lay the plot out for export; returns the size to go back to, if it changed.
 
-    A plot that is not on screen is laid out at its last size, or MIN_SIZE when it never had a
-    usable one; one shown smaller than MIN_SIZE (a short dock) is drawn at MIN_SIZE and put
-    back. Then the layout is settled: pyqtgraph widens an axis for its tick labels only once
+    The plot is drawn at `size` when given; else a plot is laid out at its last size, or at
+    least MIN_SIZE (one never shown, or shown in a short dock), and put back afterwards. The
+    resize is sent as an event, so the view's viewport follows it even when the plot is not on
+    screen (a hidden widget's viewport is otherwise laid out only when shown: a plot in a short
+    hidden tab was drawn at MIN_SIZE through its old, shorter viewport, and came out clipped).
+    Then the layout is settled: pyqtgraph widens an axis for its tick labels only once
     it has drawn them (labels that do not fit are left out), so draw, relayout, repeat."""
     old, shown = widget.size(), widget.isVisible()
-    size = old.expandedTo(MIN_SIZE)
-    restore = old if shown and size != old else None
+    size = size or old.expandedTo(MIN_SIZE)
+    restore = old if size != old else None
     if size != old or not shown:
-        widget.resize(size)
-        widget.resizeEvent(QResizeEvent(size, old))  # pyqtgraph lays its scene out on resize events
+        _resize(widget, size, old)
     scratch = QImage(max(widget.width(), 1), max(widget.height(), 1), QImage.Format.Format_ARGB32)
     for _ in range(3):
         before = [item.geometry() for item in widget.scene().items() if isinstance(item, pg.AxisItem)]
@@ -116,11 +119,15 @@ def lay_out(widget: pg.GraphicsView) -> QSize | None:
     return restore
 
 
+def _resize(widget: pg.GraphicsView, size: QSize, old: QSize) -> None:
+    widget.resize(size)
+    QCoreApplication.sendEvent(widget, QResizeEvent(size, old))  # the scroll area lays its viewport out
+    widget.resizeEvent(QResizeEvent(size, old))  # pyqtgraph lays its scene out (not reached by the event when hidden)
+
+
 def put_back(widget: pg.GraphicsView, size: QSize | None) -> None:
     if size is not None:
-        old = widget.size()
-        widget.resize(size)
-        widget.resizeEvent(QResizeEvent(size, old))
+        _resize(widget, size, widget.size())
 
 
 class TitleBand:

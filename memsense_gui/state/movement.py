@@ -95,3 +95,9 @@ class Movement(QObject):
         if memory_id in self.pins:
             self.pins = tuple(p for p in self.pins if p != memory_id)
             self.pins_changed.emit(self.pins)
+
+    def clear_pins(self) -> None:
+        """No chunk pinned (another store: its memory ids are not this store's)."""
+        if self.pins:
+            self.pins = ()
+            self.pins_changed.emit(self.pins)

@@ -22,7 +22,9 @@ from typing import Callable, Iterable, Sequence
 from PySide6.QtCore import QObject, QSettings, Signal
 
 from core.config import TOP_K_MAX, Config
-from core.errors import Cancelled
+from core.errors import Cancelled, MemsenseError
+from core.evaluation.evaluate import judged_only
+from core.evaluation.judged import load_question_set
 from core.evaluation.question_set import (Asked, QuestionSetKey, QuestionSetRecall, planned_depth,
                                           recall_question_set)
 from core.evaluation.tune import ALL_KNOBS
@@ -64,6 +66,10 @@ class QuestionSets(QObject):
         return f"questions: {name}"
 
     def set_path(self, path: str | Path) -> None:
+        """Evaluate the questions of the file at `path` from now on (and after a restart). A file
+        that is not a question set with a judged question raises `MemsenseError` and changes
+        nothing: the set chosen before stays, here and in the settings."""
+        check_question_file(Path(path))
         self.path = Path(path)
         self.app_judged = False
         self.settings.setValue(SETTING, str(self.path))
@@ -109,3 +115,10 @@ class QuestionSets(QObject):
     def pool_of(self, user_id: str, text: str) -> RecallPool | None:
         """A question's pool on the open store, if it was recalled."""
         return self._known.get((user_id, text))
+
+
+def check_question_file(path: Path) -> None:
+    """Raise `MemsenseError` unless `path` reads as a question set with at least one judged question."""
+    if not judged_only(load_question_set(path)):
+        raise MemsenseError(f"{path}: no question in it has evidence (gold sessions) to score against; "
+                            "choose a judged question file (LoCoMo JSON or a project question file)")

@@ -226,3 +226,6 @@ class QuerySession(QObject):
 
     def unpin(self, memory_id: str) -> None:
         self.movement.unpin(memory_id)
+
+    def clear_pins(self) -> None:
+        self.movement.clear_pins()

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QSortFilterProxyModel, Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMenu, QProgressBar,
+    QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QMenu, QProgressBar,
     QPushButton, QSpinBox, QSplitter, QTabWidget, QTableView, QVBoxLayout, QWidget,
 )
 
@@ -29,7 +29,9 @@ from memsense_gui.plots.category_bars import CategoryBars
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.ab_question import ABQuestionView
 from memsense_gui.views.autotune import AutoTuneView
+from memsense_gui.views.evaluation_current import CURRENT, CurrentRow
 from memsense_gui.views.evaluation_source import EvaluationSource
+from memsense_gui.views.file_dialogs import ask_questions
 from memsense_gui.workers.runner import Job, Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
@@ -57,6 +59,7 @@ class EvaluationView(QWidget):
         self.slot = TaskSlot(self.runner, succeeded=self._finished, failed=self._failed,
                              cancelled=self._cancelled, progressed=self._progressed)
         self.autotune = autotune
+        self.current: CurrentRow | None = None  # keeps the current settings row fresh (for_context)
         self._build()
         if autotune is not None:
             self.tabs.addTab(autotune, "Auto-tune")
@@ -75,7 +78,10 @@ class EvaluationView(QWidget):
         view = cls(presets=lambda: with_current(ctx.presets.all(), ctx.session.config), source=source,
                    autotune=autotune)
         ctx.users_loaded.connect(view._users_loaded)
+        ctx.store_opened.connect(view._store_opened)
         ctx.closing.connect(view.shutdown)
+        view.current = CurrentRow(view, lambda: ctx.session.config, view)
+        ctx.session.config_changed.connect(view.current.check)
         return view
 
     @property
@@ -204,10 +210,16 @@ class EvaluationView(QWidget):
     def _choose_file(self) -> None:
         if self.source is None:
             return
-        path, _ = QFileDialog.getOpenFileName(self, "Judged questions", str(self.source.path or ""),
-                                              "Question files (*.json *.jsonl);;All files (*)")
-        if path:
-            self.source.set_path(path)
+        source = self.source
+        path = ask_questions(self, source.ctx.settings, source.path)
+        if path:  # a file that is not a question set is refused in one dialog; the set stays
+            source.ctx.attempt(lambda: source.set_path(path), "Choosing questions")
+
+    def _store_opened(self, _location: str) -> None:
+        """Another store: the figures shown were of the last one."""
+        self.slot.cancel()
+        self.set_results([])
+        self.status.setText("Press Evaluate to score every preset on the judged questions of this store.")
 
     def _users_loaded(self, _users: list) -> None:
         if self.autotune is not None:
@@ -244,6 +256,8 @@ class EvaluationView(QWidget):
         note = getattr(self.source, "missing_note", "")
         if note:  # gold the store lacks: those questions cannot score, say so beside the figures
             self.status.setText(f"{self.status.text()} Warning: {note}")
+        if self.current is not None:
+            self.current.check()  # the settings moved while it ran
         self.evaluation_finished.emit(list(results))
 
     def _failed(self, exc: BaseException) -> None:
@@ -339,10 +353,6 @@ class EvaluationView(QWidget):
         chunks = self.source.chunks_of(row["user"], row["question"]) if self.source is not None else {}
         self.ab_view.show_question(row["question"], self.metric_combo.currentText(), (a.preset, oa), (b.preset, ob),
                                    chunks)
-
-
-CURRENT = "current settings"
-"""The row of the settings on screen (saved or not) in the evaluation table."""
 
 
 def with_current(presets: Mapping[str, Config], current: Config) -> dict[str, Config]:

@@ -18,6 +18,9 @@ PLOT_LEAST = 150
 """Pixels the contribution bars keep when the table takes what it needs (they scroll below it)."""
 
 
+NO_RESULTS = "Run a query to see results."
+
+
 class ResultsPanel(Panel):
     """The results table above the stacked contribution bars."""
 
@@ -28,7 +31,7 @@ class ResultsPanel(Panel):
         self.view.setObjectName("results-table")
         self.plot = ContributionPlot()
         self.plot.setObjectName("contribution-plot")
-        self.caption = QLabel("Run a query to see results.")
+        self.caption = QLabel(NO_RESULTS)
         self.caption.setTextFormat(Qt.TextFormat.RichText)
         # a changing caption must not re-layout the window on every slider tick
         self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
@@ -119,6 +122,8 @@ class ResultsPanel(Panel):
                 f"<b>{len(ranking.selection.order)}</b> results for <b>{html.escape(query or ranking.pool.query)}</b> · "
                 f"{mode} · pool {len(ranking.candidates)} of {ranking.pool.size} recalled · "
                 f"k {cfg.rrf_k:g} · λ {cfg.mmr_lambda:g} · dup ≥ {cfg.duplicate_threshold:g} · α {cfg.alpha:g}")
+        else:  # no query answered on this store: no caption of an old one
+            self.caption.setText(NO_RESULTS)
 
     def set_updating(self, on: bool) -> None:
         """Mark what is shown as updating while the pool deepens for the settings or the baseline."""

@@ -13,13 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QFileDialog
-
 from core.errors import MemsenseError
 from core.evaluation.question_set import QuestionSetRecall
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.dock import DockId
 from memsense_gui.views.evaluation_source import EvaluationSource
+from memsense_gui.views.file_dialogs import ask_questions
 from memsense_gui.window.parts import CasesUi
 from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import TaskRunner
@@ -75,10 +74,9 @@ class CasesActions:
         self.load_slot.start("cases", jobs.case_pools, self.source, self.ctx.session.config.route_limit)
 
     def choose_questions(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window.window(), "Judged questions", str(self.source.path or ""),
-                                              "Questions (*.json *.jsonl);;All files (*)")
-        if path:
-            self.source.set_path(Path(path))  # loaded by `_questions_changed`
+        path = ask_questions(self.window.window(), self.ctx.settings, self.source.path)
+        if path:  # a file that is not a question set is refused in one dialog; the set stays
+            self.ctx.attempt(lambda: self.source.set_path(Path(path)), "Choosing questions")  # loaded by `_questions_changed`
 
     def _progress(self, done: int, total: int, what: str) -> None:
         self.panel.set_source(f"{self.source.label()} — {what} {done}/{total}")

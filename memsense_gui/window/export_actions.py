@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtWidgets import QFileDialog
-
 from core import config as config_io
 from core.atomic import write_text_atomic
 from core.config import Config
@@ -25,6 +23,7 @@ from memsense_gui.plots.export import PlotFile, export_plot, export_table_image
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.dock import DockId
 from memsense_gui.views.evaluation import EvaluationView
+from memsense_gui.views.file_dialogs import ask_open, ask_save
 from memsense_gui.window.parts import ExportUi
 
 PLOTS = {"contributions": "Score contributions", "mmr": "MMR terms per pick", "matrix": "Route-rank matrix",
@@ -98,6 +97,7 @@ class ExportActions:
             results = getattr(view, "results", [])
             if view is None or not results:
                 raise MemsenseError("there is no evaluation yet: run one in the Evaluation view first")
+            self._fresh(view)
             source = view.source.label().removeprefix("questions: ") if view.source is not None else "a file"
             return [f"{PLOTS[which]} · {view.metric_combo.currentText()} at k = {results[0].k} · "
                     f"{results[0].questions} questions ({source})",
@@ -124,6 +124,12 @@ class ExportActions:
             self.window.statusBar().showMessage(f"Saved {path}", 10_000)
         return ok
 
+    @staticmethod
+    def _fresh(view: EvaluationView) -> None:
+        """An evaluation is exported only with every row scored under the settings it names."""
+        if view.current is not None:
+            view.current.check_fresh()
+
     def _evaluation_view(self) -> EvaluationView | None:
         """The Evaluation view, when the window has one."""
         dock = self.window.dock(DockId.EVALUATION)
@@ -132,9 +138,11 @@ class ExportActions:
     def table(self, which: str) -> Table:
         """`which`: pool | matrix (of the ranking on screen) | evaluation (the last evaluation)."""
         if which == "evaluation":
-            results = getattr(self._evaluation_view(), "results", [])
-            if not results:
+            view = self._evaluation_view()
+            results = getattr(view, "results", [])
+            if view is None or not results:
                 raise MemsenseError("there is no evaluation yet: run one in the Evaluation view first")
+            self._fresh(view)
             return evaluation_table(results)
         ranking = self.ctx.session.ranking
         if ranking is None:
@@ -196,28 +204,30 @@ class ExportActions:
             if which == "matrix":
                 export_table_image(w.matrix_panel.view, Path(path), title)
                 return
-            plot = {"contributions": w.results.plot, "mmr": w.mmr_panel.plot}.get(which)
             view = self._evaluation_view()
-            if plot is None and view is not None:
-                plot = view.bars
+            if which == "evaluation" and view is not None:  # its own size, whether its tab shows or not
+                self.last_plot = export_plot(view.bars, path, title, size=view.bars.export_size())
+                return
+            plot = {"contributions": w.results.plot, "mmr": w.mmr_panel.plot}.get(which)
             if plot is None:
                 raise MemsenseError(f"no plot {which!r}: choose contributions, mmr, matrix or evaluation")
             self.last_plot = export_plot(plot, path, title)
 
         return self._saved(self.ctx.attempt(write, "Exporting the plot"), path)
 
-    def _ask_path(self, title: str, filters: str, default: str) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(self.window.window(), title, str(Path.home() / default), filters)
-        return path or None
+    def _ask_path(self, title: str, filters: str, default: str, kind: str = "export") -> str | None:
+        """A save dialog in the folder of the last export; the chosen format's extension added."""
+        picked = ask_save(self.window.window(), self.ctx.settings, kind, title, filters, default)
+        return picked[0] if picked else None
 
     def ask_export_config(self) -> None:
-        path = self._ask_path("Export settings", "TOML (*.toml);;JSON (*.json)", "memsense-settings.toml")
+        path = self._ask_path("Export settings", "TOML (*.toml);;JSON (*.json)", "memsense-settings.toml", "settings")
         if path:
             self.export_config(path)
 
     def ask_import_config(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window.window(), "Import settings", str(Path.home()),
-                                              "Settings (*.toml *.json)")
+        path = ask_open(self.window.window(), self.ctx.settings, "settings", "Import settings",
+                        "Settings (*.toml *.json)")
         if path:
             self.import_config(path)
 

@@ -66,7 +66,13 @@ class Inspector:
                 dock.visibilityChanged.connect(lambda on, t=which: self._dock_shown(t, on))
 
     def _pool_changed(self, pool: object) -> None:
-        if pool is None:  # the store closed: every panel empties
+        if pool is None:  # the store closed: every panel empties, the focused chunk too
+            self.focused_id, self.user_chunks, self._chunk_key = None, {}, ()
+            w = self.window
+            w.chunk_panel.show_chunk(None)
+            w.explain_panel.show_record(None)
+            w.turns_panel.show_row(None, None)
+            w.matrix_panel.set_focus(None)
             self.show_ranking(None)
 
     def _config_applied(self, cfg: Config) -> None:

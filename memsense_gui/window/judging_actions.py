@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog
-
 from core.errors import MemsenseError
 from core.evaluation.judged import write_run
 from memsense_gui.models.format import short_id
 from memsense_gui.state.judgments import GRADE_LABELS, NOTHING_JUDGED
 from memsense_gui.state.context import AppContext
+from memsense_gui.views.file_dialogs import ask_open, ask_save
 from memsense_gui.views.tables import selected_id
 from memsense_gui.window.parts import JudgingUi
 from memsense_gui.workers import jobs
@@ -103,9 +102,8 @@ class JudgingActions:
         return name if same else f"{name}-modified"
 
     def _ask_level_path(self, title: str, default: str) -> tuple[str, str] | None:
-        path, chosen = QFileDialog.getSaveFileName(self.window.window(), title, str(Path.home() / default),
-                                                   ";;".join(LEVEL_FILTERS))
-        return (path, LEVEL_FILTERS.get(chosen, "memory")) if path else None
+        picked = ask_save(self.window.window(), self.ctx.settings, "trec", title, ";;".join(LEVEL_FILTERS), default)
+        return (picked[0], LEVEL_FILTERS.get(picked[1], "memory")) if picked else None
 
     def ask_export_qrels(self) -> None:
         picked = self._ask_level_path("Export judged questions as TREC qrels", "memsense.qrels")
@@ -113,8 +111,8 @@ class JudgingActions:
             self.export_qrels(*picked)
 
     def ask_import_qrels(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window.window(), "Import TREC qrels", str(Path.home()),
-                                              "TREC qrels (*.qrels *.txt);;All files (*)")
+        path = ask_open(self.window.window(), self.ctx.settings, "trec", "Import TREC qrels",
+                        "TREC qrels (*.qrels *.txt);;All files (*)")
         if path:
             self.import_qrels(path)
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QFileDialog, QInputDialog
+from PySide6.QtWidgets import QInputDialog
 
 from core.errors import MemsenseError
 from core.recall.protocol import RecallEngine
 from memsense_gui.state import paths
 from memsense_gui.state.context import AppContext, EngineFactory
 from memsense_gui.views.dialogs import NewStoreDialog, ProgressDialog
+from memsense_gui.views.file_dialogs import ask_folder
 from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import Task
 from memsense_gui.window.parts import StoreUi
@@ -50,9 +51,10 @@ class StoreActions:
 
     def open_store(self, location: str | Path, factory: EngineFactory | None = None) -> Task:
         """Open a store on the engine thread; `store_opened` then the model loads in the background.
-        `factory` opens other kinds of store (a live Memsense database); default: the context's."""
+        `factory` opens other kinds of store (a live Memsense database); default: the context's.
+        The store open now stays open and usable until the new one has opened: a store that
+        fails to open leaves it whole (`_store_failed`)."""
         location = str(location)
-        self.close_engine()
         self._status(f"Opening {location}…")
         return self.ctx.engine_runner.submit("open store", jobs.open_store, factory or self.ctx.engine_factory, location,
                                              succeeded=self._store_ready,
@@ -60,6 +62,7 @@ class StoreActions:
 
     def _store_ready(self, opened: jobs.OpenedStore) -> None:
         ctx, w = self.ctx, self.window
+        self.close_engine()  # only now: the new store opened
         ctx.engine, ctx.location, ctx.users = opened.engine, opened.location, list(opened.users)
         ctx.settings.setValue("store/last", opened.location)
         w.store_label.setText(f"store: {opened.location}")
@@ -75,7 +78,10 @@ class StoreActions:
         self._autorun = False
 
     def _store_failed(self, exc: BaseException, location: str) -> None:
-        self._status("No store open: File > Open store… or File > New store…")
+        if self.ctx.location is None:
+            self._status("No store open: File > Open store… or File > New store…")
+        else:
+            self._status(f"{self.ctx.location} stays open", 10_000)
         self.ctx.report_error(exc, f"Opening the store {location}")
 
     def _load_model(self) -> None:
@@ -103,9 +109,11 @@ class StoreActions:
                                      failed=lambda e: ctx.report_error(e, "Closing the store"))
         ctx.engine, ctx.location, ctx.model_ready = None, None, False
         ctx.session.set_pool(None)
+        ctx.session.clear_pins()  # memory ids of the store closed
 
     def ask_open_store(self) -> None:
-        path = QFileDialog.getExistingDirectory(self.window.window(), "Open a memory store", str(paths.stores_dir(self.ctx.home)))
+        path = ask_folder(self.window.window(), self.ctx.settings, "store", "Open a memory store",
+                          paths.stores_dir(self.ctx.home))
         if path:
             self.open_store(path)
 
