@@ -66,6 +66,7 @@ class EvaluationView(QWidget):
         if source is not None:
             source.setParent(self)
             source.changed.connect(self._show_source)
+            source.changed.connect(self._questions_changed)
             self._show_source(source.label())
 
     @classmethod
@@ -217,9 +218,18 @@ class EvaluationView(QWidget):
 
     def _store_opened(self, _location: str) -> None:
         """Another store: the figures shown were of the last one."""
+        self._forget("Press Evaluate to score every preset on the judged questions of this store.")
+
+    def _questions_changed(self, _label: str) -> None:
+        """Other questions: the figures shown were of the others (an export would name the new ones)."""
+        self._forget("Press Evaluate to score every preset on these questions.")
+
+    def _forget(self, note: str) -> None:
         self.slot.cancel()
+        if self.current is not None:
+            self.current.slot.cancel()
         self.set_results([])
-        self.status.setText("Press Evaluate to score every preset on the judged questions of this store.")
+        self.status.setText(note)
 
     def _users_loaded(self, _users: list) -> None:
         if self.autotune is not None:
