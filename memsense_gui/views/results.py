@@ -134,8 +134,15 @@ class ResultsPanel(Panel):
         self.caption_row.addWidget(widget)
 
     def select_position(self, position: int) -> None:
+        """Select the row at `position` and show its chunk, also when that row was selected already
+        (a new answer keeps the selection of its row 0: selecting it again changes nothing, and the
+        chunk panels and Ctrl+P stayed on no chunk)."""
         if 0 <= position < self.model.rowCount():
+            rows = self.view.selectionModel().selectedRows()
+            already = len(rows) == 1 and rows[0].row() == position
             self.view.selectRow(position)
+            if already:
+                self._emit_selected(self.view)
 
     def step(self, delta: int) -> None:
         """Select the next (+1) or previous (−1) result."""

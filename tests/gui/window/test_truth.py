@@ -176,3 +176,15 @@ def test_settings_change_before_any_evaluation_marks_nothing(qtbot, evaluation_w
     assert not view.current.stale and view.current.pending is None
     w.ctx.session.set_config(replace(w.ctx.session.config, top_k=5))
     assert not view.results
+
+
+def test_a_new_answer_focuses_its_first_result_and_ctrl_p_pins_it(qtbot, store_window):
+    """Found by the model-based test: the same query asked again kept row 0 selected, so selecting
+    it again changed nothing: the chunk panels showed no chunk and Pin selected chunk pinned nothing."""
+    w = store_window
+    search(qtbot, w, "where did they travel")
+    search(qtbot, w, "where did they travel")
+    first = w.ctx.session.ranking.result_ids[0]
+    assert w.inspector.focused_id == first and w.chunk_panel.memory_id == first
+    menu_action(w, "Pin selected chunk").trigger()
+    assert w.ctx.session.pins == (first,)
