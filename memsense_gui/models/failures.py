@@ -20,7 +20,7 @@ class LostSessionsModel(TableModel):
     """One gold session of one question per row: where it ended up, judged by which chunk."""
 
     QUESTION, USER, CATEGORY, GOLD, STAGE, RANK, CHUNK = range(7)
-    HEADERS = ("Question", "User", "Category", "Gold session", "Stage", "Rank", "Judged by")
+    HEADERS = ("Question", "User", "Category", "Gold", "Stage", "Rank", "Judged by")
     HEADER_TIPS = {GOLD: "the gold session's number in its conversation",
                    STAGE: "where the session was lost (SPEC §13): the furthest any of its chunks got",
                    RANK: "result rank when returned, else candidate-pool rank when in the pool",

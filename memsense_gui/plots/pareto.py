@@ -15,6 +15,18 @@ from memsense_gui.plots.style import theme_plot
 POINT_SIZE, SELECTED_SIZE = 12, 18
 
 
+def front_line(points: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The staircase through the points no other point beats on both axes (fewer broken, more
+    fixed): sorted by broken, each step up where the cases fixed rise."""
+    steps: list[tuple[int, int]] = []
+    for x, y in sorted(set(points), key=lambda p: (p[0], -p[1])):
+        if not steps or y > steps[-1][1]:
+            if steps:
+                steps.append((x, steps[-1][1]))
+            steps.append((x, y))
+    return steps
+
+
 class ParetoPlot(pg.PlotWidget):
     candidate_clicked = Signal(int)  # row of the candidate in the table
 
@@ -71,7 +83,7 @@ class ParetoPlot(pg.PlotWidget):
                   "brush": pg.mkBrush(t.accent if n == self.selected else t.muted),
                   "pen": pg.mkPen(t.text if n == self.selected else None)} for n, c in enumerate(cs)]
         self.points.setData(spots)
-        front = sorted({(len(c.broken), len(c.cases_fixed)) for c in cs})
+        front = front_line([(len(c.broken), len(c.cases_fixed)) for c in cs])
         self.line.setData([x for x, _ in front], [y for _, y in front])
         for n, c in enumerate(cs):
             label = pg.TextItem(str(n + 1), color=t.text, anchor=(-0.4, 1.1))

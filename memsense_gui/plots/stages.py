@@ -19,6 +19,9 @@ from memsense_gui.plots.style import theme_plot
 Row = tuple[int | None, str, Mapping[str, int]]
 """(category, None for every question; its label; stage -> gold sessions)."""
 BAR_HEIGHT = 0.7
+LEGEND_COLUMNS = 3
+LEGEND_ROWS_ROOM = 0.45
+"""Room above the first bar per legend row, in rows of bars (the legend never covers a bar)."""
 
 
 def stage_rows(diagnosis: Diagnosis) -> list[Row]:
@@ -58,7 +61,7 @@ class StageBars(pg.PlotWidget):
         self.hideButtons()
         self.showGrid(x=True, y=False, alpha=0.25)
         self.rows: list[Row] = []
-        self.legend = self.addLegend(offset=(-4, 4), labelTextSize="8pt", colCount=2)
+        self.legend = self.addLegend(offset=(4, 2), labelTextSize="8pt", colCount=LEGEND_COLUMNS)
         self.bars: dict[str, pg.BarGraphItem] = {}
         for stage in STAGES:
             bar = pg.BarGraphItem(x0=[], y=[], width=[], height=BAR_HEIGHT, brush=STAGE_COLOURS[stage],
@@ -92,7 +95,8 @@ class StageBars(pg.PlotWidget):
                 self.legend.addItem(self.bars[stage], f"{stage} ({overall[stage]})")
         self.getAxis("left").setTicks([[(i, label) for i, (_c, label, _n) in enumerate(self.rows)]])
         self.setXRange(0, 1.0, padding=0.01)
-        self.setYRange(-0.5, max(len(self.rows), 1) - 0.5, padding=0.02)
+        legend_rows = -(-sum(1 for s in STAGES if overall.get(s)) // LEGEND_COLUMNS)
+        self.setYRange(-0.5 - legend_rows * LEGEND_ROWS_ROOM, max(len(self.rows), 1) - 0.5, padding=0.02)
         self.apply_theme()
 
     def point_of(self, category: int | None, stage: str) -> QPointF:

@@ -75,6 +75,7 @@ class FixView(QWidget):
         for w in (self.trials, self.find_button, self.cancel_button):
             top.addWidget(w)
         top.addWidget(self.progress, 1)
+        top.addStretch(1)
         left = QWidget()
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
@@ -88,6 +89,7 @@ class FixView(QWidget):
         split.addWidget(self.plot)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        split.setSizes([3000, 2000])  # scaled to the width the splitter gets: the table 3/5
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.cases_label)
