@@ -124,7 +124,8 @@ class FixCandidatesModel(TableModel):
 
     def tooltip(self, row: int, col: int) -> str | None:
         c = self.candidates[row]
-        lines = [f"cases won back: {', '.join(c.cases_fixed) or 'none'}",
+        lines = [f"{k}: {a:g} → {b:g}" for k, (a, b) in c.changed.items()]
+        lines += [f"cases won back: {', '.join(c.cases_fixed) or 'none'}",
                  f"broken: {', '.join(c.broken[:12])}{' …' if len(c.broken) > 12 else ''}" if c.broken else "breaks none"]
         return "\n".join(lines)
 

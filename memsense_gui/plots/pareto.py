@@ -63,7 +63,8 @@ class ParetoPlot(pg.PlotWidget):
         self.candidates = tuple(candidates)
         self.selected = None
         xs = [len(c.broken) for c in self.candidates]
-        self.setXRange(-0.5, max(xs, default=0) + 1.5, padding=0)
+        right = max(xs, default=0)
+        self.setXRange(-0.5, right + max(2.0, right * 0.08), padding=0)  # room for the last point's number
         self.setYRange(-0.3, max(cases, 1) + 0.5, padding=0)
         self.getAxis("left").setTicks([[(n, str(n)) for n in range(cases + 1)]])
         self._draw()

@@ -87,7 +87,7 @@ class FailuresActions:
         self.timer.setInterval(REDIAGNOSE_AFTER_MS)
         self.timer.timeout.connect(self._rediagnose)
         self._pinned: str | None = None  # the chunk the last opened case pinned
-        self._focus: tuple[str, str] | None = None  # (query, memory id) whose fate to show once ranked
+        self._focus: tuple[str, str, bool] | None = None  # (query, memory id, ranked yet) whose fate to show
 
     # ---- wiring -----------------------------------------------------------------------------------
     def connect(self) -> None:
@@ -196,15 +196,24 @@ class FailuresActions:
                 self.ctx.session.unpin(self._pinned)
             self._pinned = item.memory_id
             self.ctx.session.pin(item.memory_id)
-            self._focus = (q.text, item.memory_id)
+            self._focus = (q.text, item.memory_id, False)
         self.window.raise_dock(DockId.WHY_NOT)
         gold = tuple(session_docid(q.user_id, s) for s in q.gold_sessions)
         return self.window.queries.open_question(q.user_id, q.text, gold, q.gold_turns)
 
     def _show_pinned_fate(self, ranking: Ranking) -> None:
-        if self._focus is not None and ranking.pool.query == self._focus[0]:
-            select_id(self.window.whynot_panel.pins_view, self._focus[1])
-            self._focus = None
+        """Keep the opened case's chunk the pin "Why not?" explains, through every re-rank of its
+        question (its fate may wait for the deepest lists); another question lets it go."""
+        if self._focus is None:
+            return
+        query, memory_id, seen = self._focus
+        if ranking.pool.query != query:
+            if seen:  # a ranking of the query on screen before the case's own arrived is not a move away
+                self._focus = None
+            return
+        self._focus = (query, memory_id, True)
+        if self.window.whynot_panel.shown_pin() != memory_id:
+            select_id(self.window.whynot_panel.pins_view, memory_id)
 
     # ---- find a fix --------------------------------------------------------------------------------
     def fix_selected(self) -> Task | None:
