@@ -80,7 +80,7 @@ def take(store: Path, questions: Path, out_dir: Path, trials: int) -> list[Path]
     view.request_fix()
     _until(app, lambda: fix.run is not None)
     print(f"find a fix: {trials} trials on {fix.run.questions} questions in {time.perf_counter() - started:.1f} s "
-          f"({actions.jobs} worker processes); {len(fix.run.result.candidates)} candidates")
+          f"(jobs = {actions.jobs}); {len(fix.run.result.candidates)} candidates")
     window.resizeDocks([window.docks[DockId.FIX]], [int(SIZE[1] * 0.62)], Qt.Orientation.Vertical)
     _settle(app, 600)
     window.grab().save(str(shots[1]))

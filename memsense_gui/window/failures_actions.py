@@ -25,7 +25,6 @@ from core.evaluation.diagnose import LostSession
 from core.evaluation.fix import FixCandidate
 from core.evaluation.history import record_run
 from core.evaluation.judged import session_docid
-from core.evaluation.parallel import default_jobs
 from core.rank.ranking import Ranking
 from core.records import Chunk
 from memsense_gui.state.context import AppContext
@@ -44,6 +43,9 @@ from memsense_gui.workers.runner import Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
 FIX_SHORTCUT = "Ctrl+Shift+F"
+FIX_JOBS = 1
+"""Processes of the fix search, as `memsense fix` runs it: on LoCoMo dev (760 questions, five cases,
+60 trials, load average 11 on 2 cores) one took 33.5 s, two spawned workers 37.5 s, measured in one run."""
 REDIAGNOSE_AFTER_MS = 300
 """A settings change re-diagnoses this long after the last tick of a slider drag."""
 
@@ -71,7 +73,7 @@ class FailuresActions:
         self.ctx = ctx = window.ctx
         self.source = EvaluationSource(ctx, window.window())
         self.bridge = EngineBridge(ctx.engine_runner)
-        self.jobs = default_jobs()  # worker processes of the fix search
+        self.jobs = FIX_JOBS
         self.diagnose_view, self.fix_view = DiagnoseView(), FixView()
         self.diagnose_runner = TaskRunner("memsense-diagnose", window.window())
         self.fix_runner = TaskRunner("memsense-fix", window.window())
