@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from core.config import Config
-from core.errors import MemsenseError
 from core.evaluation.diagnose import Diagnosis, diagnose
 from core.evaluation.evaluate import evaluate_config
 from core.evaluation.fix import FixResult, find_fixes
@@ -64,7 +63,7 @@ def _kept(record: Record | None, *args: Any) -> tuple[int | None, str]:
         return None, "not kept in the history (no store location)"
     try:
         return record(*args), ""
-    except (MemsenseError, OSError) as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the store (a live database has no folder), the result stands
         return None, f"not kept in the history ({exc})"
 
 
