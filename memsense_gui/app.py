@@ -50,6 +50,7 @@ def create_window(argv: list[str] | None = None):
     app = existing if isinstance(existing, QApplication) else QApplication(argv if argv is not None else sys.argv)
     TaskRunner("memsense-preload", app).submit("load the embedding model", _preload_model)
     from memsense_gui.window.evaluation import install_evaluation
+    from memsense_gui.window.failures_actions import install_failures
     from memsense_gui.window.main_window import MainWindow
 
     app.setOrganizationName(machine.ORGANIZATION)
@@ -60,6 +61,7 @@ def create_window(argv: list[str] | None = None):
     window = MainWindow(home, paths.settings(home))
     window.restore_layout()
     install_evaluation(window)
+    install_failures(window)
     window.show()
     QTimer.singleShot(0, window.stores.start)
     return app, window

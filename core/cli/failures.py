@@ -138,7 +138,7 @@ def cmd_fix(args: argparse.Namespace) -> Any:
 
 def cmd_report(args: argparse.Namespace) -> Any:
     from core.atomic import write_text_atomic
-    from core.cli.history import _model_key, _store_label
+    from core.evaluation.history import store_label, store_model_key
     from core.evaluation.diagnose import diagnose
     from core.evaluation.evaluate import evaluate_config
     from core.evaluation.report import Side, render
@@ -157,8 +157,8 @@ def cmd_report(args: argparse.Namespace) -> Any:
     sides = [Side(n, c, evaluate_config(pools, questions, c, args.k, n),
                   diagnose(pools, questions, replace(c, top_k=args.k), chunks_of))
              for n, c in ((name_a, cfg_a), (name_b, cfg_b))]
-    page = render(sides[0], sides[1], questions, chunks_of, _store_label(args.store), str(args.dataset),
-                  _model_key(args.store))
+    page = render(sides[0], sides[1], questions, chunks_of, store_label(args.store), str(args.dataset),
+                  store_model_key(args.store))
     write_text_atomic(args.out, page)
     if args.json:
         return {"report": args.out, "bytes": len(page.encode()), "questions": len(questions)}

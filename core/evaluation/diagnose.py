@@ -11,11 +11,13 @@ all is `absent` with no chunk. The chunk a stage was judged by is reported, so "
 """
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from core.config import Config
+from core.errors import Cancelled
 from core.evaluation.judged import session_qrels
 from core.evaluation.metrics import relevant_of
 from core.rank.explain import Fate, reads_deepest
@@ -28,6 +30,19 @@ STAGES: tuple[str, ...] = ("absent", "zero_weight", "beyond_route_limit", "cut_f
                            "supporting_turn", "outranked", "duplicate", "fallback_fill", "selected")
 """The stages from least to furthest along the pipeline (SPEC §13)."""
 RETURNED = frozenset({"fallback_fill", "selected"})
+STAGE_MEANING: dict[str, str] = {
+    "absent": "no route finds any chunk of the session at any depth (or the store lacks the session)",
+    "zero_weight": "only routes weighted 0 find it",
+    "beyond_route_limit": "found only deeper than route_limit",
+    "cut_from_pool": "fused, but outside the candidate pool",
+    "dropped": "removed by a scheme's own rule, such as a score threshold or a result cap",
+    "supporting_turn": "a turn that only lent support to its session",
+    "outranked": "a candidate MMR did not pick within top k",
+    "duplicate": "skipped as a duplicate of a picked row",
+    "fallback_fill": "returned, appended because every remaining row was a duplicate",
+    "selected": "returned in the top k",
+}
+"""Each stage in a few words (SPEC §13): what the app and the report say of it."""
 _ORDER = {s: n for n, s in enumerate(STAGES)}
 
 
@@ -130,12 +145,18 @@ def sessions_of(chunks: Sequence[Chunk]) -> dict[int, list[Chunk]]:
 
 
 def diagnose(pools: Mapping[str, RecallPool], questions: Sequence[Question], cfg: Config,
-             chunks_of: Mapping[str, Sequence[Chunk]]) -> Diagnosis:
+             chunks_of: Mapping[str, Sequence[Chunk]], progress: Callable[[int, int, str], None] | None = None,
+             cancel: threading.Event | None = None) -> Diagnosis:
     """Every gold session of every question, ranked by `cfg` on the cached pools.
 
-    `chunks_of`: user id -> every chunk of the user (the sessions' chunks are looked up there)."""
+    `chunks_of`: user id -> every chunk of the user (the sessions' chunks are looked up there).
+    `progress(done, total, what)` after each question; `cancel` set: `Cancelled` before the next."""
     by_user = {u: sessions_of(c) for u, c in chunks_of.items()}
     items: list[LostSession] = []
-    for q in questions:
+    for n, q in enumerate(questions, start=1):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("diagnose cancelled")
         items.extend(diagnose_question(q, pools[q.question_id], cfg, by_user.get(q.user_id, {})))
+        if progress is not None:
+            progress(n, len(questions), "diagnosing")
     return Diagnosis(cfg.top_k, len(questions), tuple(items))

@@ -89,6 +89,44 @@ def file_sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def store_label(store: str | Path) -> str:
+    """The store as history keeps it: a folder's absolute path, a URL without its user info or
+    query (no password kept)."""
+    text = str(store)
+    if "://" not in text:
+        return str(Path(text).expanduser().resolve())
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(text)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def store_model_key(store: str | Path) -> str:
+    """The identity of the model that embedded the store (from its metadata; "unknown" if none)."""
+    from core.recall.backends import open_store
+
+    opened = open_store(store)
+    try:
+        meta = opened.meta()
+    finally:
+        opened.close()
+    return meta.model_key if meta is not None else "unknown"
+
+
+def record_run(store: str | Path, dataset: str | Path, kind: str, configs: Mapping[str, Config],
+               evaluations: Mapping[str, Any], summary: Mapping[str, Any]) -> int:
+    """Keep one run of `kind` in the history of `store` (the CLI's and the app's one way in); its id.
+    `evaluations`: config name -> a `PresetEvaluation` (every metric of every question) or
+    question id -> metric -> value. Raises `MemsenseError` or `OSError` when it cannot be kept."""
+    results = {name: ({o.question_id: dict(o.metrics) for o in ev.outcomes} if hasattr(ev, "outcomes") else ev)
+               for name, ev in evaluations.items()}
+    model = store_model_key(store)  # first: a location that is no store leaves no history file behind
+    with History(history_path(store)) as history:
+        return history.add(kind, store_label(store), model, str(dataset), configs, summary, results)
+
+
 class History:
     """The runs of one store (`history_path`)."""
 

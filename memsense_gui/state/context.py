@@ -51,6 +51,7 @@ class AppContext(QObject):
     recall_finished = Signal(object)  # RecallPool
     ranking_updated = Signal(object)  # Ranking, after every panel was updated
     run_exported = Signal(str)  # path of a TREC run written
+    run_recorded = Signal(int)  # id of a run the app kept in the store's history
     error_raised = Signal(object, str)  # exception, context: the window shows it
     error_reported = Signal(str)  # the message shown
     closing = Signal()  # the window is closing: stop background work

@@ -3,7 +3,8 @@
 Filter by category, search the words of the question and answer, or show only failing cases;
 the selected case shows its expected answer, its gold sessions (returned or not, at which
 rank) and the text of its evidence turns, highlighted. Double-click (or Open) runs it in the
-inspector with its gold sessions marked.
+inspector with its gold sessions marked. Several cases can be selected and handed to Find a fix
+(its button, the context menu, Ctrl+Shift+F).
 """
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import html
 from typing import Sequence
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget,
+    QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget,
 )
 
 from core.evaluation.evaluate import QuestionOutcome, category_name
@@ -32,6 +34,7 @@ class CasesPanel(QWidget):
 
     case_opened = Signal(str, str, object, object)
     source_requested = Signal()
+    fix_requested = Signal(object)  # tuple of the selected cases' question ids
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -58,6 +61,8 @@ class CasesPanel(QWidget):
         self.details = QTextBrowser()
         self.details.setObjectName("case-details")
         self.open_button = QPushButton("Open in inspector")
+        self.fix_button = QPushButton("Find a fix…")
+        self.fix_button.setToolTip("Search for settings that win the selected cases back (Ctrl+Shift+F)")
         self._build()
 
     def _build(self) -> None:
@@ -79,7 +84,10 @@ class CasesPanel(QWidget):
         box = QVBoxLayout(below)
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self.details, 1)
-        box.addWidget(self.open_button)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.open_button, 1)
+        buttons.addWidget(self.fix_button)
+        box.addLayout(buttons)
         split.addWidget(below)
         split.setSizes([300, 200])
         layout.addWidget(split, 1)
@@ -91,6 +99,14 @@ class CasesPanel(QWidget):
         self.view.selectionModel().selectionChanged.connect(lambda *_: self._show_details())
         self.view.doubleClicked.connect(lambda _i: self.open_selected())
         self.open_button.clicked.connect(self.open_selected)
+        self.fix_button.clicked.connect(lambda: self.fix_requested.emit(self.selected_cases()))
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        for text, slot in (("Open in inspector", self.open_selected),
+                           ("Find a fix for the selected cases…", lambda: self.fix_requested.emit(self.selected_cases()))):
+            action = QAction(text, self.view)
+            action.triggered.connect(slot)
+            self.view.addAction(action)
 
     # ---- data -----------------------------------------------------------------------------------------
     def set_source(self, text: str) -> None:
@@ -123,6 +139,11 @@ class CasesPanel(QWidget):
     def selected_row(self) -> int | None:
         rows = self.view.selectionModel().selectedRows()
         return self.filter.mapToSource(rows[0]).row() if rows else None
+
+    def selected_cases(self) -> tuple[str, ...]:
+        """The question ids of every selected case, in table order."""
+        rows = sorted(self.view.selectionModel().selectedRows(), key=lambda i: i.row())
+        return tuple(self.model.question(self.filter.mapToSource(r).row()).question_id for r in rows)
 
     def select_row(self, source_row: int) -> None:
         self.view.selectRow(self.filter.mapFromSource(self.model.index(source_row, 0)).row())

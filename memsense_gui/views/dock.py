@@ -28,6 +28,8 @@ class DockId(StrEnum):
     COMPARE = "compare"
     EVALUATION = "evaluation"
     PRODUCTION = "production"
+    DIAGNOSE = "diagnose"
+    FIX = "fix"
 
     @property
     def label(self) -> str:
@@ -42,7 +44,8 @@ TITLES: dict[DockId, str] = {
     DockId.TUNING: "Tuning", DockId.CASES: "Cases", DockId.CHUNK: "Chunk", DockId.EXPLAIN: "Explain",
     DockId.TURN_SUPPORT: "Turn support", DockId.WHY_NOT: "Why not?", DockId.ROUTE_RANKS: "Route ranks",
     DockId.CANDIDATE_POOL: "Candidate pool", DockId.MMR_TRACE: "MMR trace", DockId.COMPARE: "Compare",
-    DockId.EVALUATION: "Evaluation", DockId.PRODUCTION: "Production",
+    DockId.EVALUATION: "Evaluation", DockId.PRODUCTION: "Production", DockId.DIAGNOSE: "Diagnose",
+    DockId.FIX: "Find a fix",
 }
 """The title each dock shows."""
 

@@ -76,6 +76,10 @@ class EvaluationSource(QObject):
         """Evaluate the questions graded in the app (0-3 on a result) on the open store."""
         self.sets.use_app_judged()
 
+    def question_file(self) -> Path:
+        """The file the questions come from (a question file, or the app's judged set of the store)."""
+        return self._source()
+
     def _source(self) -> Path:
         path = self.ctx.judgments.path if self.app_judged else self.path
         if path is None:

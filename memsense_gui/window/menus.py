@@ -79,6 +79,7 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Ctrl+R", "Reset every knob to the selected preset"),
     ("Ctrl+Shift+S", "Save the current settings as a preset"),
     ("Ctrl+Shift+C", "Compare two presets"),
+    ("Ctrl+Shift+F", "Find a fix for the cases selected in Cases or Diagnose"),
     ("Ctrl+E", "Export results (JSON)"),
     ("Ctrl+Shift+E", "Export settings (TOML or JSON)"),
     ("Ctrl+O", "Open a store"),

@@ -60,6 +60,6 @@ def test_history_errors(capsys, tmp_path):
 def test_history_of_a_url_keeps_no_password(tmp_path):
     path = history_path("postgresql://u:secret@db.example:5432/memsense", data_dir=tmp_path)
     assert path.parent == tmp_path / "history" and "secret" not in str(path)
-    from core.cli.history import _store_label
+    from core.evaluation.history import store_label as _store_label
 
     assert _store_label("postgresql://u:secret@db.example:5432/memsense?password=x") == "postgresql://db.example:5432/memsense"

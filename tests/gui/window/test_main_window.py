@@ -137,7 +137,10 @@ def test_selecting_a_pool_candidate_explains_its_fate(qtbot, ranked_window):
 
 
 def test_keyboard_shortcuts(qtbot, ranked_window):
+    from memsense_gui.window.failures_actions import install_failures
+
     w = ranked_window
+    install_failures(w)  # as the app does: its Find a fix shortcut is in the table too
     w.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is w, timeout=2000)
     w.results.view.setFocus()

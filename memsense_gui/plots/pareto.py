@@ -1,0 +1,104 @@
+"""The fix candidates' trade-off: chosen cases won back (y) against other questions broken (x),
+one point per candidate (numbered as in the table); clicking a point emits `candidate_clicked(row)`.
+The figures are the candidates' verified re-rank (`core.evaluation.fix.FixCandidate`)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Signal
+
+from core.evaluation.fix import FixCandidate
+from memsense_gui import theme
+from memsense_gui.plots.style import theme_plot
+
+POINT_SIZE, SELECTED_SIZE = 12, 18
+
+
+def front_line(points: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The staircase through the points no other point beats on both axes (fewer broken, more
+    fixed): sorted by broken, each step up where the cases fixed rise."""
+    steps: list[tuple[int, int]] = []
+    for x, y in sorted(set(points), key=lambda p: (p[0], -p[1])):
+        if not steps or y > steps[-1][1]:
+            if steps:
+                steps.append((x, steps[-1][1]))
+            steps.append((x, y))
+    return steps
+
+
+class ParetoPlot(pg.PlotWidget):
+    candidate_clicked = Signal(int)  # row of the candidate in the table
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setMenuEnabled(False)
+        self.setMouseEnabled(x=False, y=False)
+        self.hideButtons()
+        self.showGrid(x=True, y=True, alpha=0.25)
+        self.legend = self.addLegend(offset=(-4, 4), labelTextSize="8pt")
+        self.line = pg.PlotDataItem([], [], pen=pg.mkPen(width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
+        self.addItem(self.line)
+        self.points = pg.ScatterPlotItem(size=POINT_SIZE, hoverable=True, tip=self._tip)
+        self.addItem(self.points)
+        self.labels: list[pg.TextItem] = []
+        self.candidates: tuple[FixCandidate, ...] = ()
+        self.selected: int | None = None
+        self.points.sigClicked.connect(self._clicked)
+        self.setLabel("bottom", "other questions broken")
+        self.setLabel("left", "chosen cases fixed")
+        self.setMinimumHeight(200)
+        self.apply_theme()
+
+    def apply_theme(self, _theme: theme.Theme | None = None) -> None:
+        theme_plot(self, self.getPlotItem(), self.legend)
+        self.line.setPen(pg.mkPen(theme.current().muted, width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
+        self._draw()
+
+    def _tip(self, x: float, y: float, data: int) -> str:
+        c = self.candidates[data]
+        return f"candidate {data + 1}: fixes {len(c.cases_fixed)} cases, breaks {len(c.broken)}"
+
+    def set_candidates(self, candidates: Sequence[FixCandidate], cases: int) -> None:
+        self.candidates = tuple(candidates)
+        self.selected = None
+        xs = [len(c.broken) for c in self.candidates]
+        right = max(xs, default=0)
+        self.setXRange(-0.5, right + max(2.0, right * 0.08), padding=0)  # room for the last point's number
+        self.setYRange(-0.3, max(cases, 1) + 0.5, padding=0)
+        self.getAxis("left").setTicks([[(n, str(n)) for n in range(cases + 1)]])
+        self._draw()
+
+    def select(self, row: int | None) -> None:
+        self.selected = row
+        self._draw()
+
+    def _draw(self) -> None:
+        t = theme.current()
+        for label in self.labels:
+            self.removeItem(label)
+        self.labels = []
+        cs = self.candidates
+        spots = [{"pos": (len(c.broken), len(c.cases_fixed)), "data": n,
+                  "size": SELECTED_SIZE if n == self.selected else POINT_SIZE,
+                  "brush": pg.mkBrush(t.accent if n == self.selected else t.muted),
+                  "pen": pg.mkPen(t.text if n == self.selected else None)} for n, c in enumerate(cs)]
+        self.points.setData(spots)
+        front = front_line([(len(c.broken), len(c.cases_fixed)) for c in cs])
+        self.line.setData([x for x, _ in front], [y for _, y in front])
+        for n, c in enumerate(cs):
+            label = pg.TextItem(str(n + 1), color=t.text, anchor=(-0.4, 1.1))
+            label.setPos(len(c.broken), len(c.cases_fixed))
+            self.addItem(label)
+            self.labels.append(label)
+
+    def point_of(self, row: int) -> QPointF:
+        """The scene point of a candidate's dot (what a click there hits)."""
+        c = self.candidates[row]
+        return self.getPlotItem().vb.mapViewToScene(QPointF(len(c.broken), len(c.cases_fixed)))
+
+    def _clicked(self, _item, points, *_args) -> None:
+        if len(points):
+            row = int(points[0].data())
+            self.select(row)
+            self.candidate_clicked.emit(row)

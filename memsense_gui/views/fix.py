@@ -1,0 +1,172 @@
+"""Find a fix: settings that win chosen failing cases back, and what they break elsewhere.
+
+The cases come from Cases or Diagnose (`set_cases`); Find runs `core.evaluation.fix` on the
+window's question set (`window.failures_actions`), with progress, and Cancel keeps what was
+found. Candidates list their changed knobs, the chosen cases fixed, every question fixed and
+broken, the metric before → after with its paired p, and whether Memsense takes them as request
+options; the Pareto plot shows cases fixed against other questions broken, a click on a point
+selects its candidate. Apply puts the selected candidate's settings on the tuning panel
+(`apply_requested`), as an undoable edit.
+"""
+from __future__ import annotations
+
+import html
+from typing import Sequence
+
+from PySide6.QtCore import QItemSelectionModel, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+)
+
+from core.evaluation.fix import FixCandidate
+from memsense_gui.models.failures import FixCandidatesModel
+from memsense_gui.models.table import RAW_ROLE
+from memsense_gui.plots.pareto import ParetoPlot
+from memsense_gui.views.tables import fit_columns, make_table
+from memsense_gui.workers.failure_jobs import FixRun
+
+DEFAULT_TRIALS = 200
+"""Configs tried per search (as `memsense fix`)."""
+
+
+class FixView(QWidget):
+    find_requested = Signal(object, int)  # case ids, trials
+    cancel_requested = Signal()
+    apply_requested = Signal(object, int)  # FixCandidate, its number (1-based)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.cases: tuple[str, ...] = ()
+        self.run: FixRun | None = None
+        self.cases_label = QLabel("No cases chosen: select failing cases in Cases or Diagnose, then Find a fix.")
+        self.cases_label.setWordWrap(True)
+        self.trials = QSpinBox()
+        self.trials.setRange(1, 5000)
+        self.trials.setValue(DEFAULT_TRIALS)
+        self.trials.setPrefix("trials ")
+        self.trials.setToolTip("Configs to try: single-knob sweeps first, then an Optuna TPE search")
+        self.find_button = QPushButton("Find")
+        self.find_button.setObjectName("fix-find")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the search; the candidates found so far are kept")
+        self.cancel_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setVisible(False)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.model = FixCandidatesModel(self)
+        proxy = QSortFilterProxyModel(self)
+        proxy.setSourceModel(self.model)
+        proxy.setSortRole(RAW_ROLE)
+        self.proxy = proxy
+        self.table = make_table(self.model, stretch=FixCandidatesModel.MEMSENSE)
+        self.table.setModel(proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+        self.table.setObjectName("fix-candidates")
+        self.plot = ParetoPlot()
+        self.apply_button = QPushButton("Apply to settings")
+        self.apply_button.setToolTip("Put the selected candidate's settings on the tuning panel (Ctrl+Z undoes)")
+        self.apply_button.setEnabled(False)
+        self._build()
+
+    def _build(self) -> None:
+        top = QHBoxLayout()
+        for w in (self.trials, self.find_button, self.cancel_button):
+            top.addWidget(w)
+        top.addWidget(self.progress, 1)
+        top.addStretch(1)
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addWidget(self.table, 1)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.apply_button)
+        lv.addLayout(row)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(self.plot)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([3000, 2000])  # scaled to the width the splitter gets: the table 3/5
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.cases_label)
+        layout.addLayout(top)
+        layout.addWidget(self.status)
+        layout.addWidget(split, 1)
+        fit_columns(self.table, {0: 30, 1: 8, 2: 7, 3: 7, 4: 13, 5: 5})
+        self.find_button.clicked.connect(self.request_find)
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        self.apply_button.clicked.connect(self.apply_selected)
+        self.plot.candidate_clicked.connect(self.select_candidate)
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
+
+    # ---- the cases -------------------------------------------------------------------------------
+    def set_cases(self, cases: Sequence[str], where: str) -> None:
+        self.cases = tuple(cases)
+        shown = ", ".join(self.cases[:8]) + (f" and {len(self.cases) - 8} more" if len(self.cases) > 8 else "")
+        self.cases_label.setText(f"<b>{len(self.cases)} cases</b> from {html.escape(where)}: {html.escape(shown)}")
+
+    def request_find(self) -> None:
+        self.find_requested.emit(self.cases, self.trials.value())
+
+    # ---- running ---------------------------------------------------------------------------------
+    def set_running(self, running: bool, text: str = "") -> None:
+        self.progress.setVisible(running)
+        self.progress.setRange(0, 0)
+        self.cancel_button.setEnabled(running)
+        self.find_button.setEnabled(not running)
+        if text:
+            self.status.setText(text)
+
+    def set_progress(self, done: int, total: int, what: str) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.progress.setFormat(f"{what} %v/%m")
+
+    def show_run(self, run: FixRun) -> None:
+        self.run = run
+        r = run.result
+        self.model.set_candidates(r.candidates, len(r.cases), r.metric)
+        self.plot.set_candidates(r.candidates, len(r.cases))
+        kept = f"history run {run.run_id}" if run.run_id is not None else run.history_note
+        stopped = "cancelled after " if r.cancelled else ""
+        found = (f"{len(r.candidates)} candidates" if r.candidates else "no config tried wins any case back")
+        self.status.setText(f"{stopped}{r.trials} trials: {found}; every figure re-ranked on all {run.questions} "
+                            f"questions ({r.metric}; {kept}).")
+        if r.candidates:
+            self.select_candidate(0)
+        else:
+            self.apply_button.setEnabled(False)
+
+    def mark_stale(self, why: str) -> None:
+        if self.run is not None:
+            self.status.setText(f"<b>Out of date:</b> {html.escape(why)}. The candidates below were found from "
+                                "the earlier settings; Apply still applies each one's settings as listed.")
+
+    # ---- choosing a candidate --------------------------------------------------------------------
+    def selected_row(self) -> int | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.proxy.mapToSource(rows[0]).row() if rows else None
+
+    def select_candidate(self, row: int) -> None:
+        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        self.table.selectionModel().select(index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                           | QItemSelectionModel.SelectionFlag.Rows)
+        self.table.scrollTo(index)
+
+    def _selection_changed(self) -> None:
+        row = self.selected_row()
+        self.apply_button.setEnabled(row is not None)
+        self.plot.select(row)
+
+    def selected_candidate(self) -> FixCandidate | None:
+        row = self.selected_row()
+        return None if row is None else self.model.candidate(row)
+
+    def apply_selected(self) -> None:
+        row = self.selected_row()
+        if row is not None:
+            self.apply_requested.emit(self.model.candidate(row), row + 1)

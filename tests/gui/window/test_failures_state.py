@@ -1,0 +1,122 @@
+"""Diagnose keeps to the current settings and questions (never old figures without saying so), and
+Find a fix takes its cases from Cases; on the fake engine's synthetic pools, so it is quick."""
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import replace
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+
+from core.evaluation.diagnose import STAGES, diagnose
+from core.evaluation.question_set import planned_depth
+from memsense_gui.plots.stages import segment_at
+from memsense_gui.views.dock import DockId
+from memsense_gui.window.failures_actions import install_failures
+from memsense_gui.workers.failure_jobs import pools_at
+from tests.gui.fixtures import eval_questions
+
+
+def _questions_file(tmp_path, n=5):
+    items = [{"user": q.user_id, "question": q.text, "answer": "", "category": q.category,
+              "evidence": [f"D{s}:1" for s in q.gold_sessions]} for q in eval_questions(n=n)]
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps({"questions": items}))
+    return path
+
+
+def _window(make_window, tmp_path):
+    w = make_window()
+    actions = install_failures(w)
+    actions.jobs = 1
+    actions.source.set_path(_questions_file(tmp_path))
+    return w, actions
+
+
+def test_diagnose_follows_the_settings_and_says_when_it_is_out_of_date(qtbot, make_window, tmp_path):
+    w, actions = _window(make_window, tmp_path)
+    view = actions.diagnose_view
+    w.raise_dock(DockId.DIAGNOSE)
+    qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: view.run is not None, timeout=30_000)
+    cfg = w.ctx.session.config
+    recalled = actions.source.cases(planned_depth([cfg]), lambda *_: None, threading.Event())
+    chunks = {u: w.ctx.engine.chunks(u) for u in {q.user_id for q in recalled.questions}}
+    expected = diagnose(pools_at(recalled.pools, cfg.route_limit), recalled.questions, cfg, chunks)
+    assert view.run.diagnosis.stages == expected.stages
+    assert "not kept in the history" in view.status.text()  # the fake store has no history to keep it in
+
+    # a settings change marks the figures out of date at once, then diagnoses again (the dock is shown)
+    wider = replace(cfg, top_k=cfg.top_k + 4)
+    w.ctx.session.set_config(wider)
+    assert "Out of date" in view.status.text()
+    qtbot.waitUntil(lambda: view.run.config == wider and "Out of date" not in view.status.text(), timeout=30_000)
+    assert view.run.diagnosis.k == wider.top_k
+
+    # hidden behind another tab: marked, not run; shown again: diagnosed again
+    w.raise_dock(DockId.ROUTE_RANKS)
+    qtbot.waitUntil(lambda: not w.showing(DockId.DIAGNOSE), timeout=5_000)
+    w.ctx.session.set_config(cfg)
+    qtbot.wait(2 * 300)
+    assert view.run.config == wider and "Out of date" in view.status.text()
+    w.raise_dock(DockId.DIAGNOSE)
+    qtbot.waitUntil(lambda: view.run.config == cfg and "Out of date" not in view.status.text(), timeout=30_000)
+
+
+def test_find_a_fix_takes_the_cases_selected_in_cases(qtbot, make_window, tmp_path):
+    w, actions = _window(make_window, tmp_path)
+    fix = actions.fix_view
+    actions.fix_selected()  # nothing selected anywhere: it says what to do
+    assert "Select one or more failing cases" in fix.status.text() and fix.run is None
+    panel = w.cases_panel
+    w.raise_dock(DockId.CASES)
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 10 and panel.model.counts()[1] == 10, timeout=30_000)
+    failing = [r for r in range(panel.model.rowCount()) if panel.model.passed(r) is False][:2]
+    assert failing
+    selection = panel.view.selectionModel()
+    for r in failing:
+        selection.select(panel.filter.mapFromSource(panel.model.index(r, 0)),
+                         QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
+    fix.trials.setValue(8)
+    qtbot.mouseClick(panel.fix_button, Qt.MouseButton.LeftButton)
+    assert fix.cases == tuple(panel.model.question(r).question_id for r in failing)
+    assert w.showing(DockId.FIX)
+    qtbot.waitUntil(lambda: fix.run is not None, timeout=60_000)
+    assert fix.run.result.trials == 8 and fix.run.start == w.ctx.session.config
+    assert fix.model.rowCount() == len(fix.run.result.candidates)
+
+
+def test_a_click_finds_its_segment():
+    counts = {s: 0 for s in STAGES} | {"outranked": 1, "selected": 3}
+    rows = [(None, "all", counts)]
+    assert segment_at(rows, 0.1, 0.0) == (None, "outranked")  # the first quarter
+    assert segment_at(rows, 0.5, 0.1) == (None, "selected")
+    assert segment_at(rows, 0.5, 0.6) is None  # between bars
+    assert segment_at(rows, 1.2, 0.0) is None  # past the end
+
+
+def test_the_pareto_line_steps_through_the_points_nothing_beats():
+    from memsense_gui.plots.pareto import front_line
+
+    points = [(43, 4), (62, 4), (63, 3), (12, 2), (36, 3), (42, 3), (74, 4)]
+    assert front_line(points) == [(12, 2), (36, 2), (36, 3), (43, 3), (43, 4)]
+
+
+def test_cancelling_a_search_keeps_what_it_found(qtbot, make_window, tmp_path):
+    w, actions = _window(make_window, tmp_path)
+    fix = actions.fix_view
+    cfg = w.ctx.session.config
+    recalled = actions.source.cases(planned_depth([cfg]), lambda *_: None, threading.Event())
+    from core.evaluation.evaluate import evaluate_config
+
+    scores = evaluate_config(pools_at(recalled.pools, cfg.route_limit), recalled.questions, cfg, cfg.top_k)
+    failing = [o.question_id for o in scores.outcomes if o.metrics[f"recall_all@{cfg.top_k}"] < 1][:3]
+    assert failing
+    fix.trials.setValue(5000)
+    actions.find_fix(failing, "a test")
+    qtbot.waitUntil(lambda: fix.progress.value() >= 20, timeout=60_000)
+    qtbot.mouseClick(fix.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: fix.run is not None, timeout=60_000)
+    result = fix.run.result
+    assert result.cancelled and 20 <= result.trials < 5000
+    assert fix.status.text().startswith("cancelled after") and fix.model.rowCount() == len(result.candidates)
