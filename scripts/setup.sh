@@ -10,8 +10,15 @@ QT_DEBS="libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-
 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-shape0 \
 libxcb-xinerama0 libxcb-randr0 libxcb-xfixes0 libxcb-xkb1 libx11-xcb1 fonts-dejavu-core"
 # --tests: xvfb for the screenshots, chromium because the tests open `memsense report`'s HTML in a
-# real browser engine (headless)
-if [ "${1:-}" = "--tests" ]; then QT_DEBS="$QT_DEBS xvfb chromium"; fi
+# real browser engine (headless); node, npm, curl, git and python3 with requests because
+# tests/recall/test_memsense_service.py starts a real Memsense service from its source
+# (../shared/tools/memsense-service). node and npm are checked as commands: a node of another
+# source (NodeSource's bundles npm) is kept.
+if [ "${1:-}" = "--tests" ]; then
+  QT_DEBS="$QT_DEBS xvfb chromium curl git python3-requests"
+  command -v node >/dev/null || QT_DEBS="$QT_DEBS nodejs"
+  command -v npm >/dev/null || QT_DEBS="$QT_DEBS npm"
+fi
 
 if ! command -v dpkg-query >/dev/null; then
   echo "setup: not a Debian system: install Qt 6's runtime libraries (EGL, OpenGL, xkbcommon, xcb-cursor, fontconfig)" \
@@ -38,6 +45,11 @@ else
       echo "setup: going on without them (the app or the tests may not start)" >&2
     fi
   fi
+fi
+# The Memsense service tests as root: its tool runs PostgreSQL (which refuses root) as `postgres`.
+if [ "${1:-}" = "--tests" ] && [ "$(id -u)" -eq 0 ] && ! getent passwd postgres >/dev/null; then
+  echo "setup: creating the system account postgres (PostgreSQL of the Memsense service tests runs as it)"
+  useradd --system --no-create-home --shell /usr/sbin/nologin postgres
 fi
 
 PY="${PYTHON:-python3.11}"
