@@ -9,6 +9,9 @@ EMBED_TIMEOUT_S = 30.0
 """Default deadline of one request to an embedding endpoint (`--embed-timeout`)."""
 SERVICE_TIMEOUT_S = 60.0
 """Default deadline of one search asked of a Memsense service (`--service-timeout`)."""
+QDRANT_TIMEOUT_S = 30.0
+"""Default deadline of one request to a Qdrant server (`$MEMSENSE_QDRANT_TIMEOUT`): a scroll page
+of 1,024 points with their four vectors, or an upsert of 128 waited for, well within it on a LAN."""
 
 
 def check_timeout(seconds: object, what: str) -> float:

@@ -174,6 +174,11 @@ TUNE = ("tune", "{demoq}", *S, "--train", "demo-ana", "--trials", "3", "--quiet"
 
 # ---------------------------------------------------------------- setups
 
+def _qdrant_timeout(value: str) -> Callable[[Env, contextlib.ExitStack, pytest.MonkeyPatch], None]:
+    """$MEMSENSE_QDRANT_TIMEOUT set to `value` (a Qdrant server's whole-request deadline)."""
+    return lambda env, stack, mp: mp.setenv("MEMSENSE_QDRANT_TIMEOUT", value)
+
+
 def _locked(env: Env, stack: contextlib.ExitStack, mp) -> None:
     from core.recall.backends import open_store
 
@@ -683,6 +688,8 @@ CASES += [
       for name, value in [("negative", "-1"), ("nan", "nan"), ("inf", "inf"), ("zero", "0"), ("word", "soon")]],
     C("h6-service-timeout-zero", ("search", *LIVE, "--service", "http://127.0.0.1:9", "--service-timeout", "0",
                                   QUERY), "--service-timeout must be", usage=True),
+    *[C(f"h6-qdrant-timeout-{name}", ("users", "--store", "http://127.0.0.1:9"), "MEMSENSE_QDRANT_TIMEOUT must be",
+        setup=_qdrant_timeout(value)) for name, value in [("negative", "-1"), ("nan", "nan"), ("word", "soon")]],
     # -- outputs: one writer, no links, no special files, no new folders
     C("h6-export-memsense-dev-stdout", ("export-memsense", "--out", "/dev/stdout"), "--out /dev/stdout is",
       setup=_devices_left_alone),

@@ -236,7 +236,7 @@ def test_cli_converts_a_server_in_place_and_copies_into_one(tmp_path, monkeypatc
     clients = {"old": lambda: QdrantClient(path=str(tmp_path / "old"))}
     target = Spy(QdrantClient(":memory:"))  # one server: closing a client of it keeps its data
     target.close = lambda: None
-    monkeypatch.setattr(qdrant, "_server", lambda url: clients["old"]() if url == URL else target)
+    monkeypatch.setattr(qdrant, "_server", lambda url, timeout=None: clients["old"]() if url == URL else target)
     assert cli(["users", "--store", URL, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == ["a", "b"]
     assert cli(["migrate", URL, "--store", URL, "--json"]) == 0

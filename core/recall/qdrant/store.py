@@ -21,9 +21,13 @@ to collections. They are still read (searches, users, `memsense migrate … --st
 to one asks to convert it first, in place, with `memsense migrate URL --store URL` (`upgrade`).
 qdrant-client's local mode (`QdrantClient(path=…)`) has the same API and reads the folders of the
 memsense that stored everything that way.
+
+Every request to a server ends within a deadline for the whole request, and any failed one is a
+MemsenseError naming the server (`core.recall.qdrant.deadline`).
 """
 from __future__ import annotations
 
+import math
 import uuid
 import warnings
 from pathlib import Path
@@ -32,6 +36,7 @@ from typing import Any, Callable, Iterable, TypeGuard
 import numpy as np
 
 from core.errors import Cancelled, MemsenseError
+from core.recall.qdrant.deadline import DeadlineTransport, guarded, qdrant_timeout
 from core.recall.store import Progress, RouteHits, StoreMeta, is_url
 from core.redact import redact, redact_url
 from core.records import DENSE_ROUTES, Chunk
@@ -44,17 +49,23 @@ UPSERT_BATCH = 128
 SCROLL_PAGE = 1024
 
 
-def _server(url: str):
-    """A client of the Qdrant server at `url`, checked with one request; a malformed address,
-    a server that is down or not Qdrant is one MemsenseError."""
+def _server(url: str, timeout: float | None = None):
+    """A client of the Qdrant server at `url`, checked with one request, each of its requests
+    ended within `timeout` seconds (`deadline.qdrant_timeout`) and any failed one a MemsenseError
+    (`deadline.guarded`); a malformed address, a server that is down, slow or not Qdrant is one
+    MemsenseError."""
     from qdrant_client import QdrantClient
 
+    seconds = qdrant_timeout(timeout)
     fix = "start the server or check the address (http://HOST:PORT, Qdrant's default port is 6333)"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # qdrant_client warns before it fails; the error says it all
         try:
-            client = QdrantClient(url=url, timeout=10)
+            client = guarded(QdrantClient(url=url, timeout=math.ceil(seconds), check_compatibility=False,
+                                          transport=DeadlineTransport(url, seconds)), url, seconds)
             client.get_collections()
+        except MemsenseError:
+            raise
         except Exception as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise MemsenseError(f"cannot reach a Qdrant server at {redact_url(url)} ({redact(reason)}); {fix}") from None
@@ -99,13 +110,14 @@ class QdrantStore:
     scanner = None
     """The server returns ranked lists, not every vector: recall pools have a fixed depth."""
 
-    def __init__(self, location: str | Path, create: bool = False, client: Any = None):
+    def __init__(self, location: str | Path, create: bool = False, client: Any = None, timeout: float | None = None):
         self.location = str(location)
         self.local = not is_url(location)
         if client is not None:
             self.client = client
         else:
-            self.client = _local(Path(location).expanduser(), create) if self.local else _server(self.location)
+            self.client = _local(Path(location).expanduser(), create) if self.local else \
+                _server(self.location, timeout)
         self._rows_of: dict[tuple[str, str], dict[str, int]] = {}
 
     # -- meta ------------------------------------------------------------------------------
