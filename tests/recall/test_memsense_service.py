@@ -9,15 +9,18 @@ Skipped, with the reason, where the machine lacks what the service needs.
 """
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 
 import pytest
 
+from core import files
+from core.cli.main import main
 from core.config import Config
 from core.errors import MemsenseError
 from core.rank.score import to_fixed
@@ -25,7 +28,7 @@ from core.recall.memsense.engine import PostgresEngine
 from core.recall.memsense.service import compare, service_search
 from core.recall.query_text import MAX_CHARS
 from core.search import search
-from tests.memsense_service import LOCOMO, ROOT, SCOPE, TENANT, RunningService, Unavailable, start_service
+from tests.memsense_service import LOCOMO, SCOPE, TENANT, RunningService, Unavailable, start_service
 
 pytestmark = pytest.mark.slow
 
@@ -62,15 +65,31 @@ def production(service: RunningService, query: str, top_k: int = 4) -> list[dict
     return service_search(service.api, tenant=TENANT, scope=SCOPE, user=USER, query=query, top_k=top_k)
 
 
-def cli(service: RunningService, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    """`memsense ARGS` as a user runs it, against the service's database and embedding endpoint."""
-    command = [sys.executable, "-m", "core.cli.main", args[0], "--store", service.database, "--embedder",
-               service.embedder, "--user", USER, *args[1:]]
-    return subprocess.run(command, input=stdin, capture_output=True, timeout=180, check=False, cwd=ROOT,
-                          env={**service.env, "PYTHONPATH": str(ROOT)})
+@dataclass(frozen=True)
+class Ran:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
 
 
-def one_error_line(done: subprocess.CompletedProcess) -> str:
+@pytest.fixture
+def memsense(service, capsys, monkeypatch) -> Callable[..., Ran]:
+    """`memsense ARGS` (in this process), against the service's database and embedding endpoint."""
+    def run(*args: str, stdin: bytes | None = None, store: bool = True) -> Ran:
+        if stdin is not None:  # standard input is read once per process: a new one for each run
+            monkeypatch.setattr(files, "_stdin", None)
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+        argv = [args[0], "--store", service.database, "--embedder", service.embedder, "--user", USER, *args[1:]] \
+            if store else list(args)
+        capsys.readouterr()
+        code = main(argv)
+        out = capsys.readouterr()
+        return Ran(code, out.out.encode(), out.err.encode())
+
+    return run
+
+
+def one_error_line(done: Ran) -> str:
     err = done.stderr.decode()
     assert "Traceback" not in err and err.count("\n") == 1 and err.startswith("memsense: error: "), err
     return err
@@ -119,34 +138,34 @@ def test_emoji_before_the_cut_rank_as_the_service_ranks_them(service, engine, mo
     assert not old.matches  # the test tells the two cuts apart
 
 
-def test_an_emoji_straddling_the_cut_fails_in_both_with_the_endpoint_named(service):
+def test_an_emoji_straddling_the_cut_fails_in_both_with_the_endpoint_named(service, memsense):
     """The cut leaves half an emoji, which the embedding endpoint cannot encode: the service
     answers HTTP 500 ("fetch failed"), and the reproduction, which sends the very same text
     (tests/recall/test_memsense_parity.py), says which endpoint failed, in one line."""
     query = "a" * (MAX_CHARS - 1) + "\U0001F600 tail"
     status, answer = service.search(USER, query)
     assert status == 500 and answer["ok"] is False
-    done = cli(service, "search", "-", stdin=query.encode())
+    done = memsense("search", "-", stdin=query.encode())
     assert done.returncode == 1
     assert f"the embedding endpoint {service.embedder}" in one_error_line(done)
 
 
-def test_a_nul_byte_in_the_query(service):
+def test_a_nul_byte_in_the_query(service, memsense):
     """The service passes a NUL to PostgreSQL and answers HTTP 500 with the database's error,
     which names no query; the reproduction refuses it before any work, naming the query."""
     status, answer = service.search(USER, "support\0group")
     assert status == 500 and "0x00" in answer["error"] and "query" not in answer["error"]
-    done = cli(service, "search", "--service", service.api, "-", stdin=b"support\0group")
+    done = memsense("search", "--service", service.api, "-", stdin=b"support\0group")
     assert done.returncode == 1
     assert "the query holds a NUL byte at character 8" in one_error_line(done)
 
 
-def test_a_query_starting_with_a_dash(service):
+def test_a_query_starting_with_a_dash(service, memsense):
     """`-painting` is a query for Memsense (websearch syntax: without "painting"); on the command
     line it needs `--`, and the error says so; after `--` the results are the service's."""
-    done = cli(service, "search", "-painting")
+    done = memsense("search", "-painting")
     assert done.returncode == 2 and "memsense search ... -- -painting" in one_error_line(done)
-    done = cli(service, "search", "--service", service.api, "--json", "--", "-painting")
+    done = memsense("search", "--service", service.api, "--json", "--", "-painting")
     assert done.returncode == 0, done.stderr.decode()
     compared = json.loads(done.stdout)["production"]
     assert compared["matches"] and compared["lines"], compared
@@ -165,12 +184,12 @@ def test_the_search_api_takes_no_rerank_options(service):
     assert [c["memory_id"] for c in one["data"]["chunks"]] == [chunks[0][0]]
 
 
-def test_a_non_default_config_is_explained_as_the_config(service, tmp_path):
+def test_a_non_default_config_is_explained_as_the_config(service, tmp_path, memsense):
     """With alpha 0.5 the final scores differ from production's, and the reason given is the
     settings (the search API takes no re-rank options), not the route ranks."""
     config = tmp_path / "alpha.json"
     config.write_text(json.dumps({"alpha": 0.5}))
-    done = cli(service, "search", "--service", service.api, "--config", str(config), "--json",
+    done = memsense("search", "--service", service.api, "--config", str(config), "--json",
                "What did Caroline research?")
     assert done.returncode == 0, done.stderr.decode()
     compared = json.loads(done.stdout)["production"]
@@ -178,11 +197,11 @@ def test_a_non_default_config_is_explained_as_the_config(service, tmp_path):
     assert "takes no re-rank options" in compared["settings"] and "alpha 0.5 (Memsense: 0.1)" in compared["settings"]
     assert all(x["reason"] == compared["settings"] for x in compared["lines"] if not x["matches"])
     assert "route ranks differ" not in done.stdout.decode()
-    same = cli(service, "search", "--service", service.api, "--json", "What did Caroline research?")
+    same = memsense("search", "--service", service.api, "--json", "What did Caroline research?")
     assert json.loads(same.stdout)["production"]["matches"]
 
 
-def test_export_memsense_says_what_the_service_takes(service, tmp_path):
+def test_export_memsense_says_what_the_service_takes(service, tmp_path, memsense):
     """The export's verdicts are the service's behaviour: alpha needs a code change (sending it
     changes nothing, test above), top_k applies as it is, and with it production and the
     reproduction agree."""
@@ -191,15 +210,13 @@ def test_export_memsense_says_what_the_service_takes(service, tmp_path):
     top_k.write_text(json.dumps({"topK": 2}))
     outs = {}
     for config in (alpha, top_k):
-        done = subprocess.run([sys.executable, "-m", "core.cli.main", "export-memsense", "--config", str(config),
-                               "--json"], capture_output=True, text=True, timeout=120, cwd=ROOT, check=False,
-                              env={**service.env, "PYTHONPATH": str(ROOT)})
+        done = memsense("export-memsense", "--config", str(config), "--json", store=False)
         assert done.returncode == 0, done.stderr
         outs[config.stem] = json.loads(done.stdout)
     assert outs["alpha"]["summary"] == "needs a change to Memsense's code: alpha 0.1 -> 0.5"
     assert "passes none" in outs["alpha"]["needsMemsenseChange"][0]["how"]
     assert outs["top-k"]["summary"] == "no code change: send top_k 2 with each search"
-    done = cli(service, "search", "--service", service.api, "--config", str(top_k), "--json",
+    done = memsense("search", "--service", service.api, "--config", str(top_k), "--json",
                "What did Caroline research?")
     compared = json.loads(done.stdout)["production"]
     assert compared["matches"] and len(compared["lines"]) == 2, compared
@@ -212,7 +229,7 @@ def node_to_fixed(values: list[float], digits: int) -> list[str]:
     return json.loads(done.stdout)
 
 
-def test_displayed_scores_are_the_services_tofixed(service, engine):
+def test_displayed_scores_are_the_services_tofixed(service, engine, memsense):
     """The `--service` table prints both columns as Memsense's `toFixed(6)` prints the service's
     final_score, and the reproduction's final_score is the very number the service answers."""
     questions = [q["question"] for q in json.loads(LOCOMO.read_text(encoding="utf-8"))[0]["qa"][:5]]
@@ -220,7 +237,7 @@ def test_displayed_scores_are_the_services_tofixed(service, engine):
         theirs = production(service, question)
         ours = search(engine, USER, question, Config()).results
         assert [r["final_score"] for r in ours] == [c["final_score"] for c in theirs]  # equal, not close
-        done = cli(service, "search", "--service", service.api, question)
+        done = memsense("search", "--service", service.api, question)
         assert done.returncode == 0, done.stderr.decode()
         rows = [line.split() for line in done.stdout.decode().splitlines()[1:] if line.split()[:1] != []
                 and line.split()[0].isdigit()]
