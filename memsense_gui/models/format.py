@@ -71,6 +71,8 @@ def fate_label(fate: Fate, user_id: str = "") -> str:
         return f"fallback fill #{fate.rank}"
     if fate.status == "duplicate":
         return f"duplicate of {short_id(fate.duplicate_of, user_id)}"
+    if fate.status == "same_session":
+        return f"same session as {short_id(fate.duplicate_of, user_id)}"
     if fate.status == "supporting_turn":
         return f"supports {short_id(fate.supports_session, user_id)}"
     return fate.status.replace("_", " ")
@@ -78,7 +80,8 @@ def fate_label(fate: Fate, user_id: str = "") -> str:
 
 def fate_color(status: str) -> QColor | None:
     t = theme.current()
-    name = {"selected": "selected", "fallback_fill": "fallback", "duplicate": "duplicate"}.get(status)
+    name = {"selected": "selected", "fallback_fill": "fallback", "duplicate": "duplicate",
+            "same_session": "duplicate"}.get(status)
     return t.qcolor(name) if name else (t.qcolor("muted") if status != "supporting_turn" else None)
 
 
