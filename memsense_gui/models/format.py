@@ -16,6 +16,7 @@ from memsense_gui import theme
 ROUTE_SHORT: dict[str, str] = {
     "vec_full": "full", "vec_user": "user", "vec_asst": "asst", "vec_next_user": "next",
     "lexical": "lex", "facet_personal_info": "info", "facet_preferences": "pref", "facet_events": "event",
+    "session_lexical": "s-lex", "session_dense": "s-dense",
     "turn_support": "+turn",
 }
 # The pin mark is a glyph DejaVu Sans (the font the project installs) has, never an emoji,

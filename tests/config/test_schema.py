@@ -8,7 +8,7 @@ import pytest
 from core import config as config_io
 from core.config import Config
 from core.errors import MemsenseError
-from core.records import MEMSENSE_ROUTES, ROUTES, SESSION_ROUTES
+from core.records import MEMSENSE_ROUTES, SESSION_ROUTES
 
 
 def test_defaults_are_memsense():
