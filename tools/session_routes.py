@@ -30,30 +30,30 @@ VARIANTS = {  # recall variant -> Engine options
     "max": dict(session_dense="max"),
     "mean": dict(session_dense="mean"),
     "top2": dict(session_dense="top2"),
-    "plain-sessions, english-chunks": dict(session_analyzer="plain", analyzer_name="english"),
+    "plain-sessions": dict(session_analyzer="plain"),
+    "english-chunks": dict(analyzer_name="english"),
 }
 
 
 def configs() -> list[tuple[str, str, Config]]:
     """(label, recall variant, config)."""
     ms = BUILTIN["memsense"]
-    sessions = BUILTIN.get("sessions")
+    alone = dict(distinct_sessions=True, turn_support_cap=0.0, **PLAIN)
     out = [("preset memsense", "max", ms),
-           ("memsense, selection by session", "max", replace(ms, distinct_sessions=True)),
            ("preset bm25_only", "max", BUILTIN["bm25_only"]),
-           ("bm25_only, chunk analyzer english", "plain-sessions, english-chunks", BUILTIN["bm25_only"]),
-           ("session_lexical alone, plain analyzer", "plain-sessions, english-chunks",
-            Config(route_weights=only(session_lexical=1.0), **PLAIN)),
-           ("session_lexical alone, english analyzer", "max", Config(route_weights=only(session_lexical=1.0), **PLAIN))]
+           ("memsense, selection by session", "max", replace(ms, distinct_sessions=True)),
+           ("bm25_only, chunk analyzer english", "english-chunks", BUILTIN["bm25_only"]),
+           ("session_lexical alone, plain analyzer, by session", "plain-sessions",
+            Config(route_weights=only(session_lexical=1.0), **alone)),
+           ("session_lexical alone, english analyzer, by session", "max", Config(route_weights=only(session_lexical=1.0), **alone))]
     for agg in ("max", "mean", "top2"):
-        out.append((f"session_dense alone ({agg})", agg, Config(route_weights=only(session_dense=1.0), **PLAIN)))
-    out.append(("RRF k 10: session_lexical + lexical + vec_full, by session", "max",
-                Config(rrf_k=10.0, route_weights=only(session_lexical=1.0, lexical=1.0, vec_full=1.0),
-                       distinct_sessions=True, **PLAIN)))
-    out.append(("memsense + session_lexical 3, by session", "max",
-                replace(ms.with_weights(session_lexical=3.0), distinct_sessions=True)))
-    if sessions is not None:
-        out.append(("preset sessions", "max", sessions))
+        out.append((f"session_dense alone ({agg}), by session", agg, Config(route_weights=only(session_dense=1.0), **alone)))
+    out += [("RRF k 10: session_lexical + lexical + vec_full, by session", "english-chunks",
+             Config(rrf_k=10.0, route_weights=only(session_lexical=1.0, lexical=1.0, vec_full=1.0), **alone)),
+            ("memsense + session_lexical 3, by session", "max",
+             replace(ms.with_weights(session_lexical=3.0), distinct_sessions=True)),
+            ("preset sessions (chunk analyzer plain)", "max", BUILTIN["sessions"]),
+            ("preset sessions, --analyzer english", "english-chunks", BUILTIN["sessions"])]
     return out
 
 
