@@ -27,6 +27,14 @@ K = 4
 NAMES = {1: "1 multi-hop", 2: "2 temporal", 3: "3 open-domain", 4: "4 single-hop"}
 
 
+def _pools(store: Path, questions: list, analyzer: str, depth: int) -> dict:
+    engine = Engine(store, analyzer_name=analyzer)
+    try:
+        return recall_pools(engine.recall, questions, depth)
+    finally:
+        engine.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cv_json", type=Path)
@@ -36,11 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     cv = json.loads(args.cv_json.read_text())
     questions = judged_only(load_question_set(args.dataset))
-    engine = Engine(args.store, analyzer_name=args.analyzer)
-    try:
-        pools = recall_pools(engine.recall, questions, 1024)
-    finally:
-        engine.close()
+    pools = _pools(args.store, questions, args.analyzer, 512)  # deeper than any route_limit the tuner tries (384)
+    plain = _pools(args.store, questions, "plain", 64)  # the memsense preset reads words as Memsense's route does
     held, base = [], []
     print("| fold | held-out users | questions | train all@4 | held-out any@4 | held-out all@4 | held-out multi-hop all@4 |")
     print("|---|---|---:|---:|---:|---:|---:|")
@@ -49,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         qs = [q for q in questions if q.user_id in users]
         ev = evaluate_config(pools, qs, from_dict(fold["config"]), K, f"fold {fold['fold']}")
         held += ev.outcomes
-        base += evaluate_config(pools, qs, BUILTIN["memsense"], K, "memsense").outcomes
+        base += evaluate_config(plain, qs, BUILTIN["memsense"], K, "memsense").outcomes
         mh = ev.per_category.get(1, {}).get(f"recall_all@{K}", float("nan"))
         print(f"| {fold['fold']} | {', '.join(sorted(users))} | {len(qs)} | {fold['train']:.3f} | "
               f"{ev.overall[f'recall_any@{K}']:.3f} | {ev.overall[f'recall_all@{K}']:.3f} | {mh:.3f} |")

@@ -38,7 +38,7 @@ VARIANTS = {  # recall variant -> Engine options
 def configs() -> list[tuple[str, str, Config]]:
     """(label, recall variant, config)."""
     ms = BUILTIN["memsense"]
-    alone = dict(distinct_sessions=True, turn_support_cap=0.0, **PLAIN)
+    alone = dict(distinct_sessions=True, **PLAIN)
     out = [("preset memsense", "max", ms),
            ("preset bm25_only", "max", BUILTIN["bm25_only"]),
            ("memsense, selection by session", "max", replace(ms, distinct_sessions=True)),

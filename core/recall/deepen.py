@@ -53,14 +53,14 @@ def best_lexical(scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 class SessionScores(NamedTuple):
     """One query's scores of every session on the session routes (`core.recall.sessions`)."""
 
-    index: SessionIndex
+    table: SessionIndex
     lexical: np.ndarray  # (documents,) BM25, 0 = no match
     dense: np.ndarray  # (documents,) aggregated cosine, -inf = no vector
 
     def hits(self, depth: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Each session route's list `depth` sessions deep, as (rows, scores, ranks)."""
-        return {"session_lexical": self.index.hits(self.lexical, depth, lexical=True),
-                "session_dense": self.index.hits(self.dense, depth, lexical=False)}
+        return {"session_lexical": self.table.hits(self.lexical, depth, lexical=True),
+                "session_dense": self.table.hits(self.dense, depth, lexical=False)}
 
 
 NO_HITS = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int32))
