@@ -18,7 +18,7 @@ import numpy as np
 
 from core.config import from_dict
 from core.config.presets import BUILTIN
-from core.evaluation.evaluate import evaluate_config, judged_only, recall_pools, summarise
+from core.evaluation.evaluate import QuestionOutcome, evaluate_config, judged_only, recall_pools, summarise
 from core.evaluation.judged import load_question_set
 from core.evaluation.metrics import sign_flip_p
 from core.recall.engine import Engine
@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     questions = judged_only(load_question_set(args.dataset))
     pools = _pools(args.store, questions, args.analyzer, 512)  # deeper than any route_limit the tuner tries (384)
     plain = _pools(args.store, questions, "plain", 64)  # the memsense preset reads words as Memsense's route does
-    held, base = [], []
+    held: list[QuestionOutcome] = []
+    base: list[QuestionOutcome] = []
     print("| fold | held-out users | questions | train all@4 | held-out any@4 | held-out all@4 | held-out multi-hop all@4 |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for fold in cv["folds"]:

@@ -14,6 +14,7 @@ import argparse
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,8 +26,8 @@ from core.evaluation.metrics import sign_flip_p
 from core.recall.engine import Engine
 
 K = 4
-PLAIN = dict(alpha=0.0, mmr_lambda=1.0, duplicate_threshold=1.0, turn_support_cap=0.0)
-VARIANTS = {  # recall variant -> Engine options
+PLAIN: dict[str, Any] = dict(alpha=0.0, mmr_lambda=1.0, duplicate_threshold=1.0, turn_support_cap=0.0)
+VARIANTS: dict[str, dict[str, Any]] = {  # recall variant -> Engine options
     "max": dict(session_dense="max"),
     "mean": dict(session_dense="mean"),
     "top2": dict(session_dense="top2"),
@@ -38,7 +39,7 @@ VARIANTS = {  # recall variant -> Engine options
 def configs() -> list[tuple[str, str, Config]]:
     """(label, recall variant, config)."""
     ms = BUILTIN["memsense"]
-    alone = dict(distinct_sessions=True, **PLAIN)
+    alone: dict[str, Any] = dict(distinct_sessions=True, **PLAIN)
     out = [("preset memsense", "max", ms),
            ("preset bm25_only", "max", BUILTIN["bm25_only"]),
            ("memsense, selection by session", "max", replace(ms, distinct_sessions=True)),
