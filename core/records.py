@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from json.encoder import encode_basestring
 
-ROUTES: tuple[str, ...] = (
+MEMSENSE_ROUTES: tuple[str, ...] = (
     "vec_full",
     "vec_user",
     "vec_asst",
@@ -16,9 +16,18 @@ ROUTES: tuple[str, ...] = (
     "facet_preferences",
     "facet_events",
 )
-"""The eight recall routes of SPEC §2, in display order."""
+"""The eight recall routes of SPEC §2, Memsense's own, in display order."""
 
-DENSE_ROUTES: tuple[str, ...] = tuple(r for r in ROUTES if r != "lexical")
+SESSION_ROUTES: tuple[str, ...] = ("session_lexical", "session_dense")
+"""Routes over whole sessions (SPEC §15, beyond Memsense): a session's rank there applies to its
+session chunks (`core.recall.sessions`). Their weight is 0 in Memsense's own settings."""
+
+ROUTES: tuple[str, ...] = MEMSENSE_ROUTES + SESSION_ROUTES
+"""Every recall route, in display order (and the order fusion adds their shares: the session
+routes last, so Memsense's eight add up as Memsense adds them)."""
+
+DENSE_ROUTES: tuple[str, ...] = tuple(r for r in MEMSENSE_ROUTES if r != "lexical")
+"""The routes with one stored vector per chunk (the store's seven vector columns)."""
 FACETS: tuple[str, ...] = ("personal_info", "preferences", "events")
 MEMORY_KINDS: tuple[str, ...] = ("stable", "preference", "episodic", "ephemeral")
 CHUNK_KINDS: tuple[str, ...] = ("session", "turn")

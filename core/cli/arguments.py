@@ -195,3 +195,27 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def add_analyzers(sp: argparse.ArgumentParser) -> None:
+    """How a store folder's BM25 routes read words, and how session_dense scores a session (SPEC §15)."""
+    from core.recall.lexical.analyzer import ANALYZERS, PLAIN
+    from core.recall.sessions import AGGREGATIONS, DEFAULT_AGGREGATION, DEFAULT_SESSION_ANALYZER
+
+    sp.add_argument("--analyzer", default=PLAIN, choices=tuple(ANALYZERS),
+                    help=f"analyzer of the chunk-level BM25 route (default {PLAIN}: lowercased words, nothing removed; "
+                         "english = English stop words dropped and Snowball stemming)")
+    sp.add_argument("--session-analyzer", default=DEFAULT_SESSION_ANALYZER, choices=tuple(ANALYZERS),
+                    help=f"analyzer of the session_lexical route (default {DEFAULT_SESSION_ANALYZER})")
+    sp.add_argument("--session-dense", default=DEFAULT_AGGREGATION, choices=AGGREGATIONS,
+                    help=f"how session_dense scores a session from its turns (default {DEFAULT_AGGREGATION}: the best turn)")
+
+
+def recall_options(args: argparse.Namespace) -> dict[str, str]:
+    """The Engine's options for a store folder's routes, as the command line gave them."""
+    from core.recall.lexical.analyzer import PLAIN
+    from core.recall.sessions import DEFAULT_AGGREGATION, DEFAULT_SESSION_ANALYZER
+
+    return {"lexical": getattr(args, "lexical", "bm25"), "analyzer_name": getattr(args, "analyzer", PLAIN),
+            "session_analyzer": getattr(args, "session_analyzer", DEFAULT_SESSION_ANALYZER),
+            "session_dense": getattr(args, "session_dense", DEFAULT_AGGREGATION)}

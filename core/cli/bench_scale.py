@@ -129,6 +129,7 @@ def bench_size(n: int, users: int, seed: int = 0) -> dict[str, Any]:
             for q in queries[1:]:
                 recall.append(_ms(lambda q=q: pools.append(engine.recall("big", q))))
                 searching.append(recall[-1] - pools[-1].timings_ms["embed"])  # the stand-in embedder's hashing is no recall cost
+            session_steps = statistics.median(p.timings_ms["sessions"] + p.timings_ms["rank_sessions"] for p in pools)
             deepening = [_ms(lambda p=p: deepen(p, MAX_ROUTE_DEPTH)) for p in pools[: QUERIES // 2]]
             pool = pools[0]
             deep = deepen(pool, MAX_ROUTE_DEPTH)
@@ -140,6 +141,7 @@ def bench_size(n: int, users: int, seed: int = 0) -> dict[str, Any]:
             floor = _floor_ms(engine.store, qv)
         finally:
             engine.close()
+        without = _without_sessions(location, queries)
     median, bare = statistics.median(recall), statistics.median(searching)
     return {"chunks": n, "users": listed, "write_s": round(write_s, 3), "open_s": round(open_s, 4),
             "first_recall_ms": round(first, 1), "recall_median_ms": round(median, 2),
@@ -148,7 +150,23 @@ def bench_size(n: int, users: int, seed: int = 0) -> dict[str, Any]:
             "deepen_max_median_ms": round(statistics.median(deepening), 2), "deepen_max_p95_ms": round(_p95(deepening), 2),
             "max_depth": MAX_ROUTE_DEPTH, "max_pool_rows": deep.size,
             "rerank_top4_ms": round(slider[4], 2), "rerank_top50_ms": round(slider[50], 2),
-            "floor_ms": round(floor, 4), "ratio": round(bare / floor, 2), "rss_mb": round(rss)}
+            "floor_ms": round(floor, 4), "ratio": round(bare / floor, 2), "rss_mb": round(rss),
+            "recall_no_sessions_median_ms": round(without, 2), "session_routes_ratio": round(bare / without, 2),
+            "session_steps_median_ms": round(session_steps, 2)}
+
+
+def _without_sessions(location: Path, queries: list[str]) -> float:
+    """Median ms of the same recalls (no query embedding) with the session routes off (SPEC §15)."""
+    engine = Engine(location, embedder=RandomEmbedder(), session_routes=False)
+    try:
+        engine.recall("big", queries[0])
+        times = []
+        for q in queries[1:]:
+            ms = _ms(lambda q=q: times.append(engine.recall("big", q).timings_ms["embed"]))
+            times[-1] = ms - times[-1]
+        return statistics.median(times)
+    finally:
+        engine.close()
 
 
 def _p95(values: list[float]) -> float:
@@ -163,4 +181,7 @@ def print_row(r: dict[str, Any]) -> None:
           f"({r['ratio']:.2f}x); deepening to {r['max_depth']} ({r['max_pool_rows']} rows) median "
           f"{r['deepen_max_median_ms']:.1f} ms (p95 {r['deepen_max_p95_ms']:.1f}), recall + deepening "
           f"{(r['recall_no_embed_median_ms'] + r['deepen_max_median_ms']) / r['floor_ms']:.1f}x the floor; slider re-rank "
-          f"top 4 {r['rerank_top4_ms']:.1f} ms, top 50 {r['rerank_top50_ms']:.1f} ms; RSS {r['rss_mb']} MB", flush=True)
+          f"top 4 {r['rerank_top4_ms']:.1f} ms, top 50 {r['rerank_top50_ms']:.1f} ms; RSS {r['rss_mb']} MB; "
+          f"recall without query embedding with the session routes off {r['recall_no_sessions_median_ms']:.2f} ms, "
+          f"on {r['recall_no_embed_median_ms']:.2f} ms ({r['session_routes_ratio']:.2f}x; the session routes' own steps "
+          f"{r['session_steps_median_ms']:.2f} ms of each recall)", flush=True)

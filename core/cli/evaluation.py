@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli.arguments import UsageError, store_folder
+from core.cli.arguments import UsageError, add_analyzers, recall_options, store_folder
 from core.cli.history import record
 from core.errors import MemsenseError
 from core.files import check_output
@@ -124,7 +124,7 @@ def _pools(args: argparse.Namespace, questions, configs, tune_from=None):
     from core.evaluation.question_set import QuestionSetKey, file_digest, planned_depth, recall_question_set, recall_source
 
     depth = planned_depth(configs, tune_from)
-    engine = Engine(args.store, model=args.model, cache_dir=args.cache, lexical=args.lexical)
+    engine = Engine(args.store, model=args.model, cache_dir=args.cache, **recall_options(args))
     try:
         check_users(questions, engine.users())
         _warn_missing_gold(questions, engine)
@@ -152,6 +152,7 @@ def _common(sp: argparse.ArgumentParser, store: bool = True) -> None:
         sp.add_argument("--model", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
         sp.add_argument("--lexical", default="bm25", choices=("bm25", "memsense"),
                         help="the lexical route: BM25, or Memsense's English full text (every word required)")
+        add_analyzers(sp)
         sp.add_argument("--cache", help="embedding cache directory (default ~/.cache/memsense)")
         sp.add_argument("--presets", help="user presets file (default: the app's presets.json)")
 

@@ -9,7 +9,7 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
-from core.cli.arguments import UsageError, seed_number
+from core.cli.arguments import UsageError, recall_options, seed_number
 from core.cli.evaluation import _common, _dataset, _named, _pools, _progress, _questions
 from core.cli.history import record
 from core.errors import MemsenseError
@@ -25,7 +25,7 @@ def _user_chunks(args: argparse.Namespace, questions) -> dict:
     """User id -> every chunk of that user, for the users the questions ask about."""
     from core.recall.engine import Engine
 
-    engine = Engine(args.store, model=args.model, cache_dir=args.cache, lexical=args.lexical)
+    engine = Engine(args.store, model=args.model, cache_dir=args.cache, **recall_options(args))
     try:
         return {u: engine.chunks(u) for u in sorted({q.user_id for q in questions})}
     finally:
@@ -69,7 +69,7 @@ def cmd_impact(args: argparse.Namespace) -> Any:
     name_a, cfg_a = _named(args, args.a)
     name_b, cfg_b = _named(args, args.b)
     cfg_a, cfg_b = _k_config(args, cfg_a), _k_config(args, cfg_b)
-    engine = Engine(args.store, model=args.model, cache_dir=args.cache, lexical=args.lexical)
+    engine = Engine(args.store, model=args.model, cache_dir=args.cache, **recall_options(args))
     try:
         unknown = sorted({q.user_id for q in queries} - set(engine.users()))
         if unknown:

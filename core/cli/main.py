@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from core.cli.arguments import (
+    add_analyzers,
+    recall_options,
     EXIT_FAILURE,
     EXIT_OK,
     EXIT_USAGE,
@@ -99,7 +101,7 @@ def _engine(args: argparse.Namespace):
         raise MemsenseError("--service compares with a live Memsense: give its database as --store postgresql://...")
     from core.recall.engine import Engine
 
-    return Engine(args.store, model=args.model, cache_dir=args.cache, lexical=getattr(args, "lexical", "bm25"))
+    return Engine(args.store, model=args.model, cache_dir=args.cache, **recall_options(args))
 
 
 def pool_table(ranking) -> list[dict[str, Any]]:
@@ -401,6 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_lexical(sp: argparse.ArgumentParser) -> None:
+    add_analyzers(sp)
     sp.add_argument("--lexical", default="bm25", choices=("bm25", "memsense"),
                     help="the lexical route of a store folder: BM25, or Memsense's English full text "
                          "(every word required, cover-density ranking)")

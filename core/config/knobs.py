@@ -94,6 +94,10 @@ ROUTE_HELP: dict[str, str] = {
     "facet_personal_info": "cosine of the query to the chunk's personal-information facet",
     "facet_preferences": "cosine of the query to the chunk's preferences facet",
     "facet_events": "cosine of the query to the chunk's events facet",
+    "session_lexical": "BM25 over whole sessions (English stop words and stemming by default); "
+                       "a session's rank goes to its session chunks (beyond Memsense)",
+    "session_dense": "the session's best turn by cosine to the query (vec_full); a session's rank goes "
+                     "to its session chunks (beyond Memsense)",
 }
 WEIGHT_KNOB: dict[str, Any] = dict(low=0.0, high=5.0, decimals=2, group="Route weights", tune=(0.0, 5.0))
 """Every route weight's declaration; one `Knob` per route is made from it."""

@@ -15,10 +15,13 @@ from dataclasses import fields
 from typing import Any
 
 from core.config.schema import EXPORT_NAMES, Config
+from core.records import SESSION_ROUTES
 
 PER_REQUEST = ("top_k",)
 RERANK_OPTIONS = ("alpha", "mmr_lambda", "duplicate_threshold")
 NOT_FOR_MEMSENSE = ("quality_as_of",)  # only read by a scheme Memsense does not run
+BEYOND_MEMSENSE = (*(f"route_weights.{r}" for r in SESSION_ROUTES), "distinct_sessions")
+"""Knobs of what Memsense does not have at all (SPEC §15): new code, not a changed value."""
 
 
 def _values(cfg: Config) -> dict[str, Any]:
@@ -37,7 +40,8 @@ def memsense_export(cfg: Config) -> dict[str, Any]:
     applies, needs, same = [], [], []
     scheme_knobs = {f.name for f in fields(cfg)} - set(PER_REQUEST) - set(RERANK_OPTIONS) - {
         "scheme", "rrf_k", "tag_weight", "turn_support_cap", "turn_support_factor", "candidate_multiplier",
-        "candidate_min", "route_multiplier", "route_min", "session_first", "fallback_fill", "route_weights"}
+        "candidate_min", "route_multiplier", "route_min", "session_first", "fallback_fill", "route_weights",
+        "distinct_sessions"}
     for name, value in ours.items():
         if name in NOT_FOR_MEMSENSE or (name in scheme_knobs and cfg.scheme == "rrf"):
             continue  # a knob of another scheme: it changes nothing while the scheme is rrf
@@ -49,6 +53,10 @@ def memsense_export(cfg: Config) -> dict[str, Any]:
         elif name in RERANK_OPTIONS:
             needs.append({**entry, "how": "its re-rank function takes it in its options object, but the service's "
                                           "search passes none: pass rerankOptions to hybridRerank there"})
+        elif name in BEYOND_MEMSENSE:
+            needs.append({**entry, "how": "Memsense has no such step: it needs new code (a route over whole sessions "
+                                          "whose rank goes to the session chunks, or selection of distinct sessions "
+                                          "after its re-rank; SPEC §15)"})
         else:
             needs.append({**entry, "how": "fixed in Memsense's code: change it there"})
     return {

@@ -39,6 +39,11 @@ BUILTIN: dict[str, Config] = {
     "top_rank_bonus": Config(scheme="top_rank_bonus"),
     "bm25_only": Config(route_weights=only(lexical=1.0), **_PLAIN),
     "dense_only": Config(route_weights=only(vec_full=1.0), **_PLAIN),
+    # Beyond Memsense (SPEC §15): whole-session BM25 (English stop words and stemming) and the
+    # best turn by dense, fused with the chunk-level BM25 and dense routes that carry turn support,
+    # one result per session (tools/session_routes.py measures it beside the others).
+    "sessions": Config(rrf_k=10.0, route_weights=only(session_lexical=2.0, session_dense=1.0, lexical=1.0, vec_full=1.0),
+                       alpha=0.0, mmr_lambda=1.0, duplicate_threshold=1.0, distinct_sessions=True),
 }
 """Built-in presets by name (SPEC §9); `memsense` reproduces the service exactly. The note
 presets swap in their note's scoring and keep Memsense's assembly (session-first turn support,

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from core.config.knobs import META, WEIGHT_KNOB, Knob, knob, setting, weight_knob
 from core.errors import MemsenseError
-from core.records import ROUTES
+from core.records import MEMSENSE_ROUTES, ROUTES
 
 SCHEMES: tuple[str, ...] = ("rrf", "linear", "quality", "top_rank_bonus")
 """Fusion schemes (SPEC §3, §9): the table of `core.rank.fusion`, one module per name there.
@@ -29,7 +29,7 @@ class Config:
     """Every knob of recall limits, fusion, turn support and MMR. Defaults = Memsense."""
 
     scheme: str = setting("rrf", "fusion")
-    route_weights: Mapping[str, float] = field(default_factory=lambda: {r: 1.0 for r in ROUTES},
+    route_weights: Mapping[str, float] = field(default_factory=lambda: {r: float(r in MEMSENSE_ROUTES) for r in ROUTES},
                                                metadata={"memsense_export": "routeWeights"})
     rrf_k: float = knob(15.0, "rrfK", 0.0, 1000.0, label="RRF k", decimals=1, group="Fusion and score",
                         tune=(1.0, 200.0), log=True,
@@ -59,6 +59,9 @@ class Config:
     route_min: int = knob(40, "routeLimitMin", 1, 4000, decimals=0, tune=(16, 160))
     session_first: bool = setting(True, "sessionFirst")
     fallback_fill: bool = setting(True, "fallbackFill")
+    distinct_sessions: bool = setting(False, "distinctSessions")
+    """Selection by session (beyond Memsense): only the first row of each session in final-score
+    order enters MMR; the others are skipped as "same session" (`core.rank.mmr`)."""
     # §9 Memory v2 linear hybrid
     linear_keyword_weight: float = knob(0.3, "linearKeywordWeight", 0.0, 1.0)
     linear_semantic_weight: float = knob(0.7, "linearSemanticWeight", 0.0, 1.0)
@@ -164,7 +167,7 @@ def _problems(cfg: Config) -> list[str]:
         out.extend(_check_number(name, getattr(cfg, name), lo, hi, integer=isinstance(lo, int)))
     for route, w in cfg.route_weights.items():
         out.extend(_check_number(f"route_weights.{route}", w, *WEIGHT_BOUNDS))
-    for name in ("session_first", "fallback_fill"):
+    for name in ("session_first", "fallback_fill", "distinct_sessions"):
         if not isinstance(getattr(cfg, name), bool):
             out.append(f"{name}: must be true or false, got {getattr(cfg, name)!r}")
     if not isinstance(cfg.quality_as_of, str):

@@ -247,6 +247,8 @@ class PoolBatch:
         cols, final, valid = self._mmr_rows(blk, cfg, fused, in_pool)
         order = np.argsort(np.where(valid, -final, np.inf), axis=1, kind="stable")  # final desc, ties by row
         cols, final, valid = (np.take_along_axis(a, order, axis=1) for a in (cols, final, valid))
+        if cfg.distinct_sessions:  # selection by session: only the first row of each session is selectable
+            valid = valid & _first_of_session(np.where(valid, np.take_along_axis(blk.session, cols, axis=1), -1))
         picks, n = self._mmr(blk, cfg, cols, final, valid)
         return np.take_along_axis(cols, picks, axis=1), n
 
@@ -402,6 +404,17 @@ def _candidates(fused: np.ndarray, found: np.ndarray, limit: int) -> np.ndarray:
     if len(tied):
         at[tied] &= np.cumsum(at[tied], axis=1) <= room[tied, None]
     return above | at
+
+
+def _first_of_session(sessions: np.ndarray) -> np.ndarray:
+    """(B, M) whether each position is the first of its session in its row (`mmr.first_of_session`)."""
+    order = np.argsort(sessions, axis=1, kind="stable")  # within a session, positions stay in order
+    ordered = np.take_along_axis(sessions, order, axis=1)
+    first = np.ones(sessions.shape, dtype=bool)
+    first[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    out = np.empty_like(first)
+    np.put_along_axis(out, order, first, axis=1)
+    return out
 
 
 def _compact(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -27,7 +27,7 @@ from core.recall.pool import RecallPool, deepest
 from core.records import Chunk, Question
 
 STAGES: tuple[str, ...] = ("absent", "zero_weight", "beyond_route_limit", "cut_from_pool", "dropped",
-                           "supporting_turn", "outranked", "duplicate", "fallback_fill", "selected")
+                           "supporting_turn", "outranked", "same_session", "duplicate", "fallback_fill", "selected")
 """The stages from least to furthest along the pipeline (SPEC §13)."""
 RETURNED = frozenset({"fallback_fill", "selected"})
 STAGE_MEANING: dict[str, str] = {

@@ -18,7 +18,7 @@ class Fate:
     """What happened to one chunk for this query and config ("why not")."""
 
     memory_id: str
-    status: str  # selected | fallback_fill | duplicate | outranked | supporting_turn |
+    status: str  # selected | fallback_fill | duplicate | same_session | outranked | supporting_turn |
     #              cut_from_pool | beyond_route_limit | zero_weight | absent | dropped
     reason: str
     rank: int | None = None  # 1-based result rank when selected
@@ -119,6 +119,12 @@ def _row_fate(ranking: Ranking, memory_id: str, row_pos: int) -> Fate:
                         f"appended at rank {pos + 1} by fallback fill: every remaining row was a duplicate", rank=pos + 1)
         how = "top final score" if step.mmr_score is None else f"mmr {step.mmr_score:.4f}"
         return Fate(memory_id, "selected", f"selected at rank {pos + 1} ({how}, final {row.final_score:.6f})", rank=pos + 1)
+    first = sel.same_session.get(row_pos)
+    if first is not None:
+        first_id = ranking.pool.chunks[ranking.rows[first].index].memory_id
+        return Fate(memory_id, "same_session",
+                    f"skipped: same session as {first_id}, ranked before it (selection by session keeps the first "
+                    "row of each session in final order)", duplicate_of=first_id)
     red = float(sel.max_redundancy[row_pos])
     cause = int(sel.redundant_with[row_pos])
     cause_id = ranking.pool.chunks[ranking.rows[cause].index].memory_id if cause >= 0 else None

@@ -31,11 +31,12 @@ GLOSSARY: tuple[Term, ...] = (
     Term("session_id", "Session", "the session the chunk belongs to", "§1", "id"),
     Term("kind", "Kind", "session chunk or turn chunk", "§1", "session | turn"),
     Term("status", "Fate", "what happened to the chunk for this query and these settings: selected, "
-         "fallback_fill, duplicate, outranked, supporting_turn, dropped, cut_from_pool, beyond_route_limit, "
+         "fallback_fill, duplicate, same_session, outranked, supporting_turn, dropped, cut_from_pool, beyond_route_limit, "
          "zero_weight or absent", "§6, §13", "status"),
     Term("reason", "Why", "the fate in words, with the numbers that decided it", "§6", "text"),
     Term("duplicate_of", "Duplicate of", "the picked row it was skipped as a duplicate of "
-         "(Max redund. ≥ duplicate_threshold)", "§5", "id"),
+         "(Max redund. ≥ duplicate_threshold), or, with selection by session, the earlier row of its session",
+         "§5", "id"),
     Term("supports_session", "Supports", "the session a turn chunk in the pool lends its support to", "§4", "id"),
     Term("selected_rank", "#", "1-based place in the results, in MMR pick order (1 = the first pick, "
          "fallback fills included); empty when not returned", "§5", "place"),

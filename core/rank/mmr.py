@@ -16,8 +16,8 @@ table of every pair (`core.evaluation.batch`) and picks exactly what `select` pi
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
@@ -41,6 +41,20 @@ class Selection:
     max_redundancy: np.ndarray  # (n,) against the final selection
     redundant_with: np.ndarray  # (n,) int, -1 = none
     selected_rank: tuple[int | None, ...]  # Memsense's diversity.selected_rank per result
+    same_session: Mapping[int, int] = field(default_factory=dict)
+    """Selection by session: row -> the earlier row of its session that MMR saw instead (skipped)."""
+
+
+def first_of_session(sessions: np.ndarray) -> dict[int, int]:
+    """Rows (in final-score order) that are not the first of their session -> that first row."""
+    first: dict[int, int] = {}
+    out: dict[int, int] = {}
+    for row, s in enumerate(sessions.tolist()):
+        if s in first:
+            out[row] = first[s]
+        else:
+            first[s] = row
+    return out
 
 
 def step_explain(step: MMRStep, id_of: Callable[[int | None], str | None]) -> dict[str, Any]:
@@ -150,16 +164,22 @@ def select(
     duplicate_threshold: float,
     tag_weight: float,
     fallback_fill: bool = True,
+    sessions: np.ndarray | None = None,
 ) -> Selection:
-    """MMR over rows already sorted by final score descending (ties by id)."""
+    """MMR over rows already sorted by final score descending (ties by id). With `sessions`
+    (each row's session: selection by session), only the first row of each session is
+    selectable; the others are skipped as "same session" (`Selection.same_session`)."""
     n = len(final)
     max_red = np.zeros(n)
     cause = np.full(n, -1, dtype=np.int64)
     if n == 0:
         return Selection((), (), max_red, cause, ())
+    same = first_of_session(sessions) if sessions is not None else {}
     redundancy = Redundancy(unit, dims, tags, tag_weight, picks=min(top_k, n))
     relevance = mmr_lambda * np.asarray(final, dtype=np.float64)  # mmr = relevance − (1 − λ) · max_redundancy
     remaining = np.ones(n, dtype=bool)
+    remaining[list(same)] = False
+    selectable = n - len(same)
     order: list[int] = []
     steps: list[MMRStep] = []
     ranks: list[int | None] = []
@@ -175,7 +195,7 @@ def select(
         np.maximum(max_red, red, out=max_red)
 
     take(0, None, False, ())
-    while len(order) < min(top_k, n):
+    while len(order) < min(top_k, selectable):
         dup = remaining & (max_red >= duplicate_threshold)
         free = remaining ^ dup  # dup is within remaining
         dups = dup.nonzero()[0]
@@ -190,4 +210,4 @@ def select(
             take(int(remaining.argmax()), None, True, skipped)
         else:
             break
-    return Selection(tuple(order), tuple(steps), max_red, cause, tuple(ranks))
+    return Selection(tuple(order), tuple(steps), max_red, cause, tuple(ranks), same)

@@ -105,4 +105,5 @@ def select_rows(rows: list[Row], pool: RecallPool, cfg: Config) -> mmr.Selection
         duplicate_threshold=cfg.duplicate_threshold,
         tag_weight=cfg.tag_weight,
         fallback_fill=cfg.fallback_fill,
+        sessions=st.session_of[idx] if cfg.distinct_sessions else None,
     )

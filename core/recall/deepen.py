@@ -15,15 +15,16 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence
+from typing import Mapping, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
 from core.config import MAX_ROUTE_DEPTH
 from core.recall.pool import ChunkRows, PoolArrays, RecallPool, UnitRows
+from core.recall.sessions import SessionIndex
 from core.recall.store import RouteHits, top_rows
 from core.recall.ties import ranked_lists, ranked_rows
-from core.records import DENSE_ROUTES, ROUTES, Chunk
+from core.records import DENSE_ROUTES, ROUTES, SESSION_ROUTES, Chunk
 
 KEEP_POOLS = 6
 """Pools of other depths kept per query besides the deepest ranked (a slider moving back and
@@ -49,12 +50,33 @@ def best_lexical(scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return rows, scores[rows]
 
 
+class SessionScores(NamedTuple):
+    """One query's scores of every session on the session routes (`core.recall.sessions`)."""
+
+    table: SessionIndex
+    lexical: np.ndarray  # (documents,) BM25, 0 = no match
+    dense: np.ndarray  # (documents,) aggregated cosine, -inf = no vector
+
+    def hits(self, depth: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Each session route's list `depth` sessions deep, as (rows, scores, ranks)."""
+        return {"session_lexical": self.table.hits(self.lexical, depth, lexical=True),
+                "session_dense": self.table.hits(self.dense, depth, lexical=False)}
+
+
+NO_HITS = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int32))
+
+
 def assemble(ix: UserRows, query: str, user_id: str, hits: dict[str, RouteHits], depth: int,
-             timings: dict[str, float], source: "ScanPools | None" = None) -> RecallPool:
-    """The pool: every row some route found, plus the session chunks of every touched session."""
+             timings: dict[str, float], source: "ScanPools | None" = None,
+             sessions: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> RecallPool:
+    """The pool: every row some route found, plus the session chunks of every touched session.
+    A chunk route's rank is the place in its list; a session route's (`sessions`: rows, scores,
+    ranks) is its session's place, given to each of the session's session chunks (SPEC §15)."""
     n = len(ix.chunks)
-    lengths = [len(hits[r].rows) for r in ROUTES]
-    found = np.concatenate([hits[r].rows for r in ROUTES])  # every list, route after route
+    lists = {**{r: (hits[r].rows, hits[r].scores, None) for r in ROUTES if r not in SESSION_ROUTES},
+             **{r: (sessions or {}).get(r, NO_HITS) for r in SESSION_ROUTES}}
+    lengths = [len(lists[r][0]) for r in ROUTES]
+    found = np.concatenate([lists[r][0] for r in ROUTES]).astype(np.int64)  # every list, route after route
     keep = np.zeros(n, dtype=bool)
     keep[found] = True
     touched = np.zeros(int(ix.session_of.max(initial=-1)) + 1, dtype=bool)
@@ -66,9 +88,10 @@ def assemble(ix: UserRows, query: str, user_id: str, hits: dict[str, RouteHits],
     ranks = np.zeros((len(rows), len(ROUTES)), dtype=np.int32)
     scores = np.full((len(rows), len(ROUTES)), np.nan)
     column = np.repeat(np.arange(len(ROUTES)), lengths)
-    starts = np.repeat(np.cumsum([0, *lengths[:-1]]), lengths)
-    ranks[pos[found], column] = np.arange(1, len(found) + 1) - starts  # 1-based place in its route's list
-    scores[pos[found], column] = np.concatenate([hits[r].scores for r in ROUTES])
+    place = np.concatenate([np.arange(1, m + 1) if lists[r][2] is None else lists[r][2]
+                            for r, m in zip(ROUTES, lengths)]) if len(found) else np.zeros(0, np.int64)
+    ranks[pos[found], column] = place  # 1-based place in its route's list (a session's, for a session route)
+    scores[pos[found], column] = np.concatenate([lists[r][1] for r in ROUTES])
     return _pool(ix, query, user_id, rows, ranks, scores, depth, timings, source)
 
 
@@ -95,6 +118,7 @@ class ScanPools:
     lexical: np.ndarray  # float64 (n,) BM25, 0 = no match
     timings: dict[str, float]
     max_depth: int = MAX_ROUTE_DEPTH
+    sessions: SessionScores | None = None  # None: the session routes are off
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -138,9 +162,12 @@ class ScanPools:
         lists = ranked_lists(lambda _, n: {"lexical": best_lexical(self.lexical, n)}, ["lexical"], depth)
         hits["lexical"] = RouteHits(*lists["lexical"])
         t2 = time.perf_counter()
-        timings = {**self.timings, "rank_dense": (t1 - t0) * 1e3, "rank_lexical": (t2 - t1) * 1e3}
-        pool = assemble(self.ix, self.query, self.user_id, hits, depth, timings, self)
-        timings["assemble"] = (time.perf_counter() - t2) * 1e3
+        session_lists = self.sessions.hits(depth) if self.sessions is not None else None
+        t3 = time.perf_counter()
+        timings = {**self.timings, "rank_dense": (t1 - t0) * 1e3, "rank_lexical": (t2 - t1) * 1e3,
+                   "rank_sessions": (t3 - t2) * 1e3}
+        pool = assemble(self.ix, self.query, self.user_id, hits, depth, timings, self, session_lists)
+        timings["assemble"] = (time.perf_counter() - t3) * 1e3
         pool.timings_ms.update(timings)
         return pool
 

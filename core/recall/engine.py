@@ -18,7 +18,9 @@ from core.config import MAX_ROUTE_DEPTH, Config
 from core.errors import Cancelled, MemsenseError
 from core.files import packaged_file
 from core.recall.backends import open_store
-from core.recall.deepen import ScanPools, assemble, best_lexical
+from core.recall.deepen import ScanPools, SessionScores, assemble, best_lexical
+from core.recall.lexical.analyzer import PLAIN, analyzer
+from core.recall.sessions import AGGREGATIONS, DEFAULT_AGGREGATION, DEFAULT_SESSION_ANALYZER
 from core.recall.embedding.embedder import Embedder, TextEmbedder, is_content_key, legacy_model_key
 from core.recall.pool import RecallPool
 from core.recall.query_text import check_query, for_local_model
@@ -151,10 +153,20 @@ class Engine:
     """The stored vectors' models are this engine's own (`model_path`): nothing to name apart."""
 
     def __init__(self, location: str | Path, *, model: str | None = None, cache_dir: str | Path | None = None,
-                 embedder: TextEmbedder | None = None, lexical: str = "bm25"):
+                 embedder: TextEmbedder | None = None, lexical: str = "bm25", analyzer_name: str = PLAIN,
+                 session_routes: bool = True, session_analyzer: str = DEFAULT_SESSION_ANALYZER,
+                 session_dense: str = DEFAULT_AGGREGATION):
         if lexical not in LEXICAL_MODES:
             raise MemsenseError(f"unknown lexical mode {lexical!r}; choose {' or '.join(LEXICAL_MODES)}")
+        analyzer(analyzer_name), analyzer(session_analyzer)  # unknown names: one error line, before the store opens
+        if session_dense not in AGGREGATIONS:
+            raise MemsenseError(f"unknown session_dense aggregation {session_dense!r}; choose {', '.join(AGGREGATIONS)}")
         self.lexical = lexical
+        self.analyzer_name = analyzer_name
+        self.session_routes = session_routes
+        """Whether recall ranks the session routes (SPEC §15); off, their lists are empty."""
+        self.session_analyzer = session_analyzer
+        self.session_dense = session_dense
         # a bad model folder fails before the store is locked; `embedder` stands in for the model (benchmarks)
         self.embedder: TextEmbedder = embedder or Embedder(model, cache_dir)
         try:
@@ -197,9 +209,11 @@ class Engine:
                 scanner = self.store.scanner
                 if scanner is not None:  # the embedded store: saved columns, chunks decoded on use
                     chunks, vec_full, columns = scanner.read_indexed(user_id)
-                    self._users[user_id] = UserIndex.build(chunks, vec_full, self.lexical, columns, chunks.memory_ids)
+                    self._users[user_id] = UserIndex.build(chunks, vec_full, self.lexical, columns, chunks.memory_ids,
+                                                           self.analyzer_name)
                 else:
-                    self._users[user_id] = UserIndex.build(*self.store.read_user(user_id), self.lexical)
+                    self._users[user_id] = UserIndex.build(*self.store.read_user(user_id), self.lexical,
+                                                           analyzer_name=self.analyzer_name)
             return self._users[user_id]
 
     def note(self, user_id: str) -> str:
@@ -228,8 +242,19 @@ class Engine:
         t2 = time.perf_counter()
         lex = ix.lexical.scores(query)
         t3 = time.perf_counter()
-        timings = {"embed": (t1 - t0) * 1e3, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}
-        return ScanPools(ix, user_id, query, dense, lex, timings).pool(_default_depth() if depth is None else depth)
+        sessions = self._sessions(ix, query, qvec, dense[DENSE_ROUTES.index("vec_full")])
+        t4 = time.perf_counter()
+        timings = {"embed": (t1 - t0) * 1e3, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3,
+                   "sessions": (t4 - t3) * 1e3}
+        return ScanPools(ix, user_id, query, dense, lex, timings, sessions=sessions).pool(
+            _default_depth() if depth is None else depth)
+
+    def _sessions(self, ix: UserIndex, query: str, qvec: np.ndarray, cosines: np.ndarray) -> SessionScores | None:
+        """Every session's scores on the session routes (None when they are off)."""
+        if not self.session_routes:
+            return None
+        index = ix.sessions(self.session_analyzer, self.session_dense)
+        return SessionScores(index, index.lexical_scores(query), index.dense_scores(cosines, qvec))
 
     def _fixed(self, ix: UserIndex, user_id: str, query: str, qvec: np.ndarray, depth: int, embed_ms: float) -> RecallPool:
         """A pool from the store's route lists `depth` deep (noise-tied cosines ordered by id)."""
@@ -241,7 +266,9 @@ class Engine:
         hits["lexical"] = RouteHits(*ranked_lists(lambda _, n: {"lexical": best_lexical(lex, n)}, ["lexical"], depth)["lexical"])
         t3 = time.perf_counter()
         timings = {"embed": embed_ms, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}
-        pool = assemble(ix, query, user_id, hits, depth, timings)
+        cosines = np.where(ix.vec_full.any(axis=1), ix.vec_full @ _unit32(qvec), -np.inf)  # as a scan computes them
+        sessions = self._sessions(ix, query, qvec, cosines)
+        pool = assemble(ix, query, user_id, hits, depth, timings, sessions=sessions.hits(depth) if sessions else None)
         pool.timings_ms["assemble"] = (time.perf_counter() - t3) * 1e3
         return pool
 
@@ -278,6 +305,13 @@ def check_model(store: Store, meta: StoreMeta | None, embedder: TextEmbedder) ->
         raise MemsenseError(f"{where} was built with a different model that has the same folder name and file "
                             f"sizes as {embedder.model_path}; pass the --model it was built with, or ingest into "
                             "a new --store")
+
+
+def _unit32(query: np.ndarray) -> np.ndarray:
+    """The query as the embedded store's scan takes it: float32, scaled to length 1."""
+    q = np.asarray(query, dtype=np.float32)
+    norm = float(np.linalg.norm(q))
+    return q / norm if norm > 0 else q
 
 
 @functools.cache

@@ -21,7 +21,7 @@ from typing import Iterator, Mapping, Protocol, Sequence
 import numpy as np
 
 from core.errors import MemsenseError
-from core.records import ROUTES, Chunk, clamp01
+from core.records import MEMSENSE_ROUTES, ROUTES, Chunk, clamp01
 
 KEEP_CUTS = 6
 """Cuts of a pool kept with it (a slider moving over a few route limits re-uses them)."""
@@ -42,8 +42,8 @@ class RecallPool:
     query: str
     user_id: str
     chunks: Sequence[Chunk]  # a tuple, or `ChunkRows` (the user's chunks, read when indexed)
-    ranks: np.ndarray  # int32 (n, 8): 1-based rank in each route's list, 0 = absent
-    scores: np.ndarray  # float64 (n, 8): raw route score (cosine or BM25), nan = absent
+    ranks: np.ndarray  # int32 (n, routes): 1-based rank in each route's list, 0 = absent
+    scores: np.ndarray  # float64 (n, routes): raw route score (cosine or BM25), nan = absent
     vectors: "np.ndarray | UnitRows"  # float64 (n, d): unit vec_full vectors, zero rows where missing
     depth: int  # how deep every route list was kept
     neighbors: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
@@ -73,8 +73,11 @@ class RecallPool:
             if self.tie_order == "memory_id" and ids != sorted(ids):
                 raise ValueError("RecallPool.chunks must be sorted by memory_id")
         n = len(self.chunks)
+        if self.ranks.ndim == 2 and self.ranks.shape[1] == len(MEMSENSE_ROUTES) < len(ROUTES):
+            object.__setattr__(self, "ranks", _widen(self.ranks, 0))  # Memsense's eight: no session route found it
+            object.__setattr__(self, "scores", _widen(self.scores, np.nan))
         if self.ranks.shape != (n, len(ROUTES)) or self.scores.shape != (n, len(ROUTES)):
-            raise ValueError("ranks and scores must be (n_chunks, 8)")
+            raise ValueError(f"ranks and scores must be (n_chunks, {len(ROUTES)})")
         if self.vectors.shape[0] != n:
             raise ValueError("one vector row per chunk")
 
@@ -270,6 +273,13 @@ class UnitRows:
     def take(self, keep: np.ndarray) -> "UnitRows":
         """The rows at positions `keep`, still read on use."""
         return UnitRows(self._matrix, self._rows[keep])
+
+
+def _widen(matrix: np.ndarray, empty: float) -> np.ndarray:
+    """Columns of Memsense's eight routes, with the session routes' columns added empty."""
+    out = np.full((matrix.shape[0], len(ROUTES)), empty, dtype=matrix.dtype)
+    out[:, : matrix.shape[1]] = matrix
+    return out
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

@@ -13,15 +13,17 @@ import os
 import threading
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 
 from core.recall.lexical.fulltext import FullTextIndex
+from core.recall.lexical.analyzer import PLAIN, AnalyzedIndex, analyzer
 from core.recall.lexical.bm25 import LexicalIndex
 from core.recall.pool import PoolArrays, neighbors_of
+from core.recall.sessions import DEFAULT_AGGREGATION, DEFAULT_SESSION_ANALYZER, SessionIndex
 from core.records import Chunk, clamp01
 
 COLUMNS_FORMAT = 1
@@ -179,6 +181,8 @@ class LazyChunks(Sequence[Chunk]):
         return iter(self._chunks)  # type: ignore[arg-type]
 
 V = TypeVar("V")
+_SESSIONS_LOCK = threading.Lock()
+"""Held while a user's session index is built (a pool sent to another process pickles its user index: no lock in it)."""
 
 
 class _ByRow(Mapping[str, V]):
@@ -224,23 +228,32 @@ class RowNeighbors(_ByRow[tuple[str | None, str | None]]):
 class UserIndex:
     chunks: Sequence[Chunk]
     vec_full: np.ndarray  # unit rows (float32), zero rows where missing
-    lexical: LexicalIndex | FullTextIndex
+    lexical: LexicalIndex | FullTextIndex | AnalyzedIndex
     session_of: np.ndarray  # row -> session code
     session_rows: list[np.ndarray]  # session code -> rows of its session chunks
     is_session: np.ndarray  # row -> is a session chunk
     neighbors: Mapping[str, tuple[str | None, str | None]]
     by_id: Mapping[str, Chunk]
     static: PoolArrays  # `RecallPool.static` of every row: a pool takes its rows' entries
+    is_turn: np.ndarray | None = None  # row -> is a turn chunk
+    _sessions: dict[tuple[str, str], SessionIndex] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk], vec_full: np.ndarray, lexical: str = "bm25",
-              columns: UserColumns | None = None, memory_ids: Sequence[str] | None = None) -> "UserIndex":
+              columns: UserColumns | None = None, memory_ids: Sequence[str] | None = None,
+              analyzer_name: str = PLAIN) -> "UserIndex":
         """The index of `chunks` (row order); `columns` saved for them spare decoding and tokenising
-        every chunk (the BM25 index is theirs when `lexical` is "bm25")."""
+        every chunk (the BM25 index is theirs when `lexical` is "bm25", read by `analyzer_name`)."""
         ids = list(memory_ids) if memory_ids is not None else [c.memory_id for c in chunks]
         if columns is None:
             columns = UserColumns.from_chunks(chunks)
-        text_index = columns.bm25 if lexical == "bm25" else LEXICAL_MODES[lexical]([c.lexical_text for c in chunks])
+        text_index: LexicalIndex | FullTextIndex | AnalyzedIndex
+        if lexical != "bm25":
+            text_index = LEXICAL_MODES[lexical]([c.lexical_text for c in chunks])
+        elif analyzer_name == PLAIN:
+            text_index = columns.bm25
+        else:
+            text_index = AnalyzedIndex(columns.bm25, analyzer(analyzer_name))
         session_of, is_session = columns.session_of, columns.is_session
         rows = np.flatnonzero(is_session)
         order = rows[np.argsort(session_of[rows], kind="stable")]
@@ -255,5 +268,19 @@ class UserIndex:
         row_of = dict(zip(ids, range(len(ids))))  # a memory_id shared by rows: the last, as a dict of them gives
         return cls(chunks, vec_full, text_index, session_of, [order[bounds[i]:bounds[i + 1]] for i in range(sessions)],
                    is_session, RowNeighbors(ids, columns.previous, columns.following, row_of),
-                   ChunksById(chunks, ids, row_of), static)
+                   ChunksById(chunks, ids, row_of), static, columns.is_turn)
+
+    def sessions(self, analyzer_name: str = DEFAULT_SESSION_ANALYZER,
+                 aggregation: str = DEFAULT_AGGREGATION) -> SessionIndex:
+        """The session routes' index (`core.recall.sessions`), built on first use from the
+        session chunks (only those are decoded) and kept."""
+        key = (analyzer_name, aggregation)
+        with _SESSIONS_LOCK:
+            index = self._sessions.get(key)
+            if index is None:
+                is_turn = self.is_turn if self.is_turn is not None else self.static.is_turn
+                index = self._sessions[key] = SessionIndex.build(
+                    self.chunks, self.session_rows, self.session_of, is_turn, self.vec_full,
+                    analyzer(analyzer_name), aggregation)
+            return index
 

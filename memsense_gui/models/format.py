@@ -16,6 +16,7 @@ from memsense_gui import theme
 ROUTE_SHORT: dict[str, str] = {
     "vec_full": "full", "vec_user": "user", "vec_asst": "asst", "vec_next_user": "next",
     "lexical": "lex", "facet_personal_info": "info", "facet_preferences": "pref", "facet_events": "event",
+    "session_lexical": "s-lex", "session_dense": "s-dense",
     "turn_support": "+turn",
 }
 # The pin mark is a glyph DejaVu Sans (the font the project installs) has, never an emoji,
@@ -71,6 +72,8 @@ def fate_label(fate: Fate, user_id: str = "") -> str:
         return f"fallback fill #{fate.rank}"
     if fate.status == "duplicate":
         return f"duplicate of {short_id(fate.duplicate_of, user_id)}"
+    if fate.status == "same_session":
+        return f"same session as {short_id(fate.duplicate_of, user_id)}"
     if fate.status == "supporting_turn":
         return f"supports {short_id(fate.supports_session, user_id)}"
     return fate.status.replace("_", " ")
@@ -78,7 +81,8 @@ def fate_label(fate: Fate, user_id: str = "") -> str:
 
 def fate_color(status: str) -> QColor | None:
     t = theme.current()
-    name = {"selected": "selected", "fallback_fill": "fallback", "duplicate": "duplicate"}.get(status)
+    name = {"selected": "selected", "fallback_fill": "fallback", "duplicate": "duplicate",
+            "same_session": "duplicate"}.get(status)
     return t.qcolor(name) if name else (t.qcolor("muted") if status != "supporting_turn" else None)
 
 

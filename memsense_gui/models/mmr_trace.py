@@ -45,6 +45,9 @@ class MMRTraceModel(TableModel):
         events: list[dict[str, Any]] = []
         seen_dup: set[int] = set()
         cfg = ranking.config
+        for r, first in sorted(ranking.selection.same_session.items()):  # selection by session, before MMR
+            events.append(dict(step=1, event="skip", row=r, mmr=None, red=None, against=first,
+                               note="same session as an earlier row: skipped (selection by session)"))
         for step in ranking.selection.steps:
             for r, red, of in step.skipped:
                 if r not in seen_dup:
@@ -80,7 +83,7 @@ class MMRTraceModel(TableModel):
         if col == self.MMR:
             return fmt(e["mmr"])
         if col == self.REDUNDANCY:
-            return fmt(e["red"]) if e["against"] is not None else ""
+            return fmt(e["red"]) if e["against"] is not None and e["red"] is not None else ""
         if col == self.AGAINST:
             other = self._chunk(e["against"])
             return short_id(other.memory_id, other.user_id) if other else ""

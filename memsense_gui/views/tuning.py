@@ -107,6 +107,13 @@ class TuningPanel(QWidget):
             f"When every remaining row is a duplicate, append the next one anyway. Memsense default: {Config().fallback_fill}")
         self.fallback_box.toggled.connect(lambda on: self._edit(replace(self.config, fallback_fill=on), "fallback_fill"))
         form.addRow(self.fallback_box)
+        self.distinct_box = QCheckBox("one row per session (selection by session)")
+        self.distinct_box.setToolTip(
+            "Only the first row of each session in final order enters MMR; the others are skipped as "
+            f"'same session' (beyond Memsense). Memsense default: {Config().distinct_sessions}")
+        self.distinct_box.toggled.connect(
+            lambda on: self._edit(replace(self.config, distinct_sessions=on), "distinct_sessions"))
+        form.addRow(self.distinct_box)
         return box
 
     def _group(self, title: str, knobs: tuple[Knob, ...]) -> QGroupBox:
@@ -132,12 +139,13 @@ class TuningPanel(QWidget):
                 slider.blockSignals(True)
                 slider.setValue(value)
                 slider.blockSignals(False)
-        switches = (self.scheme_combo, self.session_first_box, self.fallback_box)
+        switches = (self.scheme_combo, self.session_first_box, self.fallback_box, self.distinct_box)
         for widget in switches:
             widget.blockSignals(True)
         self.scheme_combo.setCurrentText(cfg.scheme)
         self.session_first_box.setChecked(cfg.session_first)
         self.fallback_box.setChecked(cfg.fallback_fill)
+        self.distinct_box.setChecked(cfg.distinct_sessions)
         for widget in switches:
             widget.blockSignals(False)
         self._update_modified()

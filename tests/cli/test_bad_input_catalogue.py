@@ -305,6 +305,8 @@ CASES: list[Case] = [
       "not allowed with", usage=True),
     C("command-unknown", ("serach", *S), "invalid choice", usage=True),
     C("option-unknown", (*SEARCH, QUERY, "--fast"), "unrecognized arguments", usage=True),
+    C("analyzer-unknown", (*SEARCH, QUERY, "--analyzer", "porter"), "--analyzer", usage=True),
+    C("session-dense-unknown", (*SEARCH, QUERY, "--session-dense", "median"), "--session-dense", usage=True),
     C("store-missing-argument", ("search", "--user", "demo-ana", QUERY), "--store", usage=True),
     # -- stores
     C("store-empty-path", ("search", "--store", "", "--cache", "{cache}", "--user", "demo-ana", QUERY), "--store is empty", usage=True),

@@ -8,14 +8,15 @@ import pytest
 from core import config as config_io
 from core.config import Config
 from core.errors import MemsenseError
-from core.records import ROUTES
+from core.records import MEMSENSE_ROUTES, SESSION_ROUTES
 
 
 def test_defaults_are_memsense():
     cfg = Config()
     assert (cfg.rrf_k, cfg.alpha, cfg.mmr_lambda, cfg.duplicate_threshold) == (15, 0.1, 0.78, 0.94)
     assert (cfg.turn_support_cap, cfg.turn_support_factor, cfg.tag_weight, cfg.top_k) == (0.12, 0.6, 0.35, 4)
-    assert all(cfg.weight(r) == 1.0 for r in ROUTES)
+    assert all(cfg.weight(r) == 1.0 for r in MEMSENSE_ROUTES)
+    assert all(cfg.weight(r) == 0.0 for r in SESSION_ROUTES)  # beyond Memsense: off in its own settings
 
 
 @pytest.mark.parametrize("top_k, candidate, route", [(1, 32, 64), (4, 32, 64), (8, 32, 64), (12, 48, 96), (30, 120, 240)])

@@ -27,7 +27,10 @@ def random_configs(seed: int, n: int):
                       top_k=int(rng.integers(1, 12)), candidate_min=int(rng.integers(1, 40)),
                       turn_support_cap=float(rng.choice([0.0, 0.12, 1.0])), turn_support_factor=float(rng.random() * 2),
                       session_first=bool(rng.random() < 0.8), fallback_fill=bool(rng.random() < 0.8))
-        yield cfg.with_weights(lexical=float(rng.choice([0.0, 1.0, 2.5])), vec_user=float(rng.choice([0.0, 1.0])))
+        cfg = cfg.with_weights(lexical=float(rng.choice([0.0, 1.0, 2.5])), vec_user=float(rng.choice([0.0, 1.0])))
+        # beyond Memsense: the session routes and selection by session
+        yield replace(cfg.with_weights(session_lexical=float(rng.choice([0.0, 2.0])), session_dense=float(rng.choice([0.0, 1.0]))),
+                      distinct_sessions=bool(rng.random() < 0.5))
 
 
 @pytest.mark.parametrize("seed,table_bytes,picks", [(0, TABLE_BYTES, 10**6), (1, TABLE_BYTES, PICKS),

@@ -45,7 +45,7 @@ def pool_of(chunks, ranks, vectors=None) -> RecallPool:
 # -- §3 fusion and final score ------------------------------------------------------------------------
 def test_rrf_worked_example():
     cfg = Config()
-    ranks = np.array([[1, 3, 0, 0, 2, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0, 0]], dtype=np.int32)
+    ranks = np.array([[1, 3, 0, 0, 2, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0, 0, 0, 0]], dtype=np.int32)
     fused, contrib = rrf(ranks, np.zeros(ranks.shape), live_mask(ranks, cfg), cfg)
     assert fused[0] == pytest.approx(1 / (15 + 1) + 1 / (15 + 3) + 1 / (15 + 2))
     assert fused[1] == pytest.approx(1 / 16)
@@ -54,7 +54,7 @@ def test_rrf_worked_example():
 
 def test_weighted_rrf_and_zero_weight_removes_route():
     cfg = replace(Config(), rrf_k=60).with_weights(vec_full=2.0, lexical=0.0)
-    ranks = np.zeros((2, 8), dtype=np.int32)
+    ranks = np.zeros((2, len(ROUTES)), dtype=np.int32)
     ranks[0, ROUTES.index("vec_full")] = 4
     ranks[1, ROUTES.index("lexical")] = 1
     live = live_mask(ranks, cfg)
@@ -65,7 +65,7 @@ def test_weighted_rrf_and_zero_weight_removes_route():
 
 def test_route_limit_cuts_deep_ranks():
     cfg = Config()  # route_limit 64
-    ranks = np.zeros((1, 8), dtype=np.int32)
+    ranks = np.zeros((1, len(ROUTES)), dtype=np.int32)
     ranks[0, 0], ranks[0, 1] = 64, 65
     assert live_mask(ranks, cfg)[0, :2].tolist() == [True, False]
 
@@ -229,7 +229,7 @@ def test_single_route_reproduces_its_order(seed, route):
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10_000), perm=st.permutations(range(8)), cfg=configs)
+@given(seed=st.integers(0, 10_000), perm=st.permutations(range(len(ROUTES))), cfg=configs)
 def test_permuting_routes_changes_nothing(seed, perm, cfg):
     pool = synthetic_pool(n_sessions=4, turns_per_session=3, dim=6, seed=seed)
     shuffled = replace(pool, ranks=pool.ranks[:, perm], scores=pool.scores[:, perm])

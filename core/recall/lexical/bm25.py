@@ -92,8 +92,12 @@ class LexicalIndex:
         return np.array([eps if v < 0 else v for v in idf])
 
     def scores(self, query: str) -> np.ndarray:
+        return self.scores_of(tokenize(query))
+
+    def scores_of(self, tokens: list[str]) -> np.ndarray:
+        """BM25 of every document for a query already cut into terms."""
         out = np.zeros(self.size)
-        for term, count in Counter(tokenize(query)).items():
+        for term, count in Counter(tokens).items():
             t = self.vocab.get(term)
             if t is None:
                 continue
