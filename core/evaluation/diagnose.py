@@ -38,6 +38,7 @@ STAGE_MEANING: dict[str, str] = {
     "dropped": "removed by a scheme's own rule, such as a score threshold or a result cap",
     "supporting_turn": "a turn that only lent support to its session",
     "outranked": "a candidate MMR did not pick within top k",
+    "same_session": "skipped: its session already had a row (selection by session)",
     "duplicate": "skipped as a duplicate of a picked row",
     "fallback_fill": "returned, appended because every remaining row was a duplicate",
     "selected": "returned in the top k",

@@ -33,3 +33,9 @@ def test_diagnose_agrees_with_explain(capsys, demo_store, model_cache, preset, k
                                  *top_k, item["query"])
         assert code == 0, err
         assert json.loads(out)["status"] == item["stage"], item
+
+
+def test_every_stage_has_its_meaning():
+    from core.evaluation.diagnose import STAGE_MEANING, STAGES
+
+    assert set(STAGE_MEANING) == set(STAGES)
