@@ -35,12 +35,12 @@ def test_tuning_run_fills_history_and_sensitivity_and_saves(qtbot, tmp_path):
     view.shutdown()
 
 
-def synthetic_cv(users, metric, trials, folds, progress, cancel, pool_limits=True):
+def synthetic_cv(users, metric, trials, folds, progress, cancel, pool_limits=True, space=None, on_trial=None):
     qs = [q for q in tune_questions() if q.user_id in users]
     pools = recall_pools(lambda u, q, d: synthetic_pool(n_sessions=10, seed=zlib.crc32(q.encode()), user_id=u,
                                                         query=q), qs, 64)
     return cross_validate(pools, qs, tune_tpe, "tpe", metric=metric, folds=folds, trials=trials, sensitivity_points=3,
-                          progress=progress, cancel=cancel)
+                          progress=progress, cancel=cancel, on_trial=on_trial)
 
 
 def answer_dialogs(monkeypatch, answer):
@@ -95,7 +95,9 @@ def test_cross_validated_search_feeds_importances_to_the_sensitivity_view(qtbot,
     with qtbot.waitSignal(view.tuning_finished, timeout=60_000) as blocker:
         view.start()
     cv = blocker.args[0]
-    assert len(cv.folds) == 2 and len(cv.final.trials) == 12 and view.model.rowCount() == 12
+    assert len(cv.folds) == 2 and len(cv.final.trials) == 12
+    assert view.model.rowCount() == sum(f.trials for f in cv.folds) + 12  # every fold's trials, then the final search's
+    assert [t for run, t in view.model.rows if run == "all users"] == list(cv.final.trials)
     assert cv.final.importances  # 12 TPE trials over the synthetic pools differ
     knob, weight = max(cv.final.importances.items(), key=lambda kv: kv[1])
     assert f"{knob} {weight:.2f}" in view.importance_label.text()
