@@ -45,6 +45,7 @@ from memsense_gui.window.store_actions import StoreActions
 from memsense_gui.window.query_history import QueryHistory
 from memsense_gui.window.undo_actions import UndoActions
 from memsense_gui.window.apply_actions import ApplyActions
+from memsense_gui.window.restore_choices import ChoiceMemory
 from memsense_gui.window.whatif_actions import WhatIfActions
 
 DEFAULT_SIZE = (1500, 940)
@@ -83,6 +84,8 @@ class MainWindow(QMainWindow):
         self.menus = build_menus(self)
         self._connect()
         self.exports.restore_config()
+        self.choices = ChoiceMemory(ctx, self, self.tuning)
+        self.choices.restore()
 
     # ==== layout ================================================================================
     def _build_toolbar(self) -> None:
