@@ -78,9 +78,9 @@ def movement(source: RankSource, after: Config) -> tuple[list[Move], str]:
     """The rank movement `after` causes on the current query, and a line saying what it is."""
     if source.pool is None or source.ranking is None:
         return [], "No query on screen: run one to see the rank movement these settings cause."
-    if not source.deep_enough(after):
-        return [], ("The current query's route lists are not yet deep enough for these settings: "
-                    "the ranking updates once they are.")
+    if not source.deep_enough(after):  # the pool deepens on the session's runner; `pool_deepened` follows
+        return [], ("Ranking the current query's route lists deeper, as these settings ask (a moment): "
+                    "the rank movement shows here when they are ready.")
     moves = rank_moves(source.ranking, source.rerank(after))
     changed = sum(1 for m in moves if m.now != m.after)
     query = source.pool.query
@@ -110,14 +110,13 @@ class ApplyDiffDialog(QDialog):
         self.settings_table = _table(("Setting", "Now", "After"),
                                      [(n, _value(a), _value(b)) for n, a, b in diff], "apply-diff-settings")
         layout.addWidget(self.settings_table, 2)
-        self.note = QLabel(note)
+        self.note = QLabel()
         self.note.setWordWrap(True)
         layout.addWidget(self.note)
-        self.moves_table = _table(("Result", "Now", "After", "Moves"),
-                                  [(short_id(m.memory_id, user_id), _rank(m.now), _rank(m.after), m.text())
-                                   for m in moves], "apply-diff-moves")
-        self.moves_table.setVisible(bool(moves))
+        self.user_id = user_id
+        self.moves_table = _table(("Result", "Now", "After", "Moves"), [], "apply-diff-moves")
         layout.addWidget(self.moves_table, 3)
+        self.show_movement(moves, note)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.apply_button = buttons.addButton("Apply", QDialogButtonBox.ButtonRole.AcceptRole)
         self.apply_button.setToolTip("Apply these settings in one step (Ctrl+Z undoes it)")
@@ -126,6 +125,13 @@ class ApplyDiffDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self.resize(560, 520)
+
+    def show_movement(self, moves: list[Move], note: str) -> None:
+        self.moves = moves
+        self.note.setText(note)
+        _fill(self.moves_table, [(short_id(m.memory_id, self.user_id), _rank(m.now), _rank(m.after), m.text())
+                                 for m in moves])
+        self.moves_table.setVisible(bool(moves))
 
 
 def offer_settings(parent: QWidget | None, source: RankSource, after: Config, what: str, apply: Apply,
@@ -136,28 +142,42 @@ def offer_settings(parent: QWidget | None, source: RankSource, after: Config, wh
     dialog = ApplyDiffDialog(what, settings_diff(source.config, after), moves, note, user_id, parent)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.accepted.connect(lambda: apply(after, what))
+    deepened = getattr(source, "pool_deepened", None)  # a QuerySession's: the deeper lists are ranked
+    if not moves and deepened is not None:
+        def again(*_: Any) -> None:
+            if source.pool is not None and source.deep_enough(after):
+                dialog.show_movement(*movement(source, after))
+
+        deepened.connect(again)
+        dialog.finished.connect(lambda *_: deepened.disconnect(again))
     dialog.open()
     return dialog
 
 
 def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]], name: str) -> QTableWidget:
-    table = QTableWidget(len(rows), len(headers))
+    table = QTableWidget(0, len(headers))
     table.setObjectName(name)
     table.setHorizontalHeaderLabels(list(headers))
     table.verticalHeader().setVisible(False)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 8)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    _fill(table, rows)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    for c in range(1, len(headers)):
+        header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+    return table
+
+
+def _fill(table: QTableWidget, rows: list[tuple[str, ...]]) -> None:
+    table.setRowCount(len(rows))
     for r, row in enumerate(rows):
         for c, text in enumerate(row):
             item = QTableWidgetItem(text)
             if c:
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             table.setItem(r, c, item)
-    header = table.horizontalHeader()
-    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-    for c in range(1, len(headers)):
-        header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
-    return table
 
 
 def _value(value: Any) -> str:

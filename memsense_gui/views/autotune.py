@@ -1,15 +1,12 @@
 """The auto-tuning panel: pick training and held-out users, search the knobs (core.evaluation.tune),
 watch the trial history, see each knob's sensitivity, save the best settings as a preset.
 
-`AutoTuneView` is given a `tune` callable
-`(train_users, test_users, metric, trials, progress, cancel) -> TuneResult` and, optionally, a
-`cross_validate` callable `(users, metric, trials, folds, progress, cancel) -> CrossValidation`
-(k-fold cross-validation by user, SPEC §12); it runs them off the GUI thread (progress,
-Cancel); `save_preset(name, cfg)` stores the winner. With 2 or more folds the ticked users of
+`AutoTuneView` is given a `tune` callable and, optionally, a `cross_validate` one (k-fold
+cross-validation by user, SPEC §12; both in `workers.tuning`) and runs them off the GUI thread
+(progress, Cancel); `save_preset(name, cfg)` stores the winner. With 2 or more folds the ticked users of
 both lists are dealt into folds, and the panel shows each fold's train and held-out figures,
 the cross-validated held-out metric and the bootstrap interval of its gain. Saving a config
-whose held-out gain is not above zero asks first. Both callables also take `pool_limits`
-(search the pool limits too, as the CLI does). The studies are kept on disk by the source:
+whose held-out gain is not above zero asks first. The studies are kept on disk by the source:
 Tune with the same choices resumes a cancelled or unfinished run (the trials count is the
 total); `forget()` deletes them ("Start over").
 
@@ -144,6 +141,7 @@ class AutoTuneView(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 8)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.knob_combo = QComboBox()
         self.knob_combo.addItems([k.name for k in ALL_KNOBS])

@@ -1,6 +1,7 @@
 """The auto-tune's work as the Auto-tune tab runs it off the GUI thread: the callables it is given
 (a train/test search, a cross-validation) and the job functions that call them with the task's
-progress, cancel token, the search space and the per-trial callback."""
+progress, cancel token, the search space and the per-trial callback. `pool_limits`: search the
+pool limits too, as the CLI does."""
 from __future__ import annotations
 
 import threading

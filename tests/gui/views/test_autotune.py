@@ -108,3 +108,26 @@ def test_cross_validated_search_feeds_importances_to_the_sensitivity_view(qtbot,
     assert bool(asked) == (cv.gain <= 0)  # asks exactly when the cross-validated gain is not above zero
     assert ("cv" in store.all()) == (cv.gain > 0)
     view.shutdown()
+
+
+def test_cancelling_a_cross_validation_keeps_the_best_of_the_fold_running(qtbot, tmp_path):
+    store = PresetStore(tmp_path / "presets.json")
+    view = AutoTuneView(tune=synthetic_tune, users=lambda: USERS, save_preset=store.save, cross_validate=synthetic_cv)
+    qtbot.addWidget(view)
+    view.show()
+    view.folds_spin.setValue(2)
+    view.trials_spin.setValue(5000)
+    qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: view.model.rowCount() >= 3, timeout=60_000)
+    with qtbot.waitSignal(view.tuning_cancelled, timeout=60_000) as blocker:
+        qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
+    run, best, n = blocker.args[0]
+    trials = view.feed.runs[run]
+    assert run == "fold 1" and n == len(trials) == view.model.rowCount() and best is max(
+        trials, key=lambda t: (t.train, t.tiebreak, -t.number))
+    assert f"of fold 1: trial {best.number}" in view.status.text() and f"resting on {n} trials" in view.status.text()
+    assert view.apply_button.isEnabled() and view.best_trial() is best
+    with qtbot.waitSignal(view.apply_requested) as applied:
+        qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)
+    assert applied.args[0] == best.config
+    view.shutdown()

@@ -74,3 +74,16 @@ def test_imported_settings_are_one_undoable_step(qtbot, ranked_window, tmp_path)
     assert w.ctx.session.config.mmr_lambda == 0.4 and w.undo.stack.count() == 1
     _keys(qtbot, w, CTRL)
     assert w.ctx.session.config == Config() and w.tuning.config == Config()
+
+
+def test_the_count_of_changes_is_worded_for_one_and_for_many(qtbot):
+    from core.rank.whatif import Change, WhatIf
+    from memsense_gui.views.why_not import WhyNotPanel
+
+    panel = WhyNotPanel()
+    qtbot.addWidget(panel)
+    one = Change("lambda", 0.5, 0.78, 3, ())
+    for changes, words in (((one,), "1 single change, checked"), ((one, one._replace(knob="rrfK")), "2 single changes")):
+        panel.whatif_pending("u:S1")
+        panel.show_whatif("u:S1", WhatIf("u:S1", changes, ""))
+        assert words in panel.whatif_label.text() and "1 single changes" not in panel.whatif_label.text()
