@@ -26,7 +26,7 @@ from core.config import Config, to_dict
 from core.errors import MemsenseError
 from core.evaluation.evaluate import evaluate_config
 from core.evaluation.metrics import metric_key, parse_metric
-from core.evaluation.tune import Progress, TuneResult, evaluator_for
+from core.evaluation.tune import Progress, Trial, TuneResult, evaluator_for
 from core.recall.pool import RecallPool
 from core.records import Question
 
@@ -34,6 +34,13 @@ Search = Callable[..., TuneResult]
 """`(pools, train, test, metric=, trials=, seed=, start=, progress=, cancel=, evaluator=, **kw) -> TuneResult`;
 `evaluator` (`core.evaluation.tune.evaluator_for` over every question) scores its trials."""
 BOOTSTRAP_RESAMPLES = 2000
+FoldTrialSeen = Callable[[str, Trial], None]
+"""`(run, trial)`: a trial of one search of a cross-validation, `run` as `fold_label` names it."""
+
+
+def fold_label(n: int, folds: int) -> str:
+    """The name of the n-th search (1-based) of a k-fold cross-validation: "fold n", then "all users"."""
+    return f"fold {n}" if n <= folds else "all users"
 
 
 @dataclass(frozen=True)
@@ -131,8 +138,12 @@ def user_folds(users: Sequence[str], k: int, seed: int = 0) -> list[tuple[str, .
 def cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Question], search: Search,
                    search_name: str, metric: str = "recall_all@4", folds: int = 5, trials: int = 100,
                    seed: int = 0, start: Config | None = None, progress: Progress | None = None,
-                   cancel: threading.Event | None = None, **search_options) -> CrossValidation:
+                   cancel: threading.Event | None = None, on_trial: FoldTrialSeen | None = None,
+                   **search_options) -> CrossValidation:
     """Tune on k−1 folds, score on the held-out one, for each fold; then tune on every user.
+
+    `on_trial(run, trial)` is given each trial of each search as it is scored, `run` naming the
+    search (`fold_label`: "fold 1", ..., "all users").
 
     `search_options` go to every search call; a `study_name` is suffixed per fold (`-fold1`,
     ..., `-all`) so each fold keeps its own resumable study. `jobs` worker processes score the
@@ -146,21 +157,27 @@ def cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Question
     jobs = search_options.pop("jobs", 1)
     with evaluator_for(pools, questions, name, jobs) as evaluator:  # every fold's trials score all questions once
         return _cross_validate(pools, questions, search, search_name, name, k, groups, trials, seed, start, progress,
-                               cancel, study, dict(search_options, evaluator=evaluator))
+                               cancel, study, dict(search_options, evaluator=evaluator), on_trial)
 
 
 def _cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Question], search: Search, search_name: str,
                     name: str, k: int, groups: list[tuple[str, ...]], trials: int, seed: int, start: Config,
                     progress: Progress | None, cancel: threading.Event | None, study: str | None,
-                    search_options: dict) -> CrossValidation:
+                    search_options: dict, on_trial: FoldTrialSeen | None = None) -> CrossValidation:
     runs = len(groups) + 1
+
+    def seen(n: int) -> dict:
+        if on_trial is None:
+            return {}
+        label = fold_label(n, len(groups))
+        return {"on_trial": lambda trial: on_trial(label, trial)}
     out: list[Fold] = []
     held_scores: dict[str, float] = {}
 
     def stage(n: int) -> Progress | None:
         if progress is None:
             return None
-        label = f"fold {n}/{len(groups)}" if n <= len(groups) else "all users"
+        label = f"{fold_label(n, len(groups))}/{len(groups)}" if n <= len(groups) else fold_label(n, len(groups))
         return lambda done, total, msg: progress((n - 1) * total + done, runs * total, f"{label}: {msg}")
 
     for n, held_users in enumerate(groups, start=1):
@@ -171,7 +188,7 @@ def _cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Questio
         opts = dict(search_options, study_name=f"{study}-fold{n}") if study else dict(search_options)
         opts["sensitivity_points"] = 0  # the sweep is for the config offered, not the folds'
         result = search(pools, train, held, metric=name, trials=trials, seed=seed, start=start,
-                        progress=stage(n), cancel=cancel, **opts)
+                        progress=stage(n), cancel=cancel, **opts, **seen(n))
         tuned = result.best.config
         ev_held = evaluate_config(pools, held, tuned, k)
         held_scores.update(ev_held.scores(name))
@@ -189,7 +206,7 @@ def _cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Questio
     gains = np.array([held_scores[q.question_id] - start_scores[q.question_id] for q in scored])
     opts = dict(search_options, study_name=f"{study}-all") if study else search_options
     final = search(pools, list(questions), [], metric=name, trials=0 if cancelled else trials, seed=seed,
-                   start=start, progress=stage(runs), cancel=cancel, **opts)
+                   start=start, progress=stage(runs), cancel=cancel, **opts, **seen(runs))
     return CrossValidation(name, search_name, seed, tuple(out), len(scored),
                            float(np.mean([held_scores[q.question_id] for q in scored])),
                            float(np.mean(list(start_scores.values()))), bootstrap_ci(gains, seed), final,

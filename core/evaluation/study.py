@@ -39,7 +39,7 @@ import optuna
 from core.config import Config, to_dict
 from core.errors import MemsenseError
 from core.evaluation.parallel import Evaluator
-from core.evaluation.tune import (KNOBS, Knob, Progress, Scorer, Trial, TuneResult, _key, open_scorer,
+from core.evaluation.tune import (KNOBS, Knob, Progress, Scorer, Trial, TrialSeen, TuneResult, _key, open_scorer,
                                    sensitivity)
 from core.recall.pool import RecallPool
 from core.records import Question
@@ -76,7 +76,12 @@ def _params(cfg: Config, knobs: Sequence[Knob]) -> dict[str, float]:
 
 def _identity(metric: str, start: Config, users: Sequence[str], knobs: Sequence[Knob]) -> dict[str, str]:
     return {"metric": metric, "start": json.dumps(to_dict(start), sort_keys=True),
-            "train_users": ",".join(sorted(set(users))), "knobs": ",".join(k.name for k in knobs)}
+            "train_users": ",".join(sorted(set(users))), "knobs": ",".join(map(_knob_identity, knobs))}
+
+
+def _knob_identity(knob: Knob) -> str:
+    """A knob in a study's identity: its name, with its range when one was chosen for the search."""
+    return knob.name if knob.span is None else f"{knob.name}={knob.low:g}..{knob.high:g}"
 
 
 def storage_reason(exc: BaseException) -> str:
@@ -140,9 +145,12 @@ def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: S
              seeds: Sequence[Config] = (), knobs: Sequence[Knob] = KNOBS, sensitivity_points: int = 7,
              storage: str | Path | None = None, study_name: str | None = None,
              progress: Progress | None = None,
-             cancel: threading.Event | None = None, jobs: int = 1, evaluator: Evaluator | None = None) -> TuneResult:
+             cancel: threading.Event | None = None, jobs: int = 1, evaluator: Evaluator | None = None,
+             on_trial: TrialSeen | None = None) -> TuneResult:
     """Maximise the train `metric` over `knobs` with seeded TPE in `trials` completed trials;
-    `jobs` worker processes score each trial (or `evaluator`, shared by cross-validation)."""
+    `jobs` worker processes score each trial (or `evaluator`, shared by cross-validation);
+    `on_trial` is given every completed trial: those a resumed study holds first, then each new
+    one as soon as it is scored, numbered and staged as in the result."""
     name, scorer = open_scorer(pools, train, test, metric, jobs, evaluator)
     start = start or Config()
     with scorer:
@@ -155,9 +163,14 @@ def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: S
         for cfg in (start, *seeds):  # those already tried (a resumed study) are skipped
             study.enqueue_trial(_params(cfg, knobs), skip_if_exists=True)
         budget = max(1, trials)
+        seen: Callable[[int, optuna.trial.FrozenTrial], None] | None = None
+        if on_trial is not None:
+            for old in _history(study, start, knobs, len(seeds)):
+                on_trial(old)
+            seen = _announce(on_trial, start, knobs, len(seeds))
         with study_storage(storage, study_name):
             _optimize(study, scorer, start, knobs, budget - len(_complete(study)), budget, progress, cancel,
-                      kept.add_trial if kept is not None else None)
+                      kept.add_trial if kept is not None else None, seen)
         history = _history(study, start, knobs, len(seeds))
         if not history:
             raise MemsenseError("the tuning study has no completed trial; run it again")
@@ -172,7 +185,8 @@ def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: S
 
 def _optimize(study: optuna.Study, scorer: Scorer, start: Config, knobs: Sequence[Knob], n: int, budget: int,
               progress: Progress | None, cancel: threading.Event | None,
-              keep: Callable[[optuna.trial.FrozenTrial], None] | None = None) -> None:
+              keep: Callable[[optuna.trial.FrozenTrial], None] | None = None,
+              seen: Callable[[int, optuna.trial.FrozenTrial], None] | None = None) -> None:
     """Run `n` trials by ask and tell, one ahead: the next trial is asked (TPE's own work)
     while this one is scored. Each ask comes after the same tells whatever the timing, so a
     seeded study makes the same trials with any number of jobs. `keep` stores each completed
@@ -200,6 +214,8 @@ def _optimize(study: optuna.Study, scorer: Scorer, start: Config, knobs: Sequenc
         frozen = study.tell(trial, score.train + TIE_WEIGHT * score.tiebreak)
         if keep is not None:
             keep(frozen)
+        if seen is not None:
+            seen(done, frozen)
         done += 1
         best = score.train if not best >= score.train else best
         if progress:
@@ -211,12 +227,19 @@ def _complete(study: optuna.Study) -> list[optuna.trial.FrozenTrial]:
 
 
 def _history(study: optuna.Study, start: Config, knobs: Sequence[Knob], n_seeds: int) -> list[Trial]:
-    out = []
-    for n, t in enumerate(_complete(study)):
-        stage = "start" if n == 0 else "seed" if n <= n_seeds else "tpe"
-        out.append(Trial(n, stage, _config(start, knobs, t.params), float(t.user_attrs["train"]),
-                         t.user_attrs.get("test"), float(t.user_attrs["tiebreak"])))
-    return out
+    return [_trial(n, t, start, knobs, n_seeds) for n, t in enumerate(_complete(study))]
+
+
+def _trial(n: int, t: optuna.trial.FrozenTrial, start: Config, knobs: Sequence[Knob], n_seeds: int) -> Trial:
+    """The `n`-th completed trial of a study as a `Trial`."""
+    stage = "start" if n == 0 else "seed" if n <= n_seeds else "tpe"
+    return Trial(n, stage, _config(start, knobs, t.params), float(t.user_attrs["train"]),
+                 t.user_attrs.get("test"), float(t.user_attrs["tiebreak"]))
+
+
+def _announce(on_trial: TrialSeen, start: Config, knobs: Sequence[Knob],
+              n_seeds: int) -> Callable[[int, optuna.trial.FrozenTrial], None]:
+    return lambda n, t: on_trial(_trial(n, t, start, knobs, n_seeds))
 
 
 def importances(study: optuna.Study, seed: int = 0) -> dict[str, float]:

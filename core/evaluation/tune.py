@@ -49,6 +49,8 @@ class Knob:
     """A knob the tuner searches, over the range its declaration gives (`core.config.Knob.tune`)."""
 
     knob: ConfigKnob
+    span: tuple[float, float] | None = None
+    """A range chosen for this search (`core.evaluation.space`), else the declared one."""
 
     @property
     def name(self) -> str:
@@ -56,10 +58,18 @@ class Knob:
 
     @property
     def bounds(self) -> tuple[float, float]:
-        """The range searched; every knob of `KNOBS` and `POOL_KNOBS` declares one."""
+        """The range searched: `span` when chosen, else the declared one (every knob of `KNOBS`
+        and `POOL_KNOBS` declares one)."""
+        if self.span is not None:
+            return self.span
         if self.knob.tune is None:
             raise ValueError(f"{self.name} declares no tuning range")
         return self.knob.tune
+
+    @property
+    def legal(self) -> tuple[float, float]:
+        """The values the knob may take at all (`core.config.Knob.low/high`)."""
+        return self.knob.low, self.knob.high
 
     @property
     def low(self) -> float:
@@ -144,6 +154,10 @@ class Trial:
     def to_json(self) -> dict:
         return {"trial": self.number, "stage": self.stage, "train": self.train, "test": self.test,
                 "config": to_dict(self.config)}
+
+
+TrialSeen = Callable[[Trial], None]
+"""Called with each trial as soon as it is scored (on the searching thread)."""
 
 
 @dataclass(frozen=True)
@@ -275,18 +289,20 @@ def tune(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Seque
          trials: int = 100, seed: int = 0, start: Config | None = None, seeds: Sequence[Config] = (),
          knobs: Sequence[Knob] = KNOBS,
          sensitivity_points: int = 7, progress: Progress | None = None,
-         cancel: threading.Event | None = None, jobs: int = 1, evaluator: Evaluator | None = None) -> TuneResult:
+         cancel: threading.Event | None = None, jobs: int = 1, evaluator: Evaluator | None = None,
+         on_trial: TrialSeen | None = None) -> TuneResult:
     """Search `knobs` for the best train `metric` in `trials` trials (see the module docstring);
-    `jobs` worker processes score each trial (or `evaluator`, shared by cross-validation)."""
+    `jobs` worker processes score each trial (or `evaluator`, shared by cross-validation);
+    `on_trial` is given each trial as soon as it is scored."""
     name, scorer = open_scorer(pools, train, test, metric, jobs, evaluator)
     with scorer:
         return _tune(name, scorer, train, test, trials, seed, start or Config(), seeds, knobs, sensitivity_points,
-                     progress, cancel)
+                     progress, cancel, on_trial)
 
 
 def _tune(name: str, scorer: Scorer, train: Sequence[Question], test: Sequence[Question], trials: int, seed: int,
           start: Config, seeds: Sequence[Config], knobs: Sequence[Knob], sensitivity_points: int,
-          progress: Progress | None, cancel: threading.Event | None) -> TuneResult:
+          progress: Progress | None, cancel: threading.Event | None, on_trial: TrialSeen | None = None) -> TuneResult:
     history: list[Trial] = []
     budget = max(1, trials)
 
@@ -295,6 +311,8 @@ def _tune(name: str, scorer: Scorer, train: Sequence[Question], test: Sequence[Q
         tr = score.train
         trial = Trial(len(history), stage, cfg, tr, score.test, score.tiebreak)
         history.append(trial)
+        if on_trial is not None:
+            on_trial(trial)
         if progress:
             best = max(history, key=_key)
             progress(len(history), budget, f"trial {trial.number}: train {tr:.3f}, best {best.train:.3f}")
@@ -336,6 +354,11 @@ def _tune(name: str, scorer: Scorer, train: Sequence[Question], test: Sequence[Q
 
 def _key(trial: Trial) -> tuple[float, float, int]:
     return (trial.train, trial.tiebreak, -trial.number)
+
+
+def best_of(trials: Sequence[Trial]) -> Trial | None:
+    """The trial a search would pick: the highest train metric, then tie-break, then the earliest."""
+    return max(trials, key=_key, default=None)
 
 
 def _refine(best: Trial, knobs: Sequence[Knob], run: Callable[[Config, str], Trial], stopped: Callable[[], bool],

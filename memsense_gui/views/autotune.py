@@ -1,54 +1,49 @@
 """The auto-tuning panel: pick training and held-out users, search the knobs (core.evaluation.tune),
 watch the trial history, see each knob's sensitivity, save the best settings as a preset.
 
-`AutoTuneView` is given a `tune` callable
-`(train_users, test_users, metric, trials, progress, cancel) -> TuneResult` and, optionally, a
-`cross_validate` callable `(users, metric, trials, folds, progress, cancel) -> CrossValidation`
-(k-fold cross-validation by user, SPEC §12); it runs them off the GUI thread (progress,
-Cancel); `save_preset(name, cfg)` stores the winner. With 2 or more folds the ticked users of
+`AutoTuneView` is given a `tune` callable and, optionally, a `cross_validate` one (k-fold
+cross-validation by user, SPEC §12; both in `workers.tuning`) and runs them off the GUI thread
+(progress, Cancel); `save_preset(name, cfg)` stores the winner. With 2 or more folds the ticked users of
 both lists are dealt into folds, and the panel shows each fold's train and held-out figures,
 the cross-validated held-out metric and the bootstrap interval of its gain. Saving a config
-whose held-out gain is not above zero asks first. Both callables also take `pool_limits`
-(search the pool limits too, as the CLI does). The studies are kept on disk by the source:
+whose held-out gain is not above zero asks first. The studies are kept on disk by the source:
 Tune with the same choices resumes a cancelled or unfinished run (the trials count is the
 total); `forget()` deletes them ("Start over").
+
+Steering: the Search space tab locks knobs (at their value in the settings on screen) and sets
+ranges (`core.evaluation.space`); every trial shows in the table (sortable by the objective and
+by each knob) and in the History plot (objective and best so far, one colour per fold) as it is
+scored (`state.trial_feed`), with an ETA from the measured trial rate. Cancel keeps the best
+trial so far and says how many trials it rests on. Apply… offers the best settings with their
+diff (`apply_requested(cfg, what)`: the window shows the diff and applies in one undoable step).
 """
 from __future__ import annotations
 
-import threading
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QListWidget, QListWidgetItem,
-    QMessageBox, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QTableView, QVBoxLayout, QWidget,
+    QMessageBox, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QTableView, QTabWidget, QVBoxLayout,
+    QWidget,
 )
 
 from core.config import Config
 from core.errors import MemsenseError
 from core.evaluation.cv import CrossValidation
 from core.evaluation.metrics import metric_names
-from core.evaluation.tune import ALL_KNOBS, TuneResult
+from core.evaluation.tune import ALL_KNOBS, KNOBS, Trial, TuneResult
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.models.trials import TrialModel
 from memsense_gui.plots.sensitivity import SensitivityPlot
-from memsense_gui.workers.runner import Job, Task, TaskRunner
+from memsense_gui.plots.trials import TrialHistoryPlot
+from memsense_gui.state.trial_feed import SPLIT_RUN, TrialFeed, TrialRate
+from memsense_gui.views.search_space import SearchSpaceEditor
+from memsense_gui.workers.runner import Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
-
-class TuneFn(Protocol):
-    """(train users, test users, metric, trials, progress, cancel; pool_limits) -> the tuning's result."""
-
-    def __call__(self, train: Sequence[str], test: Sequence[str], metric: str, trials: int,
-                 progress: Callable[[int, int, str], None], cancel: threading.Event, /, *,
-                 pool_limits: bool = False) -> TuneResult: ...
+from memsense_gui.workers.tuning import CrossValidateFn, TuneFn, run_cv, run_tune
 
 
-class CrossValidateFn(Protocol):
-    """(users, metric, trials, folds, progress, cancel; pool_limits) -> the cross-validation."""
-
-    def __call__(self, users: Sequence[str], metric: str, trials: int, folds: int,
-                 progress: Callable[[int, int, str], None], cancel: threading.Event, /, *,
-                 pool_limits: bool = False) -> CrossValidation: ...
 SPLIT = 1
 """The folds spin box's lowest value: no cross-validation, the ticked train/test split."""
 DEFAULT_FOLDS = 5
@@ -59,17 +54,23 @@ class AutoTuneView(QWidget):
 
     tuning_finished = Signal(object)  # TuneResult, or CrossValidation with 2 or more folds
     tuning_failed = Signal(object)
+    tuning_cancelled = Signal(object)  # (run, best trial, trials it rests on), or None when no trial was scored
     preset_saved = Signal(str)
+    apply_requested = Signal(object, str)  # Config, what it is
 
     def __init__(self, parent: QWidget | None = None, *, tune: TuneFn | None = None,
                  users: Callable[[], Sequence[str]] = lambda: (),
                  save_preset: Callable[[str, Config], None] | None = None,
-                 cross_validate: CrossValidateFn | None = None, forget: Callable[[], Any] | None = None):
+                 cross_validate: CrossValidateFn | None = None, forget: Callable[[], Any] | None = None,
+                 current: Callable[[], Config] = Config):
         super().__init__(parent)
         self.tune_fn, self.users_fn, self.save_fn, self.cv_fn = tune, users, save_preset, cross_validate
         self.forget_fn = forget
+        self.current = current
         self.result: TuneResult | None = None
         self.cv: CrossValidation | None = None
+        self.kept: tuple[str, Trial, int] | None = None  # what a cancelled run keeps
+        self.feed, self.rate = TrialFeed(), TrialRate()
         self.runner = TaskRunner("memsense-autotune", self)
         self.slot = TaskSlot(self.runner, succeeded=self._finished, failed=self._failed,
                              cancelled=self._cancelled, progressed=self._progressed)
@@ -116,8 +117,18 @@ class AutoTuneView(QWidget):
         self.cancel_button.setEnabled(False)
         self.save_button = QPushButton("Save best as preset…")
         self.save_button.setEnabled(False)
+        self.apply_button = QPushButton("Apply best…")
+        self.apply_button.setObjectName("autotune-apply")
+        self.apply_button.setToolTip("Apply the best trial's settings: their diff and rank movement first, then one "
+                                     "step Ctrl+Z undoes")
+        self.apply_button.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setVisible(False)
+        self.progress.setMinimumWidth(240)
+        self.eta_label = QLabel()
+        self.eta_label.setObjectName("autotune-eta")
+        self.space_editor = SearchSpaceEditor(self.current)
+        self.history_plot = TrialHistoryPlot()
         self.status = QLabel("Tick training users and held-out users, then Tune.")
         self.status.setWordWrap(True)
         self.model = TrialModel(self)
@@ -130,6 +141,7 @@ class AutoTuneView(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 8)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.knob_combo = QComboBox()
         self.knob_combo.addItems([k.name for k in ALL_KNOBS])
@@ -143,9 +155,12 @@ class AutoTuneView(QWidget):
             users.addLayout(box)
         controls = QHBoxLayout()
         for control in (self.metric_combo, self.trials_spin, self.folds_spin, self.pool_check, self.run_button,
-                        self.cancel_button, self.save_button, self.forget_button):
+                        self.cancel_button, self.apply_button, self.save_button, self.forget_button):
             controls.addWidget(control)
-        controls.addWidget(self.progress, 1)
+        controls.addStretch(1)
+        progress = QHBoxLayout()  # a row of its own: never squeezed by the buttons
+        progress.addWidget(self.progress, 1)
+        progress.addWidget(self.eta_label)
         right = QWidget()
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
@@ -155,12 +170,21 @@ class AutoTuneView(QWidget):
         rv.addLayout(row)
         rv.addWidget(self.plot, 1)
         rv.addWidget(self.importance_label)
+        left_tabs, right_tabs = QTabWidget(), QTabWidget()
+        left_tabs.addTab(self.table, "Trials")
+        left_tabs.addTab(self.space_editor, "Search space")
+        right_tabs.addTab(self.history_plot, "History")
+        right_tabs.addTab(right, "Sensitivity")
+        self.left_tabs, self.right_tabs = left_tabs, right_tabs
         split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.table)
-        split.addWidget(right)
+        split.addWidget(left_tabs)
+        split.addWidget(right_tabs)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
         layout.addLayout(users)
         layout.addLayout(controls)
+        layout.addLayout(progress)
         layout.addWidget(self.status)
         layout.addWidget(self.folds_text)
         layout.addWidget(split, 1)
@@ -168,7 +192,10 @@ class AutoTuneView(QWidget):
         self.run_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
         self.save_button.clicked.connect(self.ask_save)
+        self.apply_button.clicked.connect(self.offer_apply)
         self.forget_button.clicked.connect(self.forget)
+        self.pool_check.toggled.connect(self._pool_toggled)
+        self._pool_toggled(self.pool_check.isChecked())
         self.knob_combo.currentTextChanged.connect(self._show_sensitivity)
         self.refresh_users()
 
@@ -194,21 +221,51 @@ class AutoTuneView(QWidget):
         if self.tune_fn is None:
             self.status.setText("Nothing to tune: open a store first.")
             return None
+        try:
+            space = self.space_editor.space()
+        except MemsenseError as exc:
+            self.left_tabs.setCurrentWidget(self.space_editor)
+            self.status.setText(f"Cannot tune: {exc}.")
+            return None
         train, test = self.ticked(self.train_list), self.ticked(self.test_list)
         folds = self.folds_spin.value() if self.cv_fn is not None else SPLIT
-        self.progress.setVisible(True)
-        self.progress.setRange(0, 0)
-        self.cancel_button.setEnabled(True)
-        self.save_button.setEnabled(False)
+        self._reset_run()
         if folds > SPLIT:
             users = list(dict.fromkeys([*train, *test]))
             self.status.setText(f"Cross-validating {self.metric_combo.currentText()}: {folds} folds over "
                                 f"{', '.join(users) or 'no users'}…")
-            return self.slot.start("tune", _run_cv, self.cv_fn, users, self.metric_combo.currentText(),
-                                   self.trials_spin.value(), folds, self.pool_check.isChecked())
+            return self.slot.start("tune", run_cv, self.cv_fn, users, self.metric_combo.currentText(),
+                                   self.trials_spin.value(), folds, self.pool_check.isChecked(), space, self.feed.add)
         self.status.setText(f"Tuning {self.metric_combo.currentText()} on {', '.join(train) or 'no users'}…")
-        return self.slot.start("tune", _run_tune, self.tune_fn, train, test, self.metric_combo.currentText(),
-                               self.trials_spin.value(), self.pool_check.isChecked())
+        return self.slot.start("tune", run_tune, self.tune_fn, train, test, self.metric_combo.currentText(),
+                               self.trials_spin.value(), self.pool_check.isChecked(), space,
+                               lambda trial: self.feed.add(SPLIT_RUN, trial))
+
+    def _reset_run(self) -> None:
+        self.feed.reset()
+        self.rate.reset()
+        self.result, self.cv, self.kept = None, None, None
+        self.model.set_rows([])
+        self.history_plot.clear_runs(self.metric_combo.currentText())
+        self.progress.setVisible(True)
+        self.progress.setRange(0, 0)
+        self.eta_label.setText("")
+        self.cancel_button.setEnabled(True)
+        self.save_button.setEnabled(False)
+        self.apply_button.setEnabled(False)
+
+    def _pool_toggled(self, on: bool) -> None:
+        self.space_editor.set_knobs(ALL_KNOBS if on else KNOBS)
+
+    def _take_trials(self) -> None:
+        """Show the trials scored since the last look: table rows, plot points, best so far."""
+        new = self.feed.drain()
+        if not new:
+            return
+        self.model.add(new)
+        self.history_plot.set_runs(self.feed.runs)
+        kept = self.feed.kept_best()
+        self.model.set_best(None if kept is None else (kept[0], kept[1].number))
 
     @Slot()
     def forget(self) -> None:
@@ -230,9 +287,14 @@ class AutoTuneView(QWidget):
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
         self.progress.setFormat(f"{what}  %v/%m")
+        if "trial " in what:
+            self.rate.observe(done, total)
+            self.eta_label.setText(self.rate.text())
+        self._take_trials()
 
     def _finished(self, result: TuneResult | CrossValidation) -> None:
         self._stop()
+        self._take_trials()
         if isinstance(result, CrossValidation):
             self.set_cv(result)
         else:
@@ -246,11 +308,28 @@ class AutoTuneView(QWidget):
 
     def _cancelled(self, _exc: BaseException) -> None:
         self._stop()
-        self.status.setText("Tuning cancelled.")
+        self._take_trials()
+        self.kept = self.feed.kept_best()
+        if self.kept is None:
+            self.status.setText("Tuning cancelled before any trial was scored: nothing to keep.")
+        else:
+            self.status.setText(f"Tuning cancelled. {self._kept_text()}")
+            self.apply_button.setEnabled(True)
+            self.save_button.setEnabled(self.save_fn is not None)
+        self.tuning_cancelled.emit(self.kept)
+
+    def _kept_text(self) -> str:
+        assert self.kept is not None
+        run, best, n = self.kept
+        test = "" if best.test is None else f", held-out {best.test:.3f}"
+        where = "" if run == SPLIT_RUN else f" of {run}"
+        return (f"Kept the best so far{where}: trial {best.number}, train {best.train:.3f}{test}, "
+                f"resting on {n} trial{'s' if n != 1 else ''}.")
 
     def _stop(self) -> None:
         self.progress.setVisible(False)
         self.cancel_button.setEnabled(False)
+        self.eta_label.setText("")
 
     def set_result(self, result: TuneResult) -> None:
         self.result, self.cv = result, None
@@ -258,10 +337,12 @@ class AutoTuneView(QWidget):
         self._show_trials(result)
         b, s = result.best, result.start
         test = "" if b.test is None else f", held-out {s.test:.3f} → {b.test:.3f}"
+        if result.cancelled:
+            self.kept = (SPLIT_RUN, b, len(result.trials))
+        cancelled = f" Cancelled: {self._kept_text()}" if result.cancelled else ""
         self.status.setText(f"{result.metric}: train {s.train:.3f} → {b.train:.3f}{test} "
-                            f"(best = trial {b.number} of {len(result.trials)}"
-                            f"{', cancelled' if result.cancelled else ''}). A gap between train and held-out "
-                            f"shows over-fitting.{self._save_warning()}")
+                            f"(best = trial {b.number} of {len(result.trials)}). A gap between train and held-out "
+                            f"shows over-fitting.{cancelled}{self._save_warning()}")
 
     def set_cv(self, cv: CrossValidation) -> None:
         """Show a cross-validation: per-fold figures, the cross-validated metric and the gain's interval;
@@ -281,8 +362,16 @@ class AutoTuneView(QWidget):
                             f"{cv.verdict()}.{self._save_warning()}")
 
     def _show_trials(self, result: TuneResult) -> None:
-        self.model.set_trials(result.trials, result.best.number)
+        """The trials as scored (every run), the final search's best marked; a result that comes
+        without streamed trials (a callable that does not stream) is shown from the result."""
+        run = SPLIT_RUN if self.cv is None else "all users"
+        if not self.feed.runs.get(run):
+            self.feed.runs[run] = list(result.trials)
+            self.model.set_rows([(r, t) for r, ts in self.feed.runs.items() for t in ts])
+            self.history_plot.set_runs(self.feed.runs)
+        self.model.set_best((run, result.best.number))
         self.save_button.setEnabled(self.save_fn is not None)
+        self.apply_button.setEnabled(True)
         ranked = sorted(result.importances.items(), key=lambda kv: -kv[1])
         self.importance_label.setText(
             "parameter importance (Optuna fANOVA over the trials): " + ", ".join(f"{k} {v:.2f}" for k, v in ranked)
@@ -334,11 +423,26 @@ class AutoTuneView(QWidget):
                                       QMessageBox.StandardButton.No)
         return answer == QMessageBox.StandardButton.Yes
 
+    def best_trial(self) -> Trial | None:
+        """The trial offered: the search's best, or the best so far a cancelled run kept."""
+        if self.result is not None:
+            return self.result.best
+        return self.kept[1] if self.kept is not None else None
+
+    @Slot()
+    def offer_apply(self) -> None:
+        best = self.best_trial()
+        if best is None:
+            return
+        metric = self.result.metric if self.result is not None else self.metric_combo.currentText()
+        self.apply_requested.emit(best.config, f"auto-tune trial {best.number} ({metric} train {best.train:.3f})")
+
     def save_best(self, name: str) -> bool:
-        if self.result is None or self.save_fn is None:
+        best = self.best_trial()
+        if best is None or self.save_fn is None:
             return False
         try:
-            self.save_fn(name, self.result.best.config)
+            self.save_fn(name, best.config)
         except MemsenseError as exc:
             self.status.setText(str(exc))
             return False
@@ -350,13 +454,3 @@ class AutoTuneView(QWidget):
     def shutdown(self) -> None:
         self.slot.cancel()
         self.runner.shutdown(wait=False)
-
-
-def _run_tune(tune: TuneFn, train: list[str], test: list[str], metric: str, trials: int, pool_limits: bool,
-              task: Job) -> TuneResult:
-    return tune(train, test, metric, trials, task.report, task.cancel_event, pool_limits=pool_limits)
-
-
-def _run_cv(cross_validate: CrossValidateFn, users: list[str], metric: str, trials: int, folds: int,
-            pool_limits: bool, task: Job) -> CrossValidation:
-    return cross_validate(users, metric, trials, folds, task.report, task.cancel_event, pool_limits=pool_limits)

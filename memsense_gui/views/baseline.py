@@ -62,7 +62,7 @@ class BaselineBar(QWidget):
         self.ctx.session.pin_baseline(f"snapshot of {time.strftime('%H:%M:%S')}", self.ctx.session.config)
 
     def pin_preset(self, name: str) -> None:
-        self.ctx.attempt(lambda: self.ctx.session.pin_baseline(f"preset “{name}”", self.ctx.presets.get(name)),
+        self.ctx.attempt(lambda: self.ctx.session.pin_baseline(preset_label(name), self.ctx.presets.get(name)),
                          "Baseline")
 
     def _show(self, baseline: Baseline | None) -> None:
@@ -70,6 +70,11 @@ class BaselineBar(QWidget):
         text = UNPINNED if baseline is None else f"Moved: against {baseline.label}"
         self.label.setText(f"{text} (updating…)" if waiting else text)
         self.label.setToolTip(UNPINNED_TIP if baseline is None else settings_text(baseline))
+
+
+def preset_label(name: str) -> str:
+    """A preset pinned as the baseline, as "Moved: against …" names it."""
+    return f"preset “{name}”"
 
 
 def settings_text(baseline: Baseline) -> str:

@@ -75,7 +75,8 @@ class EvaluationView(QWidget):
         context's engine thread, the auto-tuner beside it, stopped when the window closes."""
         source = EvaluationSource(ctx)
         autotune = AutoTuneView(tune=source.tune, users=lambda: list(ctx.users), save_preset=ctx.presets.save,
-                                cross_validate=source.cross_validate, forget=source.forget_studies)
+                                cross_validate=source.cross_validate, forget=source.forget_studies,
+                                current=lambda: ctx.session.config)
         view = cls(presets=lambda: with_current(ctx.presets.all(), ctx.session.config), source=source,
                    autotune=autotune)
         ctx.users_loaded.connect(view._users_loaded)

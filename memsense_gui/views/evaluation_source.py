@@ -26,12 +26,13 @@ from PySide6.QtCore import QObject, Signal
 
 from core.config import Config
 from core.errors import MemsenseError
-from core.evaluation.cv import CrossValidation, cross_validate
+from core.evaluation.cv import CrossValidation, FoldTrialSeen, cross_validate
 from core.evaluation.evaluate import PresetEvaluation, check_users, evaluate_presets, judged_only, missing_gold_note
 from core.evaluation.judged import load_question_set
 from core.evaluation.parallel import default_jobs
 from core.evaluation.question_set import QuestionSetRecall, file_digest, planned_depth
-from core.evaluation.tune import ALL_KNOBS, KNOBS, TuneResult, seed_presets, split_users
+from core.evaluation.space import SearchSpace
+from core.evaluation.tune import ALL_KNOBS, KNOBS, Knob, TrialSeen, TuneResult, seed_presets, split_users
 from core.recall.pool import RecallPool
 from core.records import Question
 from memsense_gui.state import paths
@@ -139,12 +140,15 @@ class EvaluationSource(QObject):
         """The file of the auto-tune studies of the open store and question set."""
         return paths.study_file(self.ctx.home, self.ctx.location or "", self._source())
 
-    def _study(self, kind: str, metric: str, pool_limits: bool, users: Sequence[str]) -> tuple[Path, str]:
-        """(study file, study name) of the study these choices continue."""
+    def _study(self, kind: str, metric: str, pool_limits: bool, users: Sequence[str],
+               space: SearchSpace | None = None) -> tuple[Path, str]:
+        """(study file, study name) of the study these choices continue (a search space with locks
+        or ranges of its own is a study of its own)."""
         path = self.study_file()
         path.parent.mkdir(parents=True, exist_ok=True)
         who = hashlib.sha1(",".join(users).encode()).hexdigest()[:8]
-        return path, f"{kind}-{metric}-{'pool' if pool_limits else 'fixed-pool'}-{who}"
+        shaped = f"-space{space.signature()}" if space is not None and space.signature() else ""
+        return path, f"{kind}-{metric}-{'pool' if pool_limits else 'fixed-pool'}-{who}{shaped}"
 
     def forget_studies(self) -> Path:
         """Delete the saved studies of this store and question set (the next Tune starts afresh)."""
@@ -153,38 +157,48 @@ class EvaluationSource(QObject):
         return path
 
     def tune(self, train: Sequence[str], test: Sequence[str], metric: str, trials: int, progress: Progress,
-             cancel: threading.Event, pool_limits: bool = True) -> TuneResult:
+             cancel: threading.Event, pool_limits: bool = True, space: SearchSpace | None = None,
+             on_trial: TrialSeen | None = None) -> TuneResult:
         """Worker thread: pools of the chosen users' questions, then a seeded Optuna TPE study
         (`core.evaluation.study.tune_tpe`, kept on disk) from Memsense's default, warm-started
         with the built-in RRF presets; `trials` is the study's total. Trials are scored by worker
         processes on every core (started by 'spawn', never forked from the Qt process) and stopped
-        on cancel."""
+        on cancel. `space`: knobs locked and ranges chosen; `on_trial` sees each trial scored."""
         from core.evaluation.study import tune_tpe  # optuna: imported when a study starts, not at app start
 
         questions, digest = self._questions([*train, *test])
         train_q, test_q = split_users(questions, train, test)
-        start, knobs = TUNE_START, ALL_KNOBS if pool_limits else KNOBS
+        start, knobs = _start_and_knobs(pool_limits, space)
         pools = self.recalled(questions, digest, planned_depth([start], start, knobs), progress, cancel).pools
-        storage, name = self._study("split", metric, pool_limits, [*sorted(train), "|", *sorted(test)])
+        storage, name = self._study("split", metric, pool_limits, [*sorted(train), "|", *sorted(test)], space)
         return tune_tpe(pools, train_q, test_q, metric, trials=trials, start=start, seeds=seed_presets(start),
                         knobs=knobs, storage=storage, study_name=name, progress=progress, cancel=cancel,
-                        jobs=default_jobs())
+                        jobs=default_jobs(), on_trial=on_trial)
 
     def cross_validate(self, users: Sequence[str], metric: str, trials: int, folds: int, progress: Progress,
-                       cancel: threading.Event, pool_limits: bool = True) -> CrossValidation:
+                       cancel: threading.Event, pool_limits: bool = True, space: SearchSpace | None = None,
+                       on_trial: FoldTrialSeen | None = None) -> CrossValidation:
         """Worker thread: k-fold cross-validation by user (`core.evaluation.cv`) of a seeded Optuna TPE
         search from Memsense's default, seeded with the built-in RRF presets; `trials` per fold, each
         fold's study kept on disk."""
         from core.evaluation.study import tune_tpe
 
         questions, digest = self._questions(users)
-        start, knobs = TUNE_START, ALL_KNOBS if pool_limits else KNOBS
+        start, knobs = _start_and_knobs(pool_limits, space)
         pools = self.recalled(questions, digest, planned_depth([start], start, knobs), progress, cancel).pools
-        storage, name = self._study(f"cv{folds}", metric, pool_limits, sorted(users))
+        storage, name = self._study(f"cv{folds}", metric, pool_limits, sorted(users), space)
         return cross_validate(pools, questions, tune_tpe, "tpe", metric=metric, folds=folds, trials=trials,
                               start=start, seeds=seed_presets(start), knobs=knobs, storage=storage,
                               study_name=name, progress=progress, cancel=cancel,
-                              jobs=default_jobs())
+                              jobs=default_jobs(), on_trial=on_trial)
+
+
+def _start_and_knobs(pool_limits: bool, space: SearchSpace | None) -> tuple[Config, tuple[Knob, ...]]:
+    """Where a search starts and the knobs it searches: Memsense's settings over every knob (the
+    pool limits too with `pool_limits`), or as `space` shapes them."""
+    if space is not None:
+        return space.start(TUNE_START), space.knobs
+    return TUNE_START, ALL_KNOBS if pool_limits else KNOBS
 
 
 def _demo_questions() -> Path | None:

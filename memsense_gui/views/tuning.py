@@ -2,11 +2,14 @@
 
 Moving a slider emits `config_edited(cfg, knob)` on every tick; the window's QuerySession
 throttles and re-ranks the cached pool. Presets: the built-in ones (`core.config.presets.BUILTIN`)
-and the user's own (`state.presets.PresetLibrary`, written atomically).
+and the user's own (`state.presets.PresetLibrary`, written atomically). Choosing one (the list,
+"Reset to preset", Ctrl+R) goes through `offer_preset` when the window set it (the diff first,
+then one undoable step), else applies it at once.
 """
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -25,12 +28,15 @@ class TuningPanel(QWidget):
 
     config_edited = Signal(object, str)  # Config, knob name
     preset_applied = Signal(str)
+    preset_shown = Signal(str)  # the preset the settings are now shown against
     error_raised = Signal(object)
 
     def __init__(self, presets: PresetLibrary, parent: QWidget | None = None):
         super().__init__(parent)
         self.presets = presets
         self.config = Config()
+        self.offer_preset: Callable[[str], Any] | None = None
+        self.shown_preset = ""
         self.sliders: dict[str, Slider] = {}
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
@@ -61,7 +67,7 @@ class TuningPanel(QWidget):
         self.preset_combo.setToolTip("Built-in presets first (Memsense = the service's own defaults), then yours")
         self.reset_button = QPushButton("Reset to preset")
         self.reset_button.setToolTip("Set every knob to the selected preset (Ctrl+R)")
-        self.reset_button.clicked.connect(lambda: self.apply_preset(self.preset_combo.currentText()))
+        self.reset_button.clicked.connect(lambda: self.choose_preset(self.preset_combo.currentText()))
         top = QHBoxLayout()
         top.addWidget(self.preset_combo, 1)
         top.addWidget(self.reset_button)
@@ -85,7 +91,7 @@ class TuningPanel(QWidget):
         self.modified_label.setFixedHeight(self.modified_label.fontMetrics().height() + 2)
         v.addWidget(self.modified_label)
         self.preset_combo.currentTextChanged.connect(self._update_modified)
-        self.preset_combo.activated.connect(lambda i: self.apply_preset(self.preset_combo.itemText(i)))
+        self.preset_combo.activated.connect(lambda i: self.choose_preset(self.preset_combo.itemText(i)))
         return box
 
     def _scheme_box(self) -> QGroupBox:
@@ -180,6 +186,7 @@ class TuningPanel(QWidget):
                 self.preset_combo.setItemData(self.preset_combo.count() - 1, "built-in preset", Qt.ItemDataRole.ToolTipRole)
         self.preset_combo.setCurrentText(current if current in self.presets.names() else self.presets.names()[0])
         self.preset_combo.blockSignals(False)
+        self.shown_preset = self.preset_combo.currentText()
         self._update_modified()
 
     def _update_modified(self) -> None:
@@ -195,6 +202,15 @@ class TuningPanel(QWidget):
 
     def select_preset(self, name: str) -> None:
         self.preset_combo.setCurrentText(name)
+        self.shown_preset = self.preset_combo.currentText()
+        self.preset_shown.emit(self.shown_preset)
+
+    def choose_preset(self, name: str) -> None:
+        """A preset picked by the user: offered with its diff when the window can, else applied."""
+        if self.offer_preset is not None:
+            self.offer_preset(name)
+        else:
+            self.apply_preset(name)
 
     def apply_preset(self, name: str) -> None:
         """Reset every knob to a preset in one click."""

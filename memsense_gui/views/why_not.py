@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout
 
 from core.rank.ranking import Ranking
-from core.rank.whatif import WhatIf
+from core.rank.whatif import Change, WhatIf
 from core.records import Chunk
 from memsense_gui import app_icons
 from memsense_gui.models.chunk_search import ChunkSearchModel
@@ -25,6 +25,7 @@ class WhyNotPanel(Panel):
     pin_requested = Signal(str)
     unpin_requested = Signal(str)
     whatif_wanted = Signal(str)  # memory_id of the pin shown: work out what it would take
+    whatif_apply_wanted = Signal(object)  # core.rank.whatif.Change chosen to apply (shown with its diff first)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -60,7 +61,15 @@ class WhyNotPanel(Panel):
         self.whatif_model = WhatIfModel(self)
         self.whatif_view = make_table(self.whatif_model, stretch=WhatIfModel.PUSHES)
         self.whatif_view.setObjectName("whatif-table")
-        layout.addWidget(self.whatif_label)
+        self.whatif_apply = QPushButton("Apply…")
+        self.whatif_apply.setObjectName("whatif-apply")
+        self.whatif_apply.setToolTip("Apply the selected change: its settings diff and rank movement first, "
+                                     "then one step Ctrl+Z undoes")
+        self.whatif_apply.setEnabled(False)
+        row = QHBoxLayout()
+        row.addWidget(self.whatif_label, 1)
+        row.addWidget(self.whatif_apply, 0, Qt.AlignmentFlag.AlignBottom)
+        layout.addLayout(row)
         layout.addWidget(self.whatif_view, 4)
         fit_columns(self.whatif_view, {0: 24, 1: 6, 2: 9, 3: 5})
         self._whatif_for: str | None = None
@@ -73,6 +82,21 @@ class WhyNotPanel(Panel):
         self._watch(self.search_view)
         self._watch(self.pins_view)
         self.pins_view.selectionModel().selectionChanged.connect(lambda *_: self._show_reason())
+        self.whatif_view.selectionModel().selectionChanged.connect(lambda *_: self._whatif_selected())
+        self.whatif_view.doubleClicked.connect(lambda *_: self.apply_selected_change())
+        self.whatif_apply.clicked.connect(self.apply_selected_change)
+
+    def selected_change(self) -> Change | None:
+        rows = self.whatif_view.selectionModel().selectedRows()
+        return self.whatif_model.change(rows[0].row()) if rows else None
+
+    def _whatif_selected(self) -> None:
+        self.whatif_apply.setEnabled(self.selected_change() is not None)
+
+    def apply_selected_change(self) -> None:
+        change = self.selected_change()
+        if change is not None:
+            self.whatif_apply_wanted.emit(change)
 
     def shown_pin(self) -> str | None:
         """The pin whose fate is shown: the selected one, else the first."""
@@ -113,13 +137,17 @@ class WhyNotPanel(Panel):
             return
         user = self.pins_model.user_id
         self.whatif_model.set_answer(answer, user)
+        self._whatif_selected()
         if answer is None:
             self.whatif_label.setText(text)
             return
         name = html.escape(self._short(memory_id))
         if answer.changes:
-            self.whatif_label.setText(f"<b>What would it take</b> to bring in {name}: {len(answer.changes)} single "
-                                      "changes, each checked by re-ranking (smallest first; hover for words)")
+            n = len(answer.changes)
+            found = ("1 single change, checked by re-ranking" if n == 1 else
+                     f"{n} single changes, each checked by re-ranking (smallest first)")
+            self.whatif_label.setText(f"<b>What would it take</b> to bring in {name}: {found}; hover for words, "
+                                      "select one and Apply… to try it")
         else:
             self.whatif_label.setText(f"<b>What would it take</b> to bring in {name}: {html.escape(answer.note)}")
 

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QDockWidget
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.dock import DockId, ViewDock
 from memsense_gui.views.evaluation import EvaluationView
-from memsense_gui.window.parts import QuestionOpener, Shell
+from memsense_gui.window.parts import QuestionOpener, SettingsApplier, Shell
 
 
 class EvaluationUi(Shell, Protocol):
@@ -17,6 +17,8 @@ class EvaluationUi(Shell, Protocol):
     def ctx(self) -> AppContext: ...
     @property
     def queries(self) -> QuestionOpener: ...
+    @property
+    def applying(self) -> SettingsApplier: ...
 
     def height(self) -> int: ...
 
@@ -27,6 +29,8 @@ def install_evaluation(window: EvaluationUi) -> EvaluationView:
     """Add the Evaluation view (with its Auto-tune tab) on the window's context."""
     view = EvaluationView.for_context(window.ctx)
     view.question_activated.connect(window.queries.open_question)
+    if view.autotune is not None:  # the best trial is applied with its diff, in one undoable step
+        view.autotune.apply_requested.connect(lambda cfg, what: window.applying.offer(cfg, what))
     app = QCoreApplication.instance()
     if app is not None:
         app.aboutToQuit.connect(view.shutdown)

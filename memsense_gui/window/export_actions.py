@@ -170,10 +170,8 @@ class ExportActions:
             self.export_memsense_options(path)
 
     def import_config(self, path: str | Path) -> bool:
-        def load() -> None:
-            cfg = config_io.load(path)
-            self.window.tuning.set_config(cfg)
-            self.ctx.session.set_config(cfg, "import")
+        def load() -> None:  # one undoable step
+            self.window.applying.apply_now(config_io.load(path), f"settings of {Path(path).name}")
 
         return self.ctx.attempt(load, "Importing settings")
 

@@ -44,6 +44,8 @@ from memsense_gui.window.cases_actions import CasesActions
 from memsense_gui.window.store_actions import StoreActions
 from memsense_gui.window.query_history import QueryHistory
 from memsense_gui.window.undo_actions import UndoActions
+from memsense_gui.window.apply_actions import ApplyActions
+from memsense_gui.window.restore_choices import ChoiceMemory
 from memsense_gui.window.whatif_actions import WhatIfActions
 
 DEFAULT_SIZE = (1500, 940)
@@ -77,10 +79,13 @@ class MainWindow(QMainWindow):
         self.whatif = WhatIfActions(ctx, self.whynot_panel, self)
         self.cases = CasesActions(ctx, self)
         self.undo = UndoActions(ctx, self.tuning, self)
+        self.applying = ApplyActions(ctx, self, self.undo, self.tuning, self.whynot_panel)
         self.history = QueryHistory(ctx, self.query_edit, self)
         self.menus = build_menus(self)
         self._connect()
         self.exports.restore_config()
+        self.choices = ChoiceMemory(ctx, self, self.tuning)
+        self.choices.restore()
 
     # ==== layout ================================================================================
     def _build_toolbar(self) -> None:
@@ -161,6 +166,7 @@ class MainWindow(QMainWindow):
         self.whatif.connect()
         self.cases.connect()
         self.undo.connect()
+        self.applying.connect()
         self.history.connect()
 
     def dock(self, which: DockId) -> ViewDock | None:

@@ -74,9 +74,10 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Ctrl+P", "Pin the selected chunk (follow its fate)"),
     ("0 / 1 / 2 / 3", "Grade the selected result or pool candidate for this query "
                       "(0 not relevant … 3 perfect; results or pool table focused)"),
-    ("Ctrl+Z", "Undo a knob change or a preset choice (a slider drag is one step)"),
+    ("Ctrl+Z", "Undo a settings change: a knob (a slider drag is one step), a preset, an applied suggestion, "
+               "imported settings"),
     ("Ctrl+Shift+Z", "Redo"),
-    ("Ctrl+R", "Reset every knob to the selected preset"),
+    ("Ctrl+R", "Reset every knob to the selected preset (its diff first)"),
     ("Ctrl+Shift+S", "Save the current settings as a preset"),
     ("Ctrl+Shift+C", "Compare two presets"),
     ("Ctrl+Shift+F", "Find a fix for the cases selected in Cases or Diagnose"),
@@ -124,7 +125,7 @@ def build_menus(w: MenuWindow) -> Menus:
         t.addAction(action)
         w.addAction(action)
     t.addSeparator()
-    add_action(w, t, "&Reset to preset", lambda: w.tuning.apply_preset(w.tuning.preset_combo.currentText()), "Ctrl+R")
+    add_action(w, t, "&Reset to preset…", lambda: w.tuning.choose_preset(w.tuning.preset_combo.currentText()), "Ctrl+R")
     add_action(w, t, "&Save settings as preset…", w.tuning.ask_save_preset, "Ctrl+Shift+S")
     add_action(w, t, "&Compare presets", lambda: w.raise_dock(DockId.COMPARE), "Ctrl+Shift+C")
     v = w.menuBar().addMenu("&View")

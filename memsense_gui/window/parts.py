@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QStatusBar, QWidget
 from memsense_gui.views.dock import DockId, ViewDock
 
 if TYPE_CHECKING:
+    from core.config import Config
     from core.records import Chunk
     from memsense_gui.views.cases import CasesPanel
     from memsense_gui.views.chunk import ChunkPanel
@@ -84,6 +85,14 @@ class Focus(Protocol):
 
 class StoreOpener(Protocol):
     def open_store(self, location: str, factory: EngineFactory | None = None) -> Task: ...
+
+
+class SettingsApplier(Protocol):
+    """Settings applied whole as one undoable step: at once, or after their diff is shown."""
+
+    def apply_now(self, cfg: Config, what: str, preset: str | None = None) -> None: ...
+
+    def offer(self, cfg: Config, what: str, preset: str | None = None) -> QWidget: ...
 
 
 class Refreshable(Protocol):
@@ -156,6 +165,8 @@ class JudgingUi(Shell, Protocol):
 class ExportUi(Shell, Protocol):
     @property
     def tuning(self) -> TuningPanel: ...
+    @property
+    def applying(self) -> SettingsApplier: ...
     @property
     def query_edit(self) -> QLineEdit: ...
     @property

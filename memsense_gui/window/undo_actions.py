@@ -1,9 +1,11 @@
-"""Undo and redo of knob changes (Ctrl+Z, Ctrl+Shift+Z), preset choices included.
+"""Undo and redo of every settings change (Ctrl+Z, Ctrl+Shift+Z).
 
 Every edit the tuning panel makes (`config_edited(cfg, knob)`) becomes one step; the ticks of
 one slider drag (the same knob, one after another) merge into a single step, so undo takes the
-knob back to where the drag began. Undo and redo put a config back on the panel silently and
-re-rank the cached pool with it (`QuerySession.set_config`), as any edit does.
+knob back to where the drag began. Settings applied whole (an auto-tune winner, a "what would
+it take" change, a preset through its diff, imported settings: `apply`) are one step each.
+Undo and redo put a config back on the panel silently and re-rank the cached pool with it
+(`QuerySession.set_config`), as any edit does.
 """
 from __future__ import annotations
 
@@ -45,6 +47,20 @@ class KnobChange(QUndoCommand):
         self.actions.restore(self.before, "undo")
 
 
+class SettingsApplied(QUndoCommand):
+    """Settings applied whole, in one step (never merged)."""
+
+    def __init__(self, actions: "UndoActions", before: Config, after: Config, what: str):
+        super().__init__(f"apply {what}")
+        self.actions, self.before, self.after = actions, before, after
+
+    def redo(self) -> None:  # pushing runs it: the settings are applied here
+        self.actions.restore(self.after, "apply")
+
+    def undo(self) -> None:
+        self.actions.restore(self.before, "undo")
+
+
 class UndoActions:
     def __init__(self, ctx: AppContext, tuning: TuningPanel, parent: QObject):
         self.tuning = tuning
@@ -66,6 +82,12 @@ class UndoActions:
         before, self.current = self.current, cfg
         if before != cfg:
             self.stack.push(KnobChange(self, before, cfg, knob))
+
+    def apply(self, cfg: Config, what: str) -> None:
+        """Apply `cfg` whole as one undoable step named "apply `what`" (nothing when it is on screen)."""
+        self.ctx.session.flush()
+        if cfg != self.current:
+            self.stack.push(SettingsApplied(self, self.current, cfg, what))
 
     def restore(self, cfg: Config, why: str) -> None:
         self.current = cfg

@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
+from core.config import Config
 from core.errors import Cancelled, MemsenseError
 from core.evaluation.evaluate import evaluate, recall_pools
 from core.rank.synthetic import synthetic_pool
@@ -121,12 +122,14 @@ def tune_questions(n=5) -> list[Question]:
             for u in TUNE_USERS for i in range(n)]
 
 
-def synthetic_tune(train, test, metric, trials, progress, cancel, pool_limits=True):
+def synthetic_tune(train, test, metric, trials, progress, cancel, pool_limits=True, space=None, on_trial=None):
     qs = tune_questions()
     pools = recall_pools(lambda u, q, d: synthetic_pool(n_sessions=10, seed=zlib.crc32(q.encode()), user_id=u,
                                                         query=q), qs, 64)
     tr, te = split_users(qs, train, test)
-    return tune(pools, tr, te, metric, trials=trials, sensitivity_points=3, progress=progress, cancel=cancel)
+    shaped = {} if space is None else {"knobs": space.knobs, "start": space.start(Config())}
+    return tune(pools, tr, te, metric, trials=trials, sensitivity_points=3, progress=progress, cancel=cancel,
+                on_trial=on_trial, **shaped)
 
 
 # ---- the Evaluation view in a window, with a questions file ------------------------------------------

@@ -280,7 +280,8 @@ class AppMachine(RuleBasedStateMachine):
     @rule(name=st.sampled_from(PRESETS))
     def apply_preset(self, name):
         self.w.tuning.preset_combo.setCurrentText(name)
-        self.w.tuning.reset_button.click()
+        self.w.tuning.reset_button.click()  # the preset's diff first (views/apply_diff.py), then Apply
+        self.w.applying.dialog.apply_button.click()
         self.settle()
         self.cfg = BUILTIN[name]
         self.step()

@@ -35,12 +35,12 @@ def test_tuning_run_fills_history_and_sensitivity_and_saves(qtbot, tmp_path):
     view.shutdown()
 
 
-def synthetic_cv(users, metric, trials, folds, progress, cancel, pool_limits=True):
+def synthetic_cv(users, metric, trials, folds, progress, cancel, pool_limits=True, space=None, on_trial=None):
     qs = [q for q in tune_questions() if q.user_id in users]
     pools = recall_pools(lambda u, q, d: synthetic_pool(n_sessions=10, seed=zlib.crc32(q.encode()), user_id=u,
                                                         query=q), qs, 64)
     return cross_validate(pools, qs, tune_tpe, "tpe", metric=metric, folds=folds, trials=trials, sensitivity_points=3,
-                          progress=progress, cancel=cancel)
+                          progress=progress, cancel=cancel, on_trial=on_trial)
 
 
 def answer_dialogs(monkeypatch, answer):
@@ -95,7 +95,9 @@ def test_cross_validated_search_feeds_importances_to_the_sensitivity_view(qtbot,
     with qtbot.waitSignal(view.tuning_finished, timeout=60_000) as blocker:
         view.start()
     cv = blocker.args[0]
-    assert len(cv.folds) == 2 and len(cv.final.trials) == 12 and view.model.rowCount() == 12
+    assert len(cv.folds) == 2 and len(cv.final.trials) == 12
+    assert view.model.rowCount() == sum(f.trials for f in cv.folds) + 12  # every fold's trials, then the final search's
+    assert [t for run, t in view.model.rows if run == "all users"] == list(cv.final.trials)
     assert cv.final.importances  # 12 TPE trials over the synthetic pools differ
     knob, weight = max(cv.final.importances.items(), key=lambda kv: kv[1])
     assert f"{knob} {weight:.2f}" in view.importance_label.text()
@@ -105,4 +107,27 @@ def test_cross_validated_search_feeds_importances_to_the_sensitivity_view(qtbot,
     qtbot.mouseClick(view.save_button, Qt.MouseButton.LeftButton)
     assert bool(asked) == (cv.gain <= 0)  # asks exactly when the cross-validated gain is not above zero
     assert ("cv" in store.all()) == (cv.gain > 0)
+    view.shutdown()
+
+
+def test_cancelling_a_cross_validation_keeps_the_best_of_the_fold_running(qtbot, tmp_path):
+    store = PresetStore(tmp_path / "presets.json")
+    view = AutoTuneView(tune=synthetic_tune, users=lambda: USERS, save_preset=store.save, cross_validate=synthetic_cv)
+    qtbot.addWidget(view)
+    view.show()
+    view.folds_spin.setValue(2)
+    view.trials_spin.setValue(5000)
+    qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: view.model.rowCount() >= 3, timeout=60_000)
+    with qtbot.waitSignal(view.tuning_cancelled, timeout=60_000) as blocker:
+        qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
+    run, best, n = blocker.args[0]
+    trials = view.feed.runs[run]
+    assert run == "fold 1" and n == len(trials) == view.model.rowCount() and best is max(
+        trials, key=lambda t: (t.train, t.tiebreak, -t.number))
+    assert f"of fold 1: trial {best.number}" in view.status.text() and f"resting on {n} trials" in view.status.text()
+    assert view.apply_button.isEnabled() and view.best_trial() is best
+    with qtbot.waitSignal(view.apply_requested) as applied:
+        qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)
+    assert applied.args[0] == best.config
     view.shutdown()

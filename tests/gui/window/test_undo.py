@@ -29,8 +29,10 @@ def test_choosing_a_preset_applies_it_and_undo_takes_it_back(qtbot, ranked_windo
     w = ranked_window
     combo = w.tuning.preset_combo
     before = w.ctx.session.config
-    combo.activated.emit(combo.findText("bm25_only"))
-    w.ctx.session.flush()
-    assert w.ctx.session.config == BUILTIN["bm25_only"]
+    combo.activated.emit(combo.findText("bm25_only"))  # the diff first: nothing changes until Apply
+    dialog = w.applying.dialog
+    assert dialog.isVisible() and w.ctx.session.config == before
+    qtbot.mouseClick(dialog.apply_button, Qt.MouseButton.LeftButton)
+    assert w.ctx.session.config == BUILTIN["bm25_only"] and w.undo.stack.count() == 1
     qtbot.keyClick(w, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert w.ctx.session.config == before == Config()
