@@ -35,6 +35,7 @@ from memsense_gui.views.tuning import TuningPanel
 from memsense_gui.views.why_not import WhyNotPanel
 from memsense_gui.window.compare_actions import CompareActions
 from memsense_gui.window.export_actions import ExportActions
+from memsense_gui.window.help_actions import HelpActions
 from memsense_gui.window.inspector import Inspector
 from memsense_gui.window.judging_actions import JudgingActions
 from memsense_gui.window.memsense_actions import MemsenseActions
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
         self.cases = CasesActions(ctx, self)
         self.undo = UndoActions(ctx, self.tuning, self)
         self.history = QueryHistory(ctx, self.query_edit, self)
+        self.help = HelpActions(ctx, self)
         self.menus = build_menus(self)
         self._connect()
         self.exports.restore_config()
