@@ -12,9 +12,10 @@ import html
 from typing import Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QResizeEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget,
+    QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QSplitter,
+    QTextBrowser, QVBoxLayout, QWidget,
 )
 
 from core.evaluation.evaluate import QuestionOutcome, category_name
@@ -26,6 +27,10 @@ from memsense_gui import theme
 from memsense_gui.models.cases import CaseFilter, CasesModel, categories
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.views.tables import fit_columns, make_table
+
+
+SIDE_BY_SIDE = 2.0
+"""The panel puts the details beside the list when it is this many times wider than high."""
 
 
 class CasesPanel(QWidget):
@@ -78,7 +83,9 @@ class CasesPanel(QWidget):
         row.addWidget(self.failing)
         layout.addLayout(row)
         layout.addWidget(self.count)
-        split = QSplitter(Qt.Orientation.Vertical)
+        self.split = split = QSplitter(Qt.Orientation.Vertical)
+        split.setObjectName("cases-split")
+        split.setChildrenCollapsible(False)
         split.addWidget(self.view)
         below = QWidget()
         box = QVBoxLayout(below)
@@ -91,7 +98,12 @@ class CasesPanel(QWidget):
         split.addWidget(below)
         split.setSizes([300, 200])
         layout.addWidget(split, 1)
-        fit_columns(self.view, {0: 5, 1: 34, 2: 11, 3: 9, 4: 6, 5: 8})
+        fit_columns(self.view, {self.model.RESULT: 5, self.model.CATEGORY: 11, self.model.USER: 10,
+                                self.model.METRIC: 12, self.model.GOLD: 8, self.model.RETURNED: 10})
+        header = self.view.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(self.model.QUESTION, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(self.view.fontMetrics().horizontalAdvance("0") * 4)
         self.category.currentIndexChanged.connect(self._refilter)
         self.search.textChanged.connect(self._refilter)
         self.failing.toggled.connect(self._refilter)
@@ -107,6 +119,17 @@ class CasesPanel(QWidget):
             action = QAction(text, self.view)
             action.triggered.connect(slot)
             self.view.addAction(action)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        """Wide and low (the bottom dock at 1280×720): the case list beside the selected case's
+        details; tall: above them."""
+        super().resizeEvent(event)
+        wide = event.size().width() > SIDE_BY_SIDE * event.size().height()
+        orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self.split.orientation() != orientation:
+            self.split.setOrientation(orientation)
+            length = event.size().width() if wide else event.size().height()
+            self.split.setSizes([int(length * 0.62), int(length * 0.38)])
 
     # ---- data -----------------------------------------------------------------------------------------
     def set_source(self, text: str) -> None:
