@@ -41,6 +41,7 @@ from memsense_gui.window.judging_actions import JudgingActions
 from memsense_gui.window.memsense_actions import MemsenseActions
 from memsense_gui.window.menus import SHORTCUTS, build_menus
 from memsense_gui.window.query_actions import QueryActions
+from memsense_gui.window.question_picker import QuestionPicker
 from memsense_gui.window.cases_actions import CasesActions
 from memsense_gui.window.store_actions import StoreActions
 from memsense_gui.window.query_history import QueryHistory
@@ -80,6 +81,8 @@ class MainWindow(QMainWindow):
         self.undo = UndoActions(ctx, self.tuning, self)
         self.history = QueryHistory(ctx, self.query_edit, self)
         self.help = HelpActions(ctx, self)
+        self.picker = QuestionPicker(ctx, self, self)
+        self.query_bar.insertWidget(self.run_action, self.picker.button)
         self.menus = build_menus(self)
         self._connect()
         self.exports.restore_config()
@@ -92,7 +95,7 @@ class MainWindow(QMainWindow):
         self.user_combo.setToolTip("The user: one conversation, one memory (Ctrl+U)")
         self.query_edit = QLineEdit()
         self.query_edit.setObjectName("query-edit")
-        self.query_edit.setPlaceholderText("Ask the memory… (Ctrl+L, Enter to run)")
+        self.query_edit.setPlaceholderText("Ask the memory… (Ctrl+L, Enter to run; Down: the judged questions)")
         self.query_edit.setClearButtonEnabled(True)
         self.query_edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.run_button = QPushButton(app_icons.icon("search"), "Search")
@@ -100,8 +103,10 @@ class MainWindow(QMainWindow):
         bar = QToolBar("Query")
         bar.setObjectName("toolbar-query")
         bar.setMovable(False)
-        for widget in (QLabel(" User "), self.user_combo, QLabel("  Query "), self.query_edit, self.run_button):
+        for widget in (QLabel(" User "), self.user_combo, QLabel("  Query "), self.query_edit):
             bar.addWidget(widget)
+        self.run_action = bar.addWidget(self.run_button)
+        self.query_bar = bar
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
 
     def _build_docks(self) -> None:
@@ -164,6 +169,7 @@ class MainWindow(QMainWindow):
         self.cases.connect()
         self.undo.connect()
         self.history.connect()
+        self.picker.connect()
 
     def dock(self, which: DockId) -> ViewDock | None:
         """The dock `which`; None for a view not added (Evaluation, Production)."""
