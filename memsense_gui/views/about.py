@@ -49,7 +49,7 @@ def store_facts(engine: Any, location: str) -> list[tuple[str, str]]:
     elif kind.endswith("qdrant.store"):
         from core.recall.qdrant.store import LAYOUT
 
-        fmt = "Qdrant server, " + ("one collection per user (older layout)" if store.legacy else LAYOUT)
+        fmt = "Qdrant server, " + ("one collection per user (older layout)" if getattr(store, "legacy", False) else LAYOUT)
     elif getattr(engine, "model_text", None):
         fmt = "a live Memsense database (read-only)"
     else:

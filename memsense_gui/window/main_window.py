@@ -45,6 +45,7 @@ from memsense_gui.window.question_picker import QuestionPicker
 from memsense_gui.window.cases_actions import CasesActions
 from memsense_gui.window.store_actions import StoreActions
 from memsense_gui.window.query_history import QueryHistory
+from memsense_gui.window.recent_actions import RecentActions
 from memsense_gui.window.undo_actions import UndoActions
 from memsense_gui.window.whatif_actions import WhatIfActions
 
@@ -82,6 +83,7 @@ class MainWindow(QMainWindow):
         self.history = QueryHistory(ctx, self.query_edit, self)
         self.help = HelpActions(ctx, self)
         self.picker = QuestionPicker(ctx, self, self)
+        self.recent = RecentActions(ctx, self)
         self.query_bar.insertWidget(self.run_action, self.picker.button)
         self.menus = build_menus(self)
         self._connect()
@@ -169,7 +171,8 @@ class MainWindow(QMainWindow):
         self.cases.connect()
         self.undo.connect()
         self.history.connect()
-        self.picker.connect()
+        self.picker.connect_signals()
+        self.recent.connect()
 
     def dock(self, which: DockId) -> ViewDock | None:
         """The dock `which`; None for a view not added (Evaluation, Production)."""

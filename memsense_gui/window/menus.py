@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from memsense_gui.views.tuning import TuningPanel
     from memsense_gui.window.export_actions import ExportActions
     from memsense_gui.window.help_actions import HelpActions
+    from memsense_gui.window.recent_actions import RecentActions
     from memsense_gui.window.judging_actions import JudgingActions
     from memsense_gui.window.memsense_actions import MemsenseActions
     from memsense_gui.window.query_actions import QueryActions
@@ -38,6 +39,8 @@ class MenuWindow(Shell, Protocol):
     def judging(self) -> JudgingActions: ...
     @property
     def help(self) -> HelpActions: ...
+    @property
+    def recent(self) -> RecentActions: ...
     @property
     def memsense(self) -> MemsenseActions: ...
     @property
@@ -164,6 +167,7 @@ def _file_menu(w: MenuWindow) -> None:
     add_action(w, m, "Open Qdrant &server…", s.ask_open_server, tip="Open a store served by Qdrant (http URL)")
     add_action(w, m, "&New store…", s.ask_new_store, "Ctrl+N", "Build a store from LoCoMo or JSONL")
     add_action(w, m, "Open the &demo store", s.open_demo_store, tip="Open (building if needed) the demo store")
+    w.recent.add_menus(m)
     add_action(w, m, "&Connect to Memsense…", w.memsense.ask_connect,
                tip="Open a live Memsense database (read-only) and show its service's results beside the app's")
     m.addSeparator()

@@ -63,7 +63,7 @@ class QuestionPicker(QObject):
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
 
-    def connect(self) -> None:
+    def connect_signals(self) -> None:
         ctx = self.ctx
         self.button.clicked.connect(self.show_list)
         self.list.itemActivated.connect(self.pick)

@@ -32,6 +32,7 @@ class StoreActions:
         self.ctx = ctx
         self.progress: ProgressDialog | None = None
         self._autorun = False
+        self._fallback = False  # the store named on the command line is being opened
         self._building: tuple[Path, bool] = (Path(), False)  # location, open when built
         self.build_slot = TaskSlot(self.ctx.ingest_runner, succeeded=self._store_built, failed=self._build_failed,
                                    cancelled=self._build_cancelled)
@@ -40,11 +41,15 @@ class StoreActions:
         self.window.statusBar().showMessage(text, ms)
 
     # ---- open ------------------------------------------------------------------------------------
-    def start(self) -> None:
-        """What `main()` does after showing the window: reopen the last store, or the demo one."""
+    def start(self, location: str = "") -> None:
+        """What `main()` does after showing the window: open `location` (`memsense-gui STORE`),
+        else reopen the last store, else the demo one."""
         last = str(self.ctx.settings.value("store/last", "") or "")
         self._autorun = True
-        if last and (last.startswith(("http://", "https://")) or Path(last).is_dir()):
+        if location:
+            self._fallback = True  # it fails: the last store (or the demo one) opens instead
+            self.open_store(location)
+        elif last and (last.startswith(("http://", "https://")) or Path(last).is_dir()):
             self.open_store(last)
         else:
             self.open_demo_store()
@@ -63,6 +68,7 @@ class StoreActions:
     def _store_ready(self, opened: jobs.OpenedStore) -> None:
         ctx, w = self.ctx, self.window
         self.close_engine()  # only now: the new store opened
+        self._fallback = False
         ctx.engine, ctx.location, ctx.users = opened.engine, opened.location, list(opened.users)
         ctx.settings.setValue("store/last", opened.location)
         w.store_label.setText(f"store: {opened.location}")
@@ -83,6 +89,9 @@ class StoreActions:
         else:
             self._status(f"{self.ctx.location} stays open", 10_000)
         self.ctx.report_error(exc, f"Opening the store {location}")
+        if self._fallback:
+            self._fallback = False
+            self.start()
 
     def _load_model(self) -> None:
         self.ctx.model_ready = False

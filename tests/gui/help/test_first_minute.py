@@ -64,7 +64,7 @@ def test_a_missed_gold_session_gets_its_why_not(qtbot, make_window, tmp_path):
         ranking = w.ctx.session.ranking
         returned = {ranking.pool.chunks[r.index].session_id for r in ranking.selected_rows}
         missed = {session_docid(q.user_id, s) for s in q.gold_sessions} - returned
-        qtbot.waitUntil(lambda: bool(w.ctx.session.pins) == bool(missed), timeout=5_000)
+        qtbot.waitUntil(lambda m=bool(missed): bool(w.ctx.session.pins) == m, timeout=5_000)
         if missed:
             assert w.ctx.session.pins[0].rsplit(":", 1)[0] in missed
             chased += 1
