@@ -18,6 +18,7 @@ from memsense_gui.state import paths
 from memsense_gui.state.context import AppContext, EngineFactory
 from memsense_gui.views.dialogs import NewStoreDialog, ProgressDialog
 from memsense_gui.views.file_dialogs import ask_folder
+from memsense_gui.views.first_run import FirstRunDialog, model_prepared
 from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import Task
 from memsense_gui.window.parts import StoreUi
@@ -145,8 +146,13 @@ class StoreActions:
         except ImportError as exc:
             self.ctx.report_error(MemsenseError(f"the retrieval engine is not installed ({exc}); reinstall the project"))
             return None
-        return self.build_store(Path(DEMO_DATASET), paths.demo_store_dir(self.ctx.home), "hybrid",
-                                title="Building the demo store (first run)")
+        from core.machine import cache_dir
+
+        store = paths.demo_store_dir(self.ctx.home)
+        dialog = FirstRunDialog(store, cache_dir(), self.window.window())
+        self.ctx.model_runner.submit("is the model prepared", model_prepared,
+                                     succeeded=lambda ready: dialog.set_model_ready(ready) if self.progress is dialog else None)
+        return self.build_store(Path(DEMO_DATASET), store, "hybrid", dialog=dialog)
 
     def ask_new_store(self) -> None:
         dialog = NewStoreDialog(paths.stores_dir(self.ctx.home), self.window.window())
@@ -154,9 +160,10 @@ class StoreActions:
             self.build_store(*dialog.values())
 
     def build_store(self, dataset: Path, location: Path, mode: str = "hybrid", *, title: str = "Building a store",
-                    open_after: bool = True) -> Task:
-        """Ingest on the ingest thread with a progress dialog and a working Cancel button."""
-        self.progress = progress = ProgressDialog(title, self.window.window())
+                    open_after: bool = True, dialog: ProgressDialog | None = None) -> Task:
+        """Ingest on the ingest thread with a progress dialog (`dialog`, else a plain one titled
+        `title`) and a working Cancel button."""
+        self.progress = progress = dialog or ProgressDialog(title, self.window.window())
         progress.setLabelText(f"Reading {Path(dataset).name}…")
         self._building = (Path(location), open_after)
         task = self.build_slot.start("build store", jobs.build_store, self.ctx.store_builder, dataset, location, mode)
