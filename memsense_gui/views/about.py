@@ -37,9 +37,9 @@ def versions() -> list[tuple[str, str]]:
             ("Qt", qVersion()), ("PySide6", pyside_version), *((p, _version(p)) for p in PACKAGES)]
 
 
-def store_facts(engine: Any, location: str) -> list[tuple[str, str]]:
+def store_facts(engine: Any, location: str, task: object = None) -> list[tuple[str, str]]:
     """(name, value) of the open store: its location, its format, and the model that embeds
-    its queries (folder name and content identity). Engine thread."""
+    its queries (folder name and content identity). A job on the engine thread (`task`)."""
     store = getattr(engine, "store", None)
     kind = type(store).__module__ if store is not None else ""
     if kind.endswith("embedded.store"):

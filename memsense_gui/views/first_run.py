@@ -23,9 +23,10 @@ TICK_MS = 500
 """How often the elapsed times are redrawn."""
 
 
-def model_prepared(cache_dir: Path | None = None) -> bool | None:
+def model_prepared(cache_dir: Path | None = None, task: object = None) -> bool | None:
     """Whether the default model's ONNX copy is in the cache already (None: cannot tell, e.g. the
-    model package is missing; the build then says why). Hashes the model once (memoised)."""
+    model package is missing; the build then says why). Hashes the model once (memoised). A job
+    of a task runner (`task`)."""
     try:
         from core.recall.embedding.embedder import default_cache_dir, default_model_path, model_key
         from core.recall.embedding.onnx_model import paths

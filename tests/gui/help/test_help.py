@@ -67,3 +67,28 @@ def test_about_names_versions_model_and_store_format(qtbot, make_window):
     assert f"numpy: {numpy.__version__}" in text and "PySide6: " in text and "Qt: " in text
     assert "onnxruntime: " in text and "pyqtgraph: " in text and "Python: " in text
     assert f"Store: {w.ctx.location}" in text
+    assert "Store format: FakeEngine" in text  # neither an embedded nor a Qdrant store: its engine's kind
+
+
+def test_about_on_the_real_demo_store_names_its_format_and_model(qtbot):
+    """The real engine on the LoCoMo dev store (read-only): format, model name and identity."""
+    from pathlib import Path
+
+    import pytest
+
+    from core.recall.embedded.store import FORMAT
+    from memsense_gui.views.about import store_facts
+
+    location = Path("/work/stores/locomo")
+    if not (location / "memsense.sqlite").exists():
+        pytest.skip("no LoCoMo dev store on this machine")
+    from core.recall.engine import Engine
+
+    engine = Engine(location)
+    try:
+        facts = dict(store_facts(engine, str(location)))
+    finally:
+        engine.close()
+    assert facts["Store format"] == f"embedded folder store, format {FORMAT}"
+    assert facts["Model identity"].startswith(engine.embedder.key)
+    assert Path(engine.model_path).name in facts["Embedding model"]
