@@ -11,11 +11,11 @@ from __future__ import annotations
 import html
 from typing import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QResizeEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QSplitter,
-    QTextBrowser, QVBoxLayout, QWidget,
+    QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QTextBrowser,
+    QVBoxLayout, QWidget,
 )
 
 from core.evaluation.evaluate import QuestionOutcome, category_name
@@ -29,6 +29,8 @@ from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.views.tables import fit_columns, make_table
 
 
+QUESTION_CHARS = 24
+"""The Question column is never narrower than this many digits' width."""
 SIDE_BY_SIDE = 2.0
 """The panel puts the details beside the list when it is this many times wider than high."""
 
@@ -100,10 +102,8 @@ class CasesPanel(QWidget):
         layout.addWidget(split, 1)
         fit_columns(self.view, {self.model.RESULT: 5, self.model.CATEGORY: 11, self.model.USER: 10,
                                 self.model.METRIC: 12, self.model.GOLD: 8, self.model.RETURNED: 10})
-        header = self.view.horizontalHeader()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(self.model.QUESTION, QHeaderView.ResizeMode.Stretch)
-        header.setMinimumSectionSize(self.view.fontMetrics().horizontalAdvance("0") * 4)
+        self.view.horizontalHeader().setStretchLastSection(False)
+        self.view.viewport().installEventFilter(self)  # its width changes: the Question column follows
         self.category.currentIndexChanged.connect(self._refilter)
         self.search.textChanged.connect(self._refilter)
         self.failing.toggled.connect(self._refilter)
@@ -129,7 +129,23 @@ class CasesPanel(QWidget):
         if self.split.orientation() != orientation:
             self.split.setOrientation(orientation)
             length = event.size().width() if wide else event.size().height()
-            self.split.setSizes([int(length * 0.62), int(length * 0.38)])
+            self.split.setSizes([int(length * 0.65), int(length * 0.35)])
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if watched is self.view.viewport() and event.type() == QEvent.Type.Resize:
+            self.fit_question()
+        return False
+
+    def fit_question(self) -> None:
+        """The Question column takes the width the others leave; when that is too little, the key
+        columns (pass, question, category, user, metric) fill the view and the session lists
+        scroll into view on the right."""
+        header, m = self.view.horizontalHeader(), self.model
+        width = self.view.viewport().width()
+        least = self.view.fontMetrics().horizontalAdvance("0") * QUESTION_CHARS
+        others = sum(header.sectionSize(c) for c in range(m.columnCount()) if c != m.QUESTION)
+        key = sum(header.sectionSize(c) for c in (m.RESULT, m.CATEGORY, m.USER, m.METRIC))
+        header.resizeSection(m.QUESTION, width - others if width - others >= least else max(least, width - key))
 
     # ---- data -----------------------------------------------------------------------------------------
     def set_source(self, text: str) -> None:

@@ -42,6 +42,8 @@ def model_prepared(cache_dir: Path | None = None, task: object = None) -> bool |
 
 def _clock(ms: int) -> str:
     s = ms / 1000
+    if s < 10:
+        return f"{s:.1f} s"
     return f"{s:.0f} s" if s < 90 else f"{int(s // 60)} min {int(s % 60):02d} s"
 
 

@@ -57,6 +57,9 @@ def test_cases_show_their_key_columns(qtbot, make_window, tmp_path):
     shown = _sections_visible(panel.view, key)
     assert all(shown.values()), {CasesModel.HEADERS[c]: v for c, v in shown.items()}
     assert panel.view.viewport().height() >= 4 * panel.view.rowHeight(0)
+    digit = panel.view.fontMetrics().horizontalAdvance("0")
+    assert panel.view.columnWidth(CasesModel.QUESTION) >= 24 * digit  # words of the question, not "W..."
+    assert panel.view.columnWidth(CasesModel.METRIC) >= panel.view.fontMetrics().horizontalAdvance("recall_all@4")
 
 
 def test_shortcuts_list_fits(qtbot, make_window):
