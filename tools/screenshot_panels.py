@@ -108,11 +108,11 @@ def take(out_dir: Path) -> list[Path]:
     for which in window.docks:
         window.raise_dock(which)
         if which == DockId.CASES:
-            panel = window.cases_panel
-            _until(lambda: panel.model.rowCount() > 0 and panel.model.counts()[1] == panel.model.rowCount())
+            cases = window.cases_panel.model
+            _until(lambda m=cases: m.rowCount() > 0 and m.counts()[1] == m.rowCount())
         if which == DockId.WHY_NOT:
-            model = window.whynot_panel.whatif_model
-            _until(lambda: model.answer is not None, 120)
+            whatif = window.whynot_panel.whatif_model
+            _until(lambda m=whatif: m.answer is not None, 120)
         shots.append(_save(window, out_dir / f"dock-{which.value}.png"))
     window.default_layout()
     window.raise_dock(DockId.CHUNK)
