@@ -60,7 +60,9 @@ def store_facts(engine: Any, location: str, task: object = None) -> list[tuple[s
     if model_path:
         identity = getattr(embedder, "key", "")
         runtime = getattr(embedder, "runtime", "")
-        facts.append(("Embedding model", f"{Path(model_path).name} ({model_path})"))
+        folder = Path(model_path)
+        name = folder.parent.name if folder.name == "model" else folder.name  # a packaged model: its package
+        facts.append(("Embedding model", f"{name} ({model_path})"))
         facts.append(("Model identity", f"{identity}" + (f"; runs with {runtime}" if runtime else "")))
     elif getattr(engine, "model_text", None):
         facts.append(("Embedding model", str(engine.model_text)))

@@ -6,7 +6,7 @@ term of the column under the mouse or of the focused cell; the filter box narrow
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt
+from PySide6.QtCore import QSortFilterProxyModel, Qt, QTimer
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView, QLabel, QLineEdit, QTableView, QVBoxLayout, QWidget,
@@ -39,7 +39,7 @@ class GlossaryDialog(QDialog):
         self.filter.setObjectName("glossary-filter")
         self.filter.setPlaceholderText("Filter terms, formulas, sections…")
         self.filter.setClearButtonEnabled(True)
-        self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.filter.textChanged.connect(self._filter)
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.view = self._table()
@@ -74,8 +74,16 @@ class GlossaryDialog(QDialog):
         header.setSectionResizeMode(FORMULA, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(UNIT, QHeaderView.ResizeMode.Interactive)
         view.setColumnWidth(UNIT, 130)
-        view.resizeRowsToContents()
+        header.sectionResized.connect(lambda *_: view.resizeRowsToContents())  # rows as high as their wrapped text
         return view
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        QTimer.singleShot(0, self.view.resizeRowsToContents)
+
+    def _filter(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text)
+        self.view.resizeRowsToContents()
 
     def row_count(self) -> int:
         return self.proxy.rowCount()
