@@ -56,6 +56,18 @@ def _save(widget, path: Path) -> Path:
     return path
 
 
+def _save_screen(path: Path) -> Path:
+    """The whole X screen (1280×720): the window and a popup over it, which a grab of the window
+    leaves out."""
+    from PySide6.QtGui import QGuiApplication
+
+    _settle()
+    if not QGuiApplication.primaryScreen().grabWindow(0).save(str(path)):
+        raise SystemExit(f"screenshot_panels: cannot write {path}")
+    print(path, flush=True)
+    return path
+
+
 def _fresh_cache(real: Path) -> Path:
     """A cache folder holding only the model's ONNX copies (no embeddings), from `real`."""
     cache = Path(tempfile.mkdtemp(prefix="memsense-shot-cache-"))
@@ -97,7 +109,7 @@ def take(out_dir: Path) -> list[Path]:
 
     window.query_edit.setFocus()
     listed = window.picker.show_list()
-    shots.append(_save(window, out_dir / "judged-questions.png"))
+    shots.append(_save_screen(out_dir / "judged-questions.png"))
     assert listed is not None
     window.picker.pick(listed.item(0))
     _until(lambda: window.ctx.session.ranking is not None and bool(window.ctx.session.pins))
@@ -117,10 +129,10 @@ def take(out_dir: Path) -> list[Path]:
     window.default_layout()
     window.raise_dock(DockId.CHUNK)
 
-    view = window.results.view
-    view.setFocus()
-    view.setCurrentIndex(view.model().index(0, window.results.model.FINAL))
-    glossary = window.help.context_help()  # what F1 on the Final column opens
+    from memsense_gui.window.help_actions import column_name
+
+    view = window.results.view  # what F1 on the Final column opens (tests/gui/help drives the key itself)
+    glossary = window.help.show_glossary(column_name(view.horizontalHeader(), window.results.model.FINAL))
     shots.append(_save(glossary, out_dir / "glossary.png"))
     glossary.close()
     about = window.help.show_about()

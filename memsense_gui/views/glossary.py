@@ -69,11 +69,13 @@ class GlossaryDialog(QDialog):
         view.setWordWrap(True)
         view.setAlternatingRowColors(True)
         header = view.horizontalHeader()
-        for col in (TERM, WHERE, SPEC, KEY):
+        for col in (TERM, WHERE, SPEC):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(FORMULA, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(UNIT, QHeaderView.ResizeMode.Interactive)
-        view.setColumnWidth(UNIT, 130)
+        digit = view.fontMetrics().horizontalAdvance("0")
+        for col, chars in ((UNIT, 14), (KEY, 18)):  # long keys and units wrap
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+            view.setColumnWidth(col, digit * chars)
         header.sectionResized.connect(lambda *_: view.resizeRowsToContents())  # rows as high as their wrapped text
         return view
 
