@@ -52,7 +52,11 @@ class RecentActions:
 
     def fill_questions(self) -> None:
         if self.question_menu is not None:
-            self._fill(self.question_menu, self.questions, "question file", self.ctx.question_sets.set_path)
+            self._fill(self.question_menu, self.questions, "question file", self.choose_questions)
+
+    def choose_questions(self, path: str) -> None:
+        """A recent question file, checked as any other choice (a bad one: a dialog, nothing changes)."""
+        self.ctx.attempt(lambda: self.ctx.question_sets.set_path(path), f"The questions of {path}")
 
     def _fill(self, menu: QMenu, entries: recent.RecentList, what: str, open_one) -> None:
         menu.clear()
