@@ -125,11 +125,11 @@ class MainWindow(QMainWindow):
         self.cases_panel = CasesPanel()
         self.setCorner(Qt.Corner.BottomLeftCorner, LEFT)  # the sliders get the window's full height
         self._dock(DockId.TUNING, self.tuning, LEFT)
+        self._dock(DockId.CASES, self.cases_panel, LEFT)
         for which, w in zip(RIGHT_DOCKS, (self.chunk_panel, self.explain_panel, self.turns_panel, self.whynot_panel)):
             self._dock(which, w, RIGHT)
         for which, w in ((DockId.ROUTE_RANKS, self.matrix_panel), (DockId.CANDIDATE_POOL, self.pool_panel),
-                         (DockId.MMR_TRACE, self.mmr_panel), (DockId.COMPARE, self.compare_panel),
-                         (DockId.CASES, self.cases_panel)):  # below: full width, beside the sliders
+                         (DockId.MMR_TRACE, self.mmr_panel), (DockId.COMPARE, self.compare_panel)):
             self._dock(which, w, BOTTOM)
         self.docks[DockId.TUNING].raise_()
         self.docks[DockId.CHUNK].raise_()
