@@ -6,8 +6,10 @@ the background. Window layout, appearance and last query are remembered.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from pathlib import Path
 import traceback
 from types import TracebackType
 
@@ -41,9 +43,34 @@ def _preload_model(task: object = None) -> None:
     preload()
 
 
-def create_window(argv: list[str] | None = None):
-    """The application and its main window, shown, with the last store opening. The embedding
-    model starts loading first, a job on its own task runner, while the window is built."""
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """`memsense-gui [STORE]` (argv without the program's name)."""
+    parser = argparse.ArgumentParser(
+        prog="memsense-gui", description="See why a conversational memory ranked what it ranked, and tune it live.",
+        epilog="Without STORE the last store opens (the demo store on the first run, built then). "
+               f"{machine.HOME_ENV} moves the app's settings, presets and stores; {machine.CACHE_ENV} its cache.")
+    parser.add_argument("store", nargs="?", default="", metavar="STORE",
+                        help="a store folder (memsense ingest … --store DIR) or a Qdrant server URL to open")
+    return parser.parse_args(argv)
+
+
+def checked_store(location: str) -> tuple[str, str]:
+    """(the store to open, "" or the one line saying why `location` is not opened)."""
+    if not location or location.startswith(("http://", "https://")):
+        return location, ""
+    path = Path(location).expanduser()
+    if not path.exists():
+        return "", f"memsense-gui: error: no store at {path} (no such folder); opening the last store instead"
+    if not path.is_dir():
+        return "", (f"memsense-gui: error: {path} is a file, not a store folder (build one with memsense ingest "
+                    "FILE --store DIR); opening the last store instead")
+    return str(path.resolve()), ""
+
+
+def create_window(argv: list[str] | None = None, store: str = ""):
+    """The application and its main window, shown, with `store` (else the last store) opening.
+    The embedding model starts loading first, a job on its own task runner, while the window is
+    built."""
     from memsense_gui.workers.runner import TaskRunner
 
     existing = QApplication.instance()
@@ -63,7 +90,7 @@ def create_window(argv: list[str] | None = None):
     install_evaluation(window)
     install_failures(window)
     window.show()
-    QTimer.singleShot(0, window.stores.start)
+    QTimer.singleShot(0, lambda: window.stores.start(store))
     return app, window
 
 
@@ -71,12 +98,18 @@ def main(argv: list[str] | None = None) -> int:
     from core.errors import MemsenseError
     from memsense_gui.compat import check_bindings
 
+    argv = list(sys.argv if argv is None else argv)
+    store, problem = checked_store(parse_args(argv[1:]).store)  # --help prints and exits here
     try:
         check_bindings()
     except MemsenseError as exc:
         print(f"memsense-gui: {exc}", file=sys.stderr)
         return 2
-    app, window = create_window(argv)
+    if problem:
+        print(problem, file=sys.stderr)
+    app, window = create_window(argv, store)
+    if problem:
+        window.statusBar().showMessage(problem.removeprefix("memsense-gui: error: ").capitalize(), 15000)
     _install_excepthook(window)
     if os.environ.get(QUIT_AFTER_ANSWER):
         window.ctx.ranking_updated.connect(lambda ranking: _quit_with_answer(app, ranking))

@@ -8,8 +8,11 @@ fused score with and without its turn support differ.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import NamedTuple
+
+from core.config.schema import KNOBS
 
 
 class Term(NamedTuple):
@@ -84,6 +87,47 @@ ROUTE_GLOSSARY: tuple[Term, ...] = (
 )
 """The terms of one route hit (`route_hits.<route>.<key>`)."""
 
+METRIC_GLOSSARY: tuple[Term, ...] = (
+    Term("recall_any@k", "recall_any@k", "1 when some gold session is among the first k results, else 0; averaged "
+         "over the questions", "§8", "share in [0, 1]"),
+    Term("recall_all@k", "recall_all@k", "1 when every gold session is among the first k results, else 0 (the "
+         "multi-session recall); averaged over the questions", "§8", "share in [0, 1]"),
+    Term("recall@k", "recall@k", "|gold ∩ first k results| / |gold|, a session counted at its first result",
+         "§8", "share in [0, 1]"),
+    Term("mrr", "mrr", "1 / place of the first gold result (0 when none), over the whole list", "§8", "score in [0, 1]"),
+    Term("ndcg@k", "ndcg@k", "DCG@k / IDCG@k with DCG@k = Σ_{i≤k} grade_i / log2(i + 1), IDCG the same sum over "
+         "the grades sorted best first", "§8", "score in [0, 1]"),
+    Term("pass", "Pass", "a judged question passes when its metric (recall_all@k by default) reaches 1: every "
+         "gold session returned", "§8", "pass | fail"),
+)
+"""The evaluation's terms (Cases, Evaluation, Auto-tune); `k` is the cut-off shown after @."""
+
+WHATIF_GLOSSARY: tuple[Term, ...] = (
+    Term("knob", "Knob", "the setting moved, named as in config files", "§6", "setting"),
+    Term("now", "Now", "the setting's current value", "§6", "value"),
+    Term("change_to", "Change to", "the smallest single move of this knob, searched outward from Now, after "
+         "which the pinned chunk is returned", "§6", "value"),
+    Term("rank_with_change", "Rank", "the pinned chunk's place in the results with this one change (a real re-rank of the "
+         "cached pool)", "§5, §6", "place"),
+    Term("pushes_out", "Pushes out", "the results of the current settings that this change drops", "§5, §6",
+         "ids"),
+)
+"""The columns of Why not?'s "what would it take" table (`core.rank.whatif`)."""
+
+GROUP_SECTIONS: dict[str, str] = {"Route weights": "§2, §3", "Fusion and score": "§3", "Turn support": "§4",
+                                  "Diversity (MMR)": "§5"}
+"""The SPEC section of each group of sliders."""
+
+KNOB_GLOSSARY: tuple[Term, ...] = tuple(
+    Term(k.name, k.label, k.help, GROUP_SECTIONS.get(k.group, "§3"), f"setting, {k.low:g} to {k.high:g}")
+    for k in KNOBS.values() if k.group)
+"""The settings the sliders show, from their one declaration (`core.config.knobs`)."""
+
+SECTIONS: tuple[tuple[str, tuple[Term, ...]], ...] = (
+    ("Candidate", GLOSSARY), ("Route hit", ROUTE_GLOSSARY), ("Evaluation", METRIC_GLOSSARY),
+    ("What would it take", WHATIF_GLOSSARY), ("Setting", KNOB_GLOSSARY))
+"""Every term the app shows, by where it appears: what the Glossary window lists."""
+
 TERMS: dict[str, Term] = {t.key: t for t in GLOSSARY}
 ROUTE_TERMS: dict[str, Term] = {t.key: t for t in ROUTE_GLOSSARY}
 
@@ -96,6 +140,21 @@ def label(key: str) -> str:
 def tooltip(key: str) -> str:
     """The header tooltip of a record term."""
     return TERMS[key].tooltip()
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"@\s*\d+\b", "@k", " ".join(text.split()).casefold())
+
+
+def find(name: str) -> Term | None:
+    """The term a column header, label or key names (`recall_all@4` is `recall_all@k`); the
+    candidate's terms first; None when no term has that name."""
+    wanted = _norm(name)
+    for _, terms in SECTIONS:
+        for term in terms:
+            if wanted in (_norm(term.label), _norm(term.key)):
+                return term
+    return None
 
 
 def term_at(path: Sequence[str]) -> Term | None:

@@ -30,6 +30,11 @@ class ChunkSearchModel(TableModel):
         self.fate_of: Callable[[Ranking, str], Fate] = Ranking.fate
         """How a chunk's fate is read (the window's: `QuerySession.fate`, never deepening on the UI thread)."""
 
+    @property
+    def chunks(self) -> tuple[Chunk, ...]:
+        """The user's chunks searched (all of them, not only the matches)."""
+        return self._chunks
+
     def set_chunks(self, chunks: Sequence[Chunk]) -> None:
         self._chunks = tuple(chunks)
         self._haystack = [f"{c.memory_id}\n{c.user_text}\n{c.assistant_text}\n{' '.join(c.tags)}\n{c.task_tag}".lower()

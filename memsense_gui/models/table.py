@@ -30,6 +30,9 @@ _ROLE_METHODS: dict[int, str] = {
 }
 
 
+GLOSSARY_HINT = "F1: glossary"
+"""The last line of every column header's tooltip: F1 opens the glossary at the column's term."""
+
 T = TypeVar("T")
 
 
@@ -74,7 +77,8 @@ class TableModel(QAbstractTableModel):
         if role == DISPLAY:
             return self.HEADERS[section]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self.HEADER_TIPS.get(section)
+            tip = self.HEADER_TIPS.get(section)
+            return f"{tip}\n{GLOSSARY_HINT}" if tip else GLOSSARY_HINT
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = DISPLAY) -> Any:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.rank.glossary import WHATIF_GLOSSARY
 from core.rank.whatif import Change, WhatIf
 from memsense_gui.models.format import short_id
 from memsense_gui.models.table import TableModel
@@ -13,10 +14,8 @@ class WhatIfModel(TableModel):
     gets, and the results it pushes out (`core.rank.whatif`)."""
 
     KNOB, FROM, TO, RANK, PUSHES = range(5)
-    HEADERS = ("Knob", "Now", "Change to", "Rank", "Pushes out")
-    HEADER_TIPS = {KNOB: "The setting, named as in config files",
-                   RANK: "The chunk's rank with this one change (a real re-rank of the cached pool)",
-                   PUSHES: "Results of the current settings that this change drops"}
+    HEADERS = tuple(t.label for t in WHATIF_GLOSSARY)
+    HEADER_TIPS = {c: t.tooltip() for c, t in enumerate(WHATIF_GLOSSARY)}
     NUMERIC = frozenset({FROM, TO, RANK})
 
     def __init__(self, parent=None):

@@ -11,10 +11,11 @@ from __future__ import annotations
 import html
 from typing import Sequence
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QAction, QResizeEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget,
+    QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QTextBrowser,
+    QVBoxLayout, QWidget,
 )
 
 from core.evaluation.evaluate import QuestionOutcome, category_name
@@ -26,6 +27,12 @@ from memsense_gui import theme
 from memsense_gui.models.cases import CaseFilter, CasesModel, categories
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.views.tables import fit_columns, make_table
+
+
+QUESTION_CHARS = 24
+"""The Question column is never narrower than this many digits' width."""
+SIDE_BY_SIDE = 2.0
+"""The panel puts the details beside the list when it is this many times wider than high."""
 
 
 class CasesPanel(QWidget):
@@ -78,7 +85,9 @@ class CasesPanel(QWidget):
         row.addWidget(self.failing)
         layout.addLayout(row)
         layout.addWidget(self.count)
-        split = QSplitter(Qt.Orientation.Vertical)
+        self.split = split = QSplitter(Qt.Orientation.Vertical)
+        split.setObjectName("cases-split")
+        split.setChildrenCollapsible(False)
         split.addWidget(self.view)
         below = QWidget()
         box = QVBoxLayout(below)
@@ -91,7 +100,10 @@ class CasesPanel(QWidget):
         split.addWidget(below)
         split.setSizes([300, 200])
         layout.addWidget(split, 1)
-        fit_columns(self.view, {0: 5, 1: 34, 2: 11, 3: 9, 4: 6, 5: 8})
+        fit_columns(self.view, {self.model.RESULT: 5, self.model.CATEGORY: 11, self.model.USER: 10,
+                                self.model.METRIC: 12, self.model.GOLD: 8, self.model.RETURNED: 10})
+        self.view.horizontalHeader().setStretchLastSection(False)
+        self.view.viewport().installEventFilter(self)  # its width changes: the Question column follows
         self.category.currentIndexChanged.connect(self._refilter)
         self.search.textChanged.connect(self._refilter)
         self.failing.toggled.connect(self._refilter)
@@ -107,6 +119,33 @@ class CasesPanel(QWidget):
             action = QAction(text, self.view)
             action.triggered.connect(slot)
             self.view.addAction(action)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        """Wide and low (the bottom dock at 1280×720): the case list beside the selected case's
+        details; tall: above them."""
+        super().resizeEvent(event)
+        wide = event.size().width() > SIDE_BY_SIDE * event.size().height()
+        orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self.split.orientation() != orientation:
+            self.split.setOrientation(orientation)
+            length = event.size().width() if wide else event.size().height()
+            self.split.setSizes([int(length * 0.65), int(length * 0.35)])
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if watched is self.view.viewport() and event.type() == QEvent.Type.Resize:
+            self.fit_question()
+        return False
+
+    def fit_question(self) -> None:
+        """The Question column takes the width the others leave; when that is too little, the key
+        columns (pass, question, category, user, metric) fill the view and the session lists
+        scroll into view on the right."""
+        header, m = self.view.horizontalHeader(), self.model
+        width = self.view.viewport().width()
+        least = self.view.fontMetrics().horizontalAdvance("0") * QUESTION_CHARS
+        others = sum(header.sectionSize(c) for c in range(m.columnCount()) if c != m.QUESTION)
+        key = sum(header.sectionSize(c) for c in (m.RESULT, m.CATEGORY, m.USER, m.METRIC))
+        header.resizeSection(m.QUESTION, width - others if width - others >= least else max(least, width - key))
 
     # ---- data -----------------------------------------------------------------------------------------
     def set_source(self, text: str) -> None:

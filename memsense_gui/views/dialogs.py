@@ -4,9 +4,9 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
+    QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
     QMessageBox, QProgressDialog, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
@@ -134,10 +134,12 @@ class ProgressDialog(QProgressDialog):
 
 
 class ShortcutsDialog(QDialog):
-    """Help > Shortcuts: generated from the same table that binds them."""
+    """Help > Keyboard shortcuts: generated from the same table that binds them. The keys column
+    fits its widest entry, the actions wrap to the dialog's width: nothing is cut at 1280×720."""
 
     def __init__(self, shortcuts: list[tuple[str, str]], parent: QWidget | None = None):
         super().__init__(parent)
+        self.setObjectName("shortcuts-dialog")
         self.setWindowTitle("Keyboard shortcuts")
         table = QTableWidget(len(shortcuts), 2)
         table.setHorizontalHeaderLabels(["Keys", "Action"])
@@ -145,8 +147,12 @@ class ShortcutsDialog(QDialog):
         for r, (keys, action) in enumerate(shortcuts):
             table.setItem(r, 0, QTableWidgetItem(keys))
             table.setItem(r, 1, QTableWidgetItem(action))
-        table.resizeColumnsToContents()
-        table.horizontalHeader().setStretchLastSection(True)
+        table.setWordWrap(True)
+        table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        header = table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.sectionResized.connect(lambda *_: table.resizeRowsToContents())
         table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
@@ -154,7 +160,13 @@ class ShortcutsDialog(QDialog):
         layout.addWidget(table)
         layout.addWidget(buttons)
         self.table = table
-        self.resize(520, 520)
+        screen = self.screen().availableGeometry() if self.screen() is not None else None
+        height = 560 if screen is None else min(560, screen.height() - 120)
+        self.resize(620, height)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        QTimer.singleShot(0, self.table.resizeRowsToContents)  # once the layout gave the columns their widths
 
 
 def about_html() -> str:

@@ -6,7 +6,9 @@ import html
 from typing import Iterable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import (
+    QHBoxLayout, QHeaderView, QLabel, QLayout, QLineEdit, QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget,
+)
 
 from core.rank.ranking import Ranking
 from core.rank.whatif import Change, WhatIf
@@ -17,6 +19,23 @@ from memsense_gui.models.pins import PinsModel
 from memsense_gui.models.whatif import WhatIfModel
 from memsense_gui.state.session import UPDATING
 from memsense_gui.views.tables import Panel, fit_columns, make_table, selected_id
+
+
+SPLIT_STRETCH = (2, 2, 3)
+"""How the search, the pins and the what-would-change table share the panel's height."""
+
+
+def _stack(*parts: QWidget | QLayout) -> QWidget:
+    """A widget stacking `parts` top to bottom, its table taking the spare height."""
+    box = QWidget()
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for part in parts:
+        if isinstance(part, QLayout):
+            layout.addLayout(part)
+        else:
+            layout.addWidget(part, 1 if isinstance(part, QTableView) else 0)
+    return box
 
 
 class WhyNotPanel(Panel):
@@ -40,22 +59,9 @@ class WhyNotPanel(Panel):
         self.pin_button = QPushButton(app_icons.icon("pin"), "Pin")
         self.pin_button.setToolTip("Pin the chunk to follow its fate as you tune (Ctrl+P)")
         self.unpin_button = QPushButton("Unpin")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addWidget(self.search)
-        layout.addWidget(self.count)
-        layout.addWidget(self.search_view, 1)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("<b>Pinned</b> — fate under the current settings"))
-        row.addStretch(1)
-        row.addWidget(self.pin_button)
-        row.addWidget(self.unpin_button)
-        layout.addLayout(row)
-        layout.addWidget(self.pins_view, 1)
         self.reason = QLabel()
         self.reason.setWordWrap(True)
         self.reason.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.reason)
         self.whatif_label = QLabel()
         self.whatif_label.setWordWrap(True)
         self.whatif_model = WhatIfModel(self)
@@ -66,12 +72,30 @@ class WhyNotPanel(Panel):
         self.whatif_apply.setToolTip("Apply the selected change: its settings diff and rank movement first, "
                                      "then one step Ctrl+Z undoes")
         self.whatif_apply.setEnabled(False)
+        whatif_row = QHBoxLayout()
+        whatif_row.addWidget(self.whatif_label, 1)
+        whatif_row.addWidget(self.whatif_apply, 0, Qt.AlignmentFlag.AlignBottom)
         row = QHBoxLayout()
-        row.addWidget(self.whatif_label, 1)
-        row.addWidget(self.whatif_apply, 0, Qt.AlignmentFlag.AlignBottom)
-        layout.addLayout(row)
-        layout.addWidget(self.whatif_view, 4)
-        fit_columns(self.whatif_view, {0: 24, 1: 6, 2: 9, 3: 5})
+        row.addWidget(QLabel("<b>Pinned</b> — fate under the current settings"))
+        row.addStretch(1)
+        row.addWidget(self.pin_button)
+        row.addWidget(self.unpin_button)
+        # three parts in a splitter: at 1280×720 the right dock is ~350 px high, and the parts
+        # share it (the what-would-change table first) instead of squeezing the last one
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.setObjectName("whynot-split")
+        self.split.setChildrenCollapsible(False)
+        self.split.addWidget(_stack(self.search, self.count, self.search_view))
+        self.split.addWidget(_stack(row, self.pins_view, self.reason))
+        self.split.addWidget(_stack(whatif_row, self.whatif_view))
+        for i, stretch in enumerate(SPLIT_STRETCH):
+            self.split.setStretchFactor(i, stretch)
+        for view in (self.search_view, self.pins_view, self.whatif_view):
+            view.setMinimumHeight(view.verticalHeader().defaultSectionSize() * 2 + view.horizontalHeader().sizeHint().height() + 4)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.split)
+        fit_whatif(self.whatif_view)
         self._whatif_for: str | None = None
         fit_columns(self.search_view, {0: 11, 1: 6, 2: 16})
         fit_columns(self.pins_view, {0: 11, 1: 16, 2: 4})
@@ -185,3 +209,16 @@ class WhyNotPanel(Panel):
         mid = selected_id(self.pins_view)
         if mid:
             self.unpin_requested.emit(mid)
+
+
+def fit_whatif(view: QTableView) -> None:
+    """Every column of the what-would-change table inside a right dock at 1280×720: the numbers
+    as wide as they need, the knob and what it pushes out sharing the rest (a long knob name
+    elided in its middle; the row's tooltip says it all)."""
+    header = view.horizontalHeader()
+    for col in (WhatIfModel.FROM, WhatIfModel.TO, WhatIfModel.RANK):
+        header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+    for col in (WhatIfModel.KNOB, WhatIfModel.PUSHES):
+        header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+    header.setMinimumSectionSize(view.fontMetrics().horizontalAdvance("0") * 4)
+    view.setTextElideMode(Qt.TextElideMode.ElideMiddle)

@@ -35,14 +35,17 @@ from memsense_gui.views.tuning import TuningPanel
 from memsense_gui.views.why_not import WhyNotPanel
 from memsense_gui.window.compare_actions import CompareActions
 from memsense_gui.window.export_actions import ExportActions
+from memsense_gui.window.help_actions import HelpActions
 from memsense_gui.window.inspector import Inspector
 from memsense_gui.window.judging_actions import JudgingActions
 from memsense_gui.window.memsense_actions import MemsenseActions
 from memsense_gui.window.menus import SHORTCUTS, build_menus
 from memsense_gui.window.query_actions import QueryActions
+from memsense_gui.window.question_picker import QuestionPicker
 from memsense_gui.window.cases_actions import CasesActions
 from memsense_gui.window.store_actions import StoreActions
 from memsense_gui.window.query_history import QueryHistory
+from memsense_gui.window.recent_actions import RecentActions
 from memsense_gui.window.undo_actions import UndoActions
 from memsense_gui.window.apply_actions import ApplyActions
 from memsense_gui.window.restore_choices import ChoiceMemory
@@ -81,6 +84,10 @@ class MainWindow(QMainWindow):
         self.undo = UndoActions(ctx, self.tuning, self)
         self.applying = ApplyActions(ctx, self, self.undo, self.tuning, self.whynot_panel)
         self.history = QueryHistory(ctx, self.query_edit, self)
+        self.help = HelpActions(ctx, self)
+        self.picker = QuestionPicker(ctx, self, self)
+        self.recent = RecentActions(ctx, self)
+        self.query_bar.insertWidget(self.run_action, self.picker.button)
         self.menus = build_menus(self)
         self._connect()
         self.exports.restore_config()
@@ -95,7 +102,7 @@ class MainWindow(QMainWindow):
         self.user_combo.setToolTip("The user: one conversation, one memory (Ctrl+U)")
         self.query_edit = QLineEdit()
         self.query_edit.setObjectName("query-edit")
-        self.query_edit.setPlaceholderText("Ask the memory… (Ctrl+L, Enter to run)")
+        self.query_edit.setPlaceholderText("Ask the memory… (Ctrl+L, Enter to run; Down: the judged questions)")
         self.query_edit.setClearButtonEnabled(True)
         self.query_edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.run_button = QPushButton(app_icons.icon("search"), "Search")
@@ -103,8 +110,10 @@ class MainWindow(QMainWindow):
         bar = QToolBar("Query")
         bar.setObjectName("toolbar-query")
         bar.setMovable(False)
-        for widget in (QLabel(" User "), self.user_combo, QLabel("  Query "), self.query_edit, self.run_button):
+        for widget in (QLabel(" User "), self.user_combo, QLabel("  Query "), self.query_edit):
             bar.addWidget(widget)
+        self.run_action = bar.addWidget(self.run_button)
+        self.query_bar = bar
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
 
     def _build_docks(self) -> None:
@@ -168,6 +177,8 @@ class MainWindow(QMainWindow):
         self.undo.connect()
         self.applying.connect()
         self.history.connect()
+        self.picker.connect_signals()
+        self.recent.connect()
 
     def dock(self, which: DockId) -> ViewDock | None:
         """The dock `which`; None for a view not added (Evaluation, Production)."""

@@ -1,6 +1,7 @@
 """The menus and their shortcuts; Help > Shortcuts lists the same table that binds them."""
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Protocol
 
 from PySide6.QtCore import Qt
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     from memsense_gui.views.results import ResultsPanel
     from memsense_gui.views.tuning import TuningPanel
     from memsense_gui.window.export_actions import ExportActions
+    from memsense_gui.window.help_actions import HelpActions
+    from memsense_gui.window.recent_actions import RecentActions
     from memsense_gui.window.judging_actions import JudgingActions
     from memsense_gui.window.memsense_actions import MemsenseActions
     from memsense_gui.window.query_actions import QueryActions
@@ -34,6 +37,10 @@ class MenuWindow(Shell, Protocol):
     def exports(self) -> ExportActions: ...
     @property
     def judging(self) -> JudgingActions: ...
+    @property
+    def help(self) -> HelpActions: ...
+    @property
+    def recent(self) -> RecentActions: ...
     @property
     def memsense(self) -> MemsenseActions: ...
     @property
@@ -86,15 +93,18 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Ctrl+O", "Open a store"),
     ("Ctrl+N", "Build a new store"),
     ("Ctrl+Shift+D", "Toggle dark appearance"),
-    ("F1", "This list"),
+    ("F1", "Glossary: the term of the column under the mouse, or of the focused table's cell"),
+    ("Ctrl+/", "This list"),
     ("Ctrl+Q", "Quit"),
 ]
 
 
 def add_action(window: MenuWindow, menu: QMenu, text: str, slot: Callable, shortcut: str | None = None,
                tip: str = "") -> QAction:
-    """A menu item that is also a window-wide shortcut."""
+    """A menu item that is also a window-wide shortcut; its object name is `action-` and its
+    words (`action-open-store` for "&Open store…"), for tests and scripts to find it by."""
     action = QAction(text, window.window())
+    action.setObjectName(action_name(text))
     if shortcut:
         action.setShortcut(QKeySequence(shortcut))
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -104,6 +114,12 @@ def add_action(window: MenuWindow, menu: QMenu, text: str, slot: Callable, short
     menu.addAction(action)
     window.addAction(action)
     return action
+
+
+def action_name(text: str) -> str:
+    """`action-open-store` for "&Open store…"."""
+    words = re.findall(r"[a-z0-9]+", text.replace("&", "").casefold())
+    return "action-" + "-".join(words)
 
 
 class Menus(NamedTuple):
@@ -137,7 +153,11 @@ def build_menus(w: MenuWindow) -> Menus:
     v.addSeparator()
     add_action(w, v, "Restore default &layout", w.default_layout)
     h = w.menuBar().addMenu("&Help")
-    add_action(w, h, "&Shortcuts", w.show_shortcuts, "F1")
+    add_action(w, h, "&Glossary", w.help.context_help, "F1",
+               "Every term the app shows, with its formula and SPEC section (F1 on a column: its term)")
+    add_action(w, h, "&Keyboard shortcuts", w.show_shortcuts, "Ctrl+/")
+    h.addSeparator()
+    add_action(w, h, "&About memsense", w.help.show_about, tip="Versions, the embedding model, the store's format")
     return Menus(v, dark)
 
 
@@ -148,6 +168,7 @@ def _file_menu(w: MenuWindow) -> None:
     add_action(w, m, "Open Qdrant &server…", s.ask_open_server, tip="Open a store served by Qdrant (http URL)")
     add_action(w, m, "&New store…", s.ask_new_store, "Ctrl+N", "Build a store from LoCoMo or JSONL")
     add_action(w, m, "Open the &demo store", s.open_demo_store, tip="Open (building if needed) the demo store")
+    w.recent.add_menus(m)
     add_action(w, m, "&Connect to Memsense…", w.memsense.ask_connect,
                tip="Open a live Memsense database (read-only) and show its service's results beside the app's")
     m.addSeparator()

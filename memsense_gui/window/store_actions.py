@@ -18,6 +18,7 @@ from memsense_gui.state import paths
 from memsense_gui.state.context import AppContext, EngineFactory
 from memsense_gui.views.dialogs import NewStoreDialog, ProgressDialog
 from memsense_gui.views.file_dialogs import ask_folder
+from memsense_gui.views.first_run import FirstRunDialog, model_prepared
 from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import Task
 from memsense_gui.window.parts import StoreUi
@@ -32,6 +33,7 @@ class StoreActions:
         self.ctx = ctx
         self.progress: ProgressDialog | None = None
         self._autorun = False
+        self._fallback = False  # the store named on the command line is being opened
         self._building: tuple[Path, bool] = (Path(), False)  # location, open when built
         self.build_slot = TaskSlot(self.ctx.ingest_runner, succeeded=self._store_built, failed=self._build_failed,
                                    cancelled=self._build_cancelled)
@@ -40,11 +42,15 @@ class StoreActions:
         self.window.statusBar().showMessage(text, ms)
 
     # ---- open ------------------------------------------------------------------------------------
-    def start(self) -> None:
-        """What `main()` does after showing the window: reopen the last store, or the demo one."""
+    def start(self, location: str = "") -> None:
+        """What `main()` does after showing the window: open `location` (`memsense-gui STORE`),
+        else reopen the last store, else the demo one."""
         last = str(self.ctx.settings.value("store/last", "") or "")
         self._autorun = True
-        if last and (last.startswith(("http://", "https://")) or Path(last).is_dir()):
+        if location:
+            self._fallback = True  # it fails: the last store (or the demo one) opens instead
+            self.open_store(location)
+        elif last and (last.startswith(("http://", "https://")) or Path(last).is_dir()):
             self.open_store(last)
         else:
             self.open_demo_store()
@@ -63,6 +69,7 @@ class StoreActions:
     def _store_ready(self, opened: jobs.OpenedStore) -> None:
         ctx, w = self.ctx, self.window
         self.close_engine()  # only now: the new store opened
+        self._fallback = False
         ctx.engine, ctx.location, ctx.users = opened.engine, opened.location, list(opened.users)
         ctx.settings.setValue("store/last", opened.location)
         w.store_label.setText(f"store: {opened.location}")
@@ -83,6 +90,9 @@ class StoreActions:
         else:
             self._status(f"{self.ctx.location} stays open", 10_000)
         self.ctx.report_error(exc, f"Opening the store {location}")
+        if self._fallback:
+            self._fallback = False
+            self.start()
 
     def _load_model(self) -> None:
         self.ctx.model_ready = False
@@ -136,8 +146,13 @@ class StoreActions:
         except ImportError as exc:
             self.ctx.report_error(MemsenseError(f"the retrieval engine is not installed ({exc}); reinstall the project"))
             return None
-        return self.build_store(Path(DEMO_DATASET), paths.demo_store_dir(self.ctx.home), "hybrid",
-                                title="Building the demo store (first run)")
+        from core.machine import cache_dir
+
+        store = paths.demo_store_dir(self.ctx.home)
+        dialog = FirstRunDialog(store, cache_dir(), self.window.window())
+        self.ctx.model_runner.submit("is the model prepared", model_prepared,
+                                     succeeded=lambda ready: dialog.set_model_ready(ready) if self.progress is dialog else None)
+        return self.build_store(Path(DEMO_DATASET), store, "hybrid", dialog=dialog)
 
     def ask_new_store(self) -> None:
         dialog = NewStoreDialog(paths.stores_dir(self.ctx.home), self.window.window())
@@ -145,9 +160,10 @@ class StoreActions:
             self.build_store(*dialog.values())
 
     def build_store(self, dataset: Path, location: Path, mode: str = "hybrid", *, title: str = "Building a store",
-                    open_after: bool = True) -> Task:
-        """Ingest on the ingest thread with a progress dialog and a working Cancel button."""
-        self.progress = progress = ProgressDialog(title, self.window.window())
+                    open_after: bool = True, dialog: ProgressDialog | None = None) -> Task:
+        """Ingest on the ingest thread with a progress dialog (`dialog`, else a plain one titled
+        `title`) and a working Cancel button."""
+        self.progress = progress = dialog or ProgressDialog(title, self.window.window())
         progress.setLabelText(f"Reading {Path(dataset).name}…")
         self._building = (Path(location), open_after)
         task = self.build_slot.start("build store", jobs.build_store, self.ctx.store_builder, dataset, location, mode)
