@@ -182,7 +182,7 @@ def select(
     while len(order) < min(top_k, n):
         np.greater_equal(max_red, duplicate_threshold, out=dup)
         dup &= remaining
-        skipped = ()
+        skipped: tuple[tuple[int, float, int], ...] = ()
         if dup.any():
             dups = dup.nonzero()[0]
             skipped = tuple(zip(dups.tolist(), max_red[dups].tolist(), cause[dups].tolist()))
