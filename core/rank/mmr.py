@@ -117,7 +117,8 @@ class Redundancy:
         self.table = _tag_table(tags, tag_weight, picks)
 
     def __call__(self, row: int) -> np.ndarray:
-        cos = np.vecdot(self.unit, self.unit[row]).clip(0.0, 1.0)  # the method: np.clip's dispatch costs more than 32 rows
+        cos = np.vecdot(self.unit, self.unit[row])
+        np.minimum(np.maximum(cos, 0.0, out=cos), 1.0, out=cos)  # clip to [0, 1]: two ufuncs cost less than clip's dispatch
         if not self.uniform:
             cos = np.where((self.dims == self.dims[row]) & (self.dims > 0), cos, 0.0)
         if self.table is not None:
@@ -185,8 +186,9 @@ def select(
     ranks: list[int | None] = []
 
     def take(row: int, mmr_score: float | None, fallback: bool, skipped: tuple) -> None:
-        steps.append(MMRStep(len(order), row, mmr_score, float(max_red[row]),
-                             int(cause[row]) if cause[row] >= 0 else None, fallback, skipped))
+        was = int(cause[row])
+        steps.append(MMRStep(len(order), row, mmr_score, float(max_red[row]), was if was >= 0 else None,
+                             fallback, skipped))
         ranks.append(None if mmr_score is None else len(order))
         order.append(row)
         remaining[row] = False
@@ -195,16 +197,22 @@ def select(
         np.maximum(max_red, red, out=max_red)
 
     take(0, None, False, ())
+    penalty = 1.0 - mmr_lambda
+    dup = np.empty(n, dtype=bool)
     while len(order) < min(top_k, selectable):
-        dup = remaining & (max_red >= duplicate_threshold)
+        np.greater_equal(max_red, duplicate_threshold, out=dup)
+        dup &= remaining
+        skipped: tuple[tuple[int, float, int], ...] = ()
+        if dup.any():
+            dups = dup.nonzero()[0]
+            skipped = tuple(zip(dups.tolist(), max_red[dups].tolist(), cause[dups].tolist()))
         free = remaining ^ dup  # dup is within remaining
-        dups = dup.nonzero()[0]
-        skipped = tuple(zip(dups.tolist(), max_red[dups].tolist(), cause[dups].tolist())) if len(dups) else ()
-        if free.any():
-            mmr = relevance - (1.0 - mmr_lambda) * max_red
-            row = int(np.where(free, mmr, -np.inf).argmax())  # the earliest free row of the largest mmr
-            if not free[row]:  # every free row's mmr is -inf (never with finite scores): the earliest of them
-                row = int(free.argmax())
+        mmr = relevance - penalty * max_red
+        row = int(np.where(free, mmr, -np.inf).argmax())  # the earliest free row of the largest mmr
+        if free[row]:
+            take(row, float(mmr[row]), False, skipped)
+        elif free.any():  # every free row's mmr is -inf (never with finite scores): the earliest of them
+            row = int(free.argmax())
             take(row, float(mmr[row]), False, skipped)
         elif fallback_fill:
             take(int(remaining.argmax()), None, True, skipped)

@@ -102,29 +102,34 @@ def _json_texts(texts: list[str]) -> tuple[np.ndarray, list[int]] | None:
     JSON parse (simdjson: correctly rounded, into a buffer of doubles, no Python float per
     number); None when that parse cannot vouch for every string, so a slower reader decides.
 
-    Each string must start with `[` and end with `]` and hold no other `[`: so the parse of them
-    all, joined by commas into one array, is valid only if each string is one flat list, and then
-    it has one element per string. The buffer refuses any element that is not a number (true,
-    null, "1"). (A `-0` is read as 0: the sign of a zero changes no cosine.)
+    Each string must start with `[` and end with `]` and hold no other `[` (the joined text holds
+    one `[` per string): so the parse of them all, joined by commas into one array, is valid only
+    if each string is one flat list, and then it has one element per string. The buffer refuses
+    any element that is not a number (true, null, "1"). Each string's count is then its commas
+    plus one: exact for a list of numbers (no number holds a comma), one too many for an empty
+    list, so the counts add up to the numbers read only when every one is exact (an empty list
+    sends the case to the slower reader). (A `-0` is read as 0: the sign of a zero changes no cosine.)
     """
-    if not all(t[:1] == "[" and t[-1:] == "]" and t.find("[", 1) < 0 for t in texts):
+    joined = ",".join(texts)
+    if (joined.count("[") != len(texts) or not all(map(str.startswith, texts, itertools.repeat("[")))
+            or not all(map(str.endswith, texts, itertools.repeat("]")))):
         return None
     try:
-        text = ("[" + ",".join(texts) + "]").encode()
+        text = ("[" + joined + "]").encode()
     except UnicodeEncodeError:  # a lone surrogate
         return None
     parser = _parser(len(text))
     try:
         doc: Any = parser.parse(text)  # the text is "[" ... "]": an array of arrays (checked above) or an error
         try:
-            counts = [len(row) for row in doc]
             flat = np.frombuffer(doc.as_buffer(of_type="d"), dtype=np.float64)
         finally:
             del doc  # the parser is reused: no proxy of this document may outlive the read
     except (ValueError, TypeError, RuntimeError):  # NaN, "1 2", true, 1e999, 2**64
         _PARSER.__dict__.pop("parser", None)  # whatever state it is left in, the next case gets a new one
         return None
-    return (flat, counts) if len(counts) == len(texts) and len(flat) == sum(counts) else None
+    counts = [n + 1 for n in map(str.count, texts, itertools.repeat(","))]
+    return (flat, counts) if len(flat) == sum(counts) else None
 
 
 _PARSER = threading.local()

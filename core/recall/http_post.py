@@ -10,7 +10,8 @@ only the connection classes are wrapped, to know the sockets and to keep each so
 within the time left.
 
 Used by the query embedder (`core.recall.embedding.endpoint`) and the service client
-(`core.recall.memsense.service`); the messages are theirs, built from `HttpFailure`.
+(`core.recall.memsense.service`); `failure_error` turns an `HttpFailure` into their one-line
+error, each giving the fixes that fit it.
 """
 from __future__ import annotations
 
@@ -25,10 +26,11 @@ import urllib.request
 from typing import Any, Self
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from core.errors import MemsenseError
 from core.recall.timeouts import check_timeout
 from core.redact import body_excerpt, redact
 
-__all__ = ["HttpFailure", "check_timeout", "post_json"]
+__all__ = ["HttpFailure", "check_timeout", "failure_error", "post_json"]
 
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 """An answer longer than this is not an embedding or a search result: refused, not read into memory."""
@@ -41,6 +43,20 @@ class HttpFailure(Exception):
     def __init__(self, kind: str, detail: str = "", status: int | None = None):
         super().__init__(detail or kind)
         self.kind, self.detail, self.status = kind, detail, status
+
+
+def failure_error(exc: HttpFailure, where: str, timeout: float, *, longer: str, status_fix: str, is_it: str,
+                  reach_fix: str) -> MemsenseError:
+    """The one-line error for a request to `where` that failed with `exc`: no answer within
+    `timeout` s (raise the option `longer`), an HTTP error status (`status_fix`), an answer too
+    large (`is_it`: the question whether `where` is what was meant) or no connection (`reach_fix`)."""
+    if exc.kind == "timeout":
+        return MemsenseError(f"{where} did not answer within {timeout:g} s; check that it is running (or raise {longer})")
+    if exc.kind == "status":
+        return MemsenseError(f"{where} answered HTTP {exc.status} ({exc.detail}); {status_fix}")
+    if exc.kind == "too-large":
+        return MemsenseError(f"{where} answered {exc.detail}; {is_it}")
+    return MemsenseError(f"cannot reach {where} ({exc.detail}); {reach_fix}")
 
 
 class _Deadline:

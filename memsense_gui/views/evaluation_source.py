@@ -108,14 +108,7 @@ class EvaluationSource(QObject):
                  cancel: threading.Event) -> QuestionSetRecall:
         """Worker thread: the question set's recall, each pool at least `depth` deep (recalled on
         the engine thread only for questions no earlier recall on this store serves)."""
-        engine = self.ctx.engine
-        if engine is None:
-            raise MemsenseError("open a store first: there is no store to recall the questions from")
-
-        def recall(user_id: str, text: str, d: int) -> RecallPool:
-            return self.bridge.call(engine.recall, user_id, text, d, cancel=cancel)
-
-        return self.sets.recall(engine, self.ctx.location or "", recall, questions, digest, depth, progress, cancel)
+        return question_set_recall(self.ctx, self.bridge, questions, digest, depth, progress, cancel)
 
     def chunks_of(self, user_id: str, text: str) -> dict:
         """Memory id -> chunk of a question's recall pool ({} if it was not recalled)."""
@@ -199,6 +192,21 @@ def _start_and_knobs(pool_limits: bool, space: SearchSpace | None) -> tuple[Conf
     if space is not None:
         return space.start(TUNE_START), space.knobs
     return TUNE_START, ALL_KNOBS if pool_limits else KNOBS
+
+
+def question_set_recall(ctx: AppContext, bridge: EngineBridge, questions: Sequence[Question], digest: str,
+                        depth: int, progress: Progress, cancel: threading.Event) -> QuestionSetRecall:
+    """Worker thread (never the engine's): the window's one question-set recall
+    (`ctx.question_sets`) of `questions`, each pool at least `depth` deep; what no earlier
+    recall on this store serves is recalled on the engine thread through `bridge`."""
+    engine = ctx.engine
+    if engine is None:
+        raise MemsenseError("open a store first: there is no store to recall the questions from")
+
+    def recall(user_id: str, text: str, d: int) -> RecallPool:
+        return bridge.call(engine.recall, user_id, text, d, cancel=cancel)
+
+    return ctx.question_sets.recall(engine, ctx.location or "", recall, questions, digest, depth, progress, cancel)
 
 
 def _demo_questions() -> Path | None:

@@ -1,23 +1,29 @@
 """Judging actions: grade the selected chunk 0-3 for the query on screen, and TREC files.
 
 Grades go to the open store's judged set (`state.judgments.AppJudgments`), saved at once.
-Qrels go out (memory or session level) and in; a run recalls every judged question on the
-engine thread and writes the current settings' results.
+Qrels go out (memory or session level) and in; a run re-ranks every judged question with the
+current settings and writes the results: their pools are the window's one question-set recall
+(`state.question_set`, shared with Cases, Evaluation and Auto-tune), so a question another view
+recalled is not recalled again, and one the run recalls is not recalled by them.
 """
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from core.errors import MemsenseError
 from core.evaluation.judged import write_run
+from core.evaluation.question_set import file_digest
 from memsense_gui.models.format import short_id
 from memsense_gui.state.judgments import GRADE_LABELS, NOTHING_JUDGED
 from memsense_gui.state.context import AppContext
+from memsense_gui.views.evaluation_source import question_set_recall
 from memsense_gui.views.file_dialogs import ask_open, ask_save
 from memsense_gui.views.tables import selected_id
 from memsense_gui.window.parts import JudgingUi
 from memsense_gui.workers import jobs
-from memsense_gui.workers.runner import Task
+from memsense_gui.workers.bridge import EngineBridge
+from memsense_gui.workers.runner import Task, TaskRunner
 
 LEVEL_FILTERS = {
     "TREC, memory level: the graded chunks (*.txt *.qrels *.run)": "memory",
@@ -31,9 +37,12 @@ class JudgingActions:
     def __init__(self, ctx: AppContext, window: JudgingUi):
         self.window = window
         self.ctx = ctx
+        self.runner = TaskRunner("memsense-export", window.window())  # waits on the engine thread's recalls
+        self.bridge = EngineBridge(ctx.engine_runner)
 
     def connect(self) -> None:
         self.ctx.judgments.grades_changed.connect(self._show_grades)
+        self.ctx.closing.connect(lambda: self.runner.shutdown(wait=True))
 
     def _status(self, text: str, ms: int = 0) -> None:
         self.window.statusBar().showMessage(text, ms)
@@ -73,8 +82,9 @@ class JudgingActions:
         return self.ctx.attempt(read, "Importing qrels")
 
     def export_run(self, path: str | Path, level: str = "memory") -> Task | None:
-        """Recall every question judged on this store (on the engine thread), re-rank it with the
-        current settings and write the results as a TREC run; `run_exported` when written."""
+        """Re-rank every question judged on this store with the current settings (their pools
+        from the question-set recall, recalled on the engine thread when no view did yet) and
+        write the results as a TREC run; `run_exported` when written."""
         ctx = self.ctx
         questions = [q for q in ctx.judgments.questions if q.user_id in ctx.users]
         if ctx.engine is None or not questions:
@@ -83,9 +93,12 @@ class JudgingActions:
             return None
         cfg, tag = ctx.session.config, self.settings_name()
         self._status(f"Running {len(questions)} judged questions with “{tag}”…")
-        return ctx.engine_runner.submit("trec run", jobs.preset_run, ctx.engine, questions, cfg, level,
-                                        succeeded=lambda entries: self._write_run(entries, path, tag),
-                                        failed=lambda e: ctx.report_error(e, "Exporting a run"))
+        judged = ctx.judgments.path
+        digest = file_digest(judged) if judged is not None and judged.exists() else ""
+        recalled = partial(question_set_recall, ctx, self.bridge, questions, digest)
+        return self.runner.submit("trec run", jobs.preset_run, recalled, cfg, level,
+                                  succeeded=lambda entries: self._write_run(entries, path, tag),
+                                  failed=lambda e: ctx.report_error(e, "Exporting a run"))
 
     def _write_run(self, entries: dict, path: str | Path, tag: str) -> None:
         if self.ctx.attempt(lambda: write_run(entries, path, tag), "Exporting a run"):

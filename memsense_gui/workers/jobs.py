@@ -5,15 +5,17 @@ result object; `Cancelled` (core.errors) when the task was cancelled between ste
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from core.config import MAX_ROUTE_DEPTH, Config
 from core.errors import MemsenseError
-from core.evaluation.evaluate import QuestionOutcome, evaluate_config
+from core.evaluation.evaluate import Progress, QuestionOutcome, evaluate_config
 from core.evaluation.judged import session_docid
 from core.evaluation.metrics import metric_key
+from core.evaluation.question_set import QuestionSetRecall
 from core.rank.rerank import rerank
 from core.rank.whatif import WhatIf, what_would_change
 from core.recall.pool import RecallPool, deepen, deepest
@@ -84,20 +86,29 @@ def deepen_pool(pool: RecallPool, depth: int, task: Job | None = None) -> Recall
     return deepen(pool, depth)
 
 
-def preset_run(engine: RecallEngine, questions: list[Question], cfg: Config, level: str = "memory",
-               task: Job | None = None) -> dict[str, list[tuple[str, float]]]:
-    """Recall and re-rank every question under one config, for a TREC run: question id ->
-    (memory id, or session id at session level; final score) in result order."""
+def preset_run(recalled: Callable[[int, Progress, threading.Event], QuestionSetRecall], cfg: Config,
+               level: str = "memory", task: Job | None = None) -> dict[str, list[tuple[str, float]]]:
+    """Re-rank every question of a question-set recall under one config, for a TREC run:
+    question id -> (memory id, or session id at session level; final score) in result order.
+    `recalled(depth, progress, cancel)` is the window's one question-set recall of the questions
+    (`views.evaluation_source.question_set_recall`): pools another view recalled are re-ranked,
+    never recalled again."""
+    progress: Progress = task.report if task is not None else _quiet
+    cancel = task.cancel_event if task is not None else threading.Event()
+    recall = recalled(cfg.route_limit, progress, cancel)
     entries: dict[str, list[tuple[str, float]]] = {}
-    for n, q in enumerate(questions):
+    for q in recall.questions:
         if task is not None:
             task.check()
-            task.report(n, len(questions), q.text)
-        ranking = rerank(engine.recall(q.user_id, q.text, cfg.route_limit), cfg)
+        ranking = rerank(recall.pools[q.question_id], cfg)
         chunks = [ranking.pool.chunks[r.index] for r in ranking.selected_rows]
         ids = [c.memory_id if level == "memory" else session_docid(c.user_id, c.session_number) for c in chunks]
         entries[q.question_id] = list(zip(ids, (r.final_score for r in ranking.selected_rows)))
     return entries
+
+
+def _quiet(done: int, total: int, what: str) -> None:
+    """No progress to show."""
 
 
 def what_it_takes(pool: RecallPool, cfg: Config, memory_id: str, task: Job | None = None) -> tuple[str, WhatIf]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import MemsenseError
-from core.recall.http_post import HttpFailure, post_json
+from core.recall.http_post import HttpFailure, failure_error, post_json
 from core.recall.timeouts import EMBED_TIMEOUT_S, check_timeout
 from core.recall.query_text import for_local_model, memsense_cut
 from core.redact import redact_url
@@ -53,15 +53,9 @@ class EndpointEmbedder:
         try:
             raw = post_json(self.url, body, timeout=self.timeout, headers=headers)
         except HttpFailure as exc:
-            if exc.kind == "timeout":
-                raise MemsenseError(f"{where} did not answer within {self.timeout:g} s; check that it is running "
-                                    "(or raise --embed-timeout)") from None
-            if exc.kind == "status":
-                raise MemsenseError(f"{where} answered HTTP {exc.status} ({exc.detail}); "
-                                    "check the URL and the model name") from None
-            if exc.kind == "too-large":
-                raise MemsenseError(f"{where} answered {exc.detail}; is it an embedding endpoint?") from None
-            raise MemsenseError(f"cannot reach {where} ({exc.detail}); start it or pass another --embedder") from None
+            raise failure_error(exc, where, self.timeout, longer="--embed-timeout",
+                                status_fix="check the URL and the model name", is_it="is it an embedding endpoint?",
+                                reach_fix="start it or pass another --embedder") from None
         try:
             obj = json.loads(raw)
             vec = _embedding_of(obj)

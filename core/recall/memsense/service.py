@@ -12,7 +12,7 @@ from typing import Any
 from core.config import Config
 from core.config.memsense_options import memsense_export
 from core.errors import MemsenseError
-from core.recall.http_post import HttpFailure, post_json
+from core.recall.http_post import HttpFailure, failure_error, post_json
 from core.recall.timeouts import SERVICE_TIMEOUT_S, check_timeout
 from core.redact import redact_url
 
@@ -29,15 +29,9 @@ def service_search(url: str, *, tenant: str, scope: str, user: str, query: str, 
     try:
         raw = post_json(endpoint, body, timeout=check_timeout(timeout, "--service-timeout"))
     except HttpFailure as exc:
-        if exc.kind == "timeout":
-            raise MemsenseError(f"{where} did not answer within {timeout:g} s; check that it is running "
-                                "(or raise --service-timeout)") from None
-        if exc.kind == "status":
-            raise MemsenseError(f"{where} answered HTTP {exc.status} ({exc.detail}); "
-                                "check --service and that its database is the one given in --store") from None
-        if exc.kind == "too-large":
-            raise MemsenseError(f"{where} answered {exc.detail}; is --service a Memsense service?") from None
-        raise MemsenseError(f"cannot reach {where} ({exc.detail}); start it or fix --service") from None
+        raise failure_error(exc, where, timeout, longer="--service-timeout",
+                            status_fix="check --service and that its database is the one given in --store",
+                            is_it="is --service a Memsense service?", reach_fix="start it or fix --service") from None
     try:
         obj = json.loads(raw)
         chunks = obj["data"]["chunks"]

@@ -55,3 +55,30 @@ def test_a_view_waiting_for_another_recall_does_not_recall_again(qtbot, make_win
         view.start()
     qtbot.waitUntil(lambda: w.cases_panel.model.counts()[1] == len(items), timeout=30_000)
     assert sorted(w.engines[-1].recalls) == sorted((i["user"], i["question"]) for i in items)
+
+
+def test_the_trec_run_export_shares_the_question_set_recall(qtbot, make_window, tmp_path):
+    """Questions judged in the app: the run export and the Evaluation view recall each once in all."""
+    from tests.gui.window.test_judging_actions import QUERY, run
+
+    w = make_window()
+    view = install_evaluation(w)
+    view.source.use_app_judged()
+    for user, query in (("synth-a", QUERY), ("synth-b", "which pets")):
+        run(qtbot, w, query, user)
+        w.results.select_position(0)
+        assert w.judging.grade_selected(2)
+    engine = w.engines[-1]
+    searched = list(engine.recalls)  # the searches that showed the results graded
+    judged = [("synth-a", QUERY), ("synth-b", "which pets")]
+
+    with qtbot.waitSignal(w.ctx.run_exported, timeout=10_000):
+        assert w.judging.export_run(tmp_path / "first.run") is not None
+    assert sorted(engine.recalls[len(searched):]) == judged  # the run recalled the judged questions once
+    with qtbot.waitSignal(view.evaluation_finished, timeout=30_000) as done:
+        view.start()
+    assert {r.questions for r in done.args[0]} == {2}
+    with qtbot.waitSignal(w.ctx.run_exported, timeout=10_000):
+        assert w.judging.export_run(tmp_path / "again.run") is not None
+    assert sorted(engine.recalls[len(searched):]) == judged  # Evaluation and the second run re-ranked them
+    assert (tmp_path / "first.run").read_text() == (tmp_path / "again.run").read_text()
