@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypedDict
 
 from core.errors import MemsenseError
 from core.redact import redact, redact_url
@@ -211,11 +211,20 @@ def add_analyzers(sp: argparse.ArgumentParser) -> None:
                     help=f"how session_dense scores a session from its turns (default {DEFAULT_AGGREGATION}: the best turn)")
 
 
-def recall_options(args: argparse.Namespace) -> dict[str, str]:
+class RecallOptions(TypedDict):
+    """The Engine's keyword options that name how its routes are built (`core.recall.engine.Engine`)."""
+
+    lexical: str
+    analyzer_name: str
+    session_analyzer: str
+    session_dense: str
+
+
+def recall_options(args: argparse.Namespace) -> RecallOptions:
     """The Engine's options for a store folder's routes, as the command line gave them."""
     from core.recall.lexical.analyzer import PLAIN
     from core.recall.sessions import DEFAULT_AGGREGATION, DEFAULT_SESSION_ANALYZER
 
-    return {"lexical": getattr(args, "lexical", "bm25"), "analyzer_name": getattr(args, "analyzer", PLAIN),
-            "session_analyzer": getattr(args, "session_analyzer", DEFAULT_SESSION_ANALYZER),
-            "session_dense": getattr(args, "session_dense", DEFAULT_AGGREGATION)}
+    return RecallOptions(lexical=getattr(args, "lexical", "bm25"), analyzer_name=getattr(args, "analyzer", PLAIN),
+                         session_analyzer=getattr(args, "session_analyzer", DEFAULT_SESSION_ANALYZER),
+                         session_dense=getattr(args, "session_dense", DEFAULT_AGGREGATION))
