@@ -114,3 +114,13 @@ def test_an_unknown_analyzer_is_one_error_line(tmp_path):
 
     with pytest.raises(MemsenseError, match="unknown analyzer 'porter'; choose plain, stop, stem, english"):
         Engine(tmp_path, embedder=RandomEmbedder(DIM), session_analyzer="porter")
+
+
+def test_stemming_runs_in_c():
+    """snowballstemmer hands English to PyStemmer's C stemmers when they are installed (a dependency):
+    the session routes stem every session of a user at its first recall, 28x faster than in Python."""
+    import snowballstemmer
+
+    stemmer = snowballstemmer.stemmer("english")
+    assert not type(stemmer).__module__.startswith("snowballstemmer"), type(stemmer)
+    assert stemmer.stemWord("running") == "run"
