@@ -136,6 +136,15 @@ class CasesPanel(QWidget):
             self.fit_question()
         return False
 
+    def key_width(self) -> int:
+        """The panel width that shows the key columns (pass, question at its least, category, user,
+        metric) whole: what the window gives the Cases dock when it is raised."""
+        header, m = self.view.horizontalHeader(), self.model
+        least = self.view.fontMetrics().horizontalAdvance("0") * QUESTION_CHARS
+        key = sum(header.sectionSize(c) for c in (m.RESULT, m.CATEGORY, m.USER, m.METRIC))
+        chrome = self.width() - self.view.viewport().width()  # frame, scroll bar, margins
+        return key + least + max(chrome, self.view.verticalScrollBar().sizeHint().width() + 8)
+
     def fit_question(self) -> None:
         """The Question column takes the width the others leave; when that is too little, the key
         columns (pass, question, category, user, metric) fill the view and the session lists

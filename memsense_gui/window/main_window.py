@@ -140,6 +140,8 @@ class MainWindow(QMainWindow):
         self.docks[DockId.CHUNK].raise_()
         self.docks[DockId.ROUTE_RANKS].raise_()
         self._default_state = self.saveState()
+        self._left_width = 0  # the left dock's width before Cases widened it
+        self.docks[DockId.CASES].visibilityChanged.connect(self._fit_left_dock)
         self.store_label = QLabel("no store")
         self.model_label = QLabel("")
         self.statusBar().addPermanentWidget(self.model_label)
@@ -244,6 +246,22 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks[DockId.TUNING], self.docks[DockId.CHUNK]],
                          [max(320, self.width() // 5), min(right, int(self.width() * 0.36))], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks[DockId.ROUTE_RANKS]], [int(self.height() * 0.36)], Qt.Orientation.Vertical)
+
+    def _fit_left_dock(self, cases_shown: bool) -> None:
+        """Raising Cases widens the left dock until its key columns show whole (at most 45 % of the
+        window: at 1280×720 the Tuning width cuts them); raising Tuning again gives its width back."""
+        cases = self.docks[DockId.CASES]
+        if self.dockWidgetArea(cases) != LEFT or cases.isFloating():
+            return
+        if cases_shown:
+            now = cases.width()
+            want = min(self.cases_panel.key_width() + (now - self.cases_panel.width()), int(self.width() * 0.45))
+            if want > now:
+                self._left_width = self._left_width or now
+                self.resizeDocks([cases], [want], Qt.Orientation.Horizontal)
+        elif self._left_width:
+            self.resizeDocks([self.docks[DockId.TUNING]], [self._left_width], Qt.Orientation.Horizontal)
+            self._left_width = 0
 
     def show_shortcuts(self) -> ShortcutsDialog:
         dialog = ShortcutsDialog(SHORTCUTS, self)

@@ -56,3 +56,20 @@ def test_shortcuts_list_fits(qtbot, make_window):
         text = table.item(r, 1).text()
         assert table.visualItemRect(table.item(r, 1)).height() >= table.fontMetrics().boundingRect(
             0, 0, table.columnWidth(1) - 8, 1000, 0x1000, text).height() - 2, text
+
+
+def test_cases_shows_its_key_columns_when_raised(qtbot, make_window):
+    """The left dock is Tuning's width (~320 px) at 1280×720: raising Cases widens it until pass,
+    question, category, user and metric show whole; raising Tuning gives the width back."""
+    w = make_window()
+    w.show()
+    _at_1280(qtbot, w)
+    tuning_width = w.docks[DockId.TUNING].width()
+    w.raise_dock(DockId.CASES)
+    m = w.cases_panel.model
+    view = w.cases_panel.view
+    key = (m.RESULT, m.QUESTION, m.CATEGORY, m.USER, m.METRIC)
+    qtbot.waitUntil(lambda: all(_sections_visible(view, key).values()), timeout=5_000)
+    assert w.docks[DockId.CASES].width() <= int(SIZE[0] * 0.45)
+    w.raise_dock(DockId.TUNING)
+    qtbot.waitUntil(lambda: abs(w.docks[DockId.TUNING].width() - tuning_width) <= 8, timeout=5_000)
