@@ -51,6 +51,7 @@ def create_window(argv: list[str] | None = None):
     TaskRunner("memsense-preload", app).submit("load the embedding model", _preload_model)
     from memsense_gui.window.evaluation import install_evaluation
     from memsense_gui.window.main_window import MainWindow
+    from memsense_gui.window.run_actions import install_runs
 
     app.setOrganizationName(machine.ORGANIZATION)
     app.setApplicationName(machine.APPLICATION)
@@ -59,7 +60,7 @@ def create_window(argv: list[str] | None = None):
     home = paths.app_home()
     window = MainWindow(home, paths.settings(home))
     window.restore_layout()
-    install_evaluation(window)
+    install_runs(window, install_evaluation(window))
     window.show()
     QTimer.singleShot(0, window.stores.start)
     return app, window

@@ -14,26 +14,15 @@ from core.errors import MemsenseError
 
 
 def _store_label(store: str) -> str:
-    """The store as history keeps it: a URL without its user info or query (no password kept)."""
-    if "://" not in store:
-        return str(Path(store).expanduser().resolve())
-    from urllib.parse import urlsplit, urlunsplit
+    from core.evaluation.history import store_label
 
-    parts = urlsplit(store)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return store_label(store)
 
 
 def _model_key(store: str) -> str:
-    from core.recall.backends import open_store
+    from core.evaluation.history import model_key
 
-    opened = open_store(store)
-    try:
-        meta = opened.meta()
-    finally:
-        opened.close()
-    return meta.model_key if meta is not None else "unknown"
+    return model_key(store)
 
 
 def record(args: argparse.Namespace, kind: str, configs: Mapping[str, Config], evaluations: Mapping[str, Any],
@@ -41,14 +30,10 @@ def record(args: argparse.Namespace, kind: str, configs: Mapping[str, Config], e
     """Keep this run in the store's history (`core.evaluation.history`). `evaluations`: config
     name -> a `PresetEvaluation` (every metric of every question) or question id -> metric ->
     value. A history that cannot be written is one warning line: the run's output stands."""
-    from core.evaluation.history import History, history_path
+    from core.evaluation.history import keep_run
 
-    results = {name: ({o.question_id: dict(o.metrics) for o in ev.outcomes} if hasattr(ev, "outcomes") else ev)
-               for name, ev in evaluations.items()}
     try:
-        with History(history_path(args.store)) as history:
-            run_id = history.add(kind, _store_label(args.store), _model_key(args.store), str(args.dataset), configs,
-                                 summary, results)
+        run_id = keep_run(args.store, kind, args.dataset, configs, evaluations, summary)
     except (MemsenseError, OSError) as exc:
         print(f"memsense: warning: this run was not kept in the history ({exc})", file=sys.stderr)
         return None

@@ -28,6 +28,8 @@ class DockId(StrEnum):
     COMPARE = "compare"
     EVALUATION = "evaluation"
     PRODUCTION = "production"
+    IMPACT = "impact"
+    HISTORY = "history"
 
     @property
     def label(self) -> str:
@@ -43,6 +45,7 @@ TITLES: dict[DockId, str] = {
     DockId.TURN_SUPPORT: "Turn support", DockId.WHY_NOT: "Why not?", DockId.ROUTE_RANKS: "Route ranks",
     DockId.CANDIDATE_POOL: "Candidate pool", DockId.MMR_TRACE: "MMR trace", DockId.COMPARE: "Compare",
     DockId.EVALUATION: "Evaluation", DockId.PRODUCTION: "Production",
+    DockId.IMPACT: "Impact", DockId.HISTORY: "History",
 }
 """The title each dock shows."""
 

@@ -76,6 +76,14 @@ class EvaluationSource(QObject):
         """Evaluate the questions graded in the app (0-3 on a result) on the open store."""
         self.sets.use_app_judged()
 
+    def source_path(self) -> Path:
+        """The file the questions come from (the app's judged set when judged in the app)."""
+        return self._source()
+
+    def questions(self) -> tuple[list[Question], str]:
+        """The judged questions of the open store's users, and the digest of their file."""
+        return self._questions()
+
     def _source(self) -> Path:
         path = self.ctx.judgments.path if self.app_judged else self.path
         if path is None:

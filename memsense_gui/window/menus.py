@@ -107,11 +107,12 @@ def add_action(window: MenuWindow, menu: QMenu, text: str, slot: Callable, short
 class Menus(NamedTuple):
     view: QMenu  # added views get their toggle here
     dark: QAction  # checkable: the dark appearance
+    file: QMenu  # added actions (File > Export report…) join it
 
 
 def build_menus(w: MenuWindow) -> Menus:
     """File, Query, Tuning, View and Help."""
-    _file_menu(w)
+    file = _file_menu(w)
     _query_menu(w)
     t = w.menuBar().addMenu("&Tuning")
     undo = w.undo.stack.createUndoAction(w.window(), "&Undo")
@@ -136,10 +137,10 @@ def build_menus(w: MenuWindow) -> Menus:
     add_action(w, v, "Restore default &layout", w.default_layout)
     h = w.menuBar().addMenu("&Help")
     add_action(w, h, "&Shortcuts", w.show_shortcuts, "F1")
-    return Menus(v, dark)
+    return Menus(v, dark, file)
 
 
-def _file_menu(w: MenuWindow) -> None:
+def _file_menu(w: MenuWindow) -> QMenu:
     m = w.menuBar().addMenu("&File")
     s, e, j = w.stores, w.exports, w.judging
     add_action(w, m, "&Open store…", s.ask_open_store, "Ctrl+O", "Open a memory store folder")
@@ -171,6 +172,7 @@ def _file_menu(w: MenuWindow) -> None:
     add_action(w, plots, "Evaluation bars…", lambda: e.ask_export_plot("evaluation"))
     m.addSeparator()
     add_action(w, m, "&Quit", w.close, "Ctrl+Q")
+    return m
 
 
 def _query_menu(w: MenuWindow) -> None:
