@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor
 from core.evaluation.history import Run, RunDiff
 from memsense_gui.models.table import TableModel
 
-RUN, KIND, TIME, SETTINGS, DATASET, METRIC = range(6)
+RUN, KIND, TIME, DATASET, METRIC, SETTINGS = range(6)
 QUESTION, VALUE_A, VALUE_B, CHANGE = range(4)
 WIN, LOSS = QColor("#2ca02c"), QColor("#d62728")
 
@@ -27,9 +27,10 @@ class RunsModel(TableModel):
     """One row per run: id, kind, time, the settings it ranked, the question file and its hash,
     and each config's mean of the chosen metric."""
 
-    HEADERS = ("Run", "Kind", "Time", "Settings", "Questions", "Metric")
+    HEADERS = ("Run", "Kind", "Time", "Questions", "Metric", "Settings")
     HEADER_TIPS = {DATASET: "The question file and the first 8 hex digits of its SHA-256 when the run was made",
-                   METRIC: "Each config's mean of the chosen metric over the run's questions"}
+                   METRIC: "The best config's mean of the chosen metric over the run's questions (every "
+                           "config's in the cell's tooltip)"}
     NUMERIC = frozenset({RUN})
 
     def __init__(self, parent=None):
@@ -62,7 +63,11 @@ class RunsModel(TableModel):
             return ", ".join(run.configs)
         if col == DATASET:
             return f"{Path(run.dataset).name} ({run.dataset_sha256[:8]})"
-        return " · ".join(f"{name} {value:.3f}" for name, value in self.means(run)) or "–"
+        means = self.means(run)
+        if not means:
+            return "–"
+        name, value = max(means, key=lambda m: m[1])
+        return f"{value:.3f} {name}" + (f" (best of {len(means)})" if len(means) > 1 else "")
 
     def raw(self, row: int, col: int) -> Any:
         run = self.runs[row]
@@ -78,6 +83,10 @@ class RunsModel(TableModel):
         run = self.runs[row]
         if col == DATASET:
             return f"{run.dataset}\nSHA-256 {run.dataset_sha256}\nstore {run.store}\nmodel {run.model}"
+        if col == METRIC:
+            return "\n".join(f"{name}: {value:.3f}" for name, value in self.means(run)) or None
+        if col == SETTINGS:
+            return "\n".join(run.configs)
         return None
 
     def run_at(self, row: int) -> Run:

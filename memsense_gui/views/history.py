@@ -16,10 +16,10 @@ from PySide6.QtWidgets import (
 )
 
 from core.evaluation.history import Run, RunDiff, compare_runs
-from memsense_gui.models.history import RunDiffModel, RunsModel
+from memsense_gui.models.history import DATASET, KIND, METRIC, RUN, TIME, RunDiffModel, RunsModel
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.state.context import AppContext
-from memsense_gui.views.tables import make_table
+from memsense_gui.views.tables import fit_columns, make_table
 
 DEFAULT_METRIC = "recall_all@4"
 
@@ -48,14 +48,16 @@ class HistoryView(QWidget):
         self.refresh_button.clicked.connect(lambda _checked=False: self.refresh())
         self.metric_combo = QComboBox()
         self.metric_combo.setObjectName("history-metric")
+        self.metric_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.metric_combo.currentTextChanged.connect(self._metric_changed)
         top = QHBoxLayout()
         for widget in (self.path_label, QLabel("Metric"), self.metric_combo, self.refresh_button):
             top.addWidget(widget)
         top.setStretch(0, 1)
         self.runs_model = RunsModel(self)
-        self.runs_table = make_table(self.runs_model, sortable=True)
+        self.runs_table = make_table(self.runs_model, sortable=True)  # the settings' names stretch, last
         self.runs_table.setObjectName("history-runs")
+        fit_columns(self.runs_table, {RUN: 3, KIND: 6, TIME: 15, DATASET: 16, METRIC: 20})
         self.runs_table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.runs_table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
         self.config_a = QComboBox()
@@ -63,6 +65,7 @@ class HistoryView(QWidget):
         self.config_b = QComboBox()
         self.config_b.setObjectName("history-config-b")
         for combo in (self.config_a, self.config_b):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
             combo.currentTextChanged.connect(lambda _t: self._compare())
         self.reopen_button = QPushButton("Re-open settings")
         self.reopen_button.setObjectName("history-reopen")
@@ -78,6 +81,7 @@ class HistoryView(QWidget):
         self.diff_model = RunDiffModel(self)
         self.diff_table = make_table(self.diff_model, sortable=True)
         self.diff_table.setObjectName("history-diff")
+        fit_columns(self.diff_table, {0: 14, 1: 7, 2: 7})
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.runs_table)
         right = QWidget()
@@ -87,8 +91,7 @@ class HistoryView(QWidget):
         box.addWidget(self.note)
         box.addWidget(self.diff_table, 1)
         split.addWidget(right)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split.setSizes([600, 400])  # in proportion, once the view has its size
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(split, 1)

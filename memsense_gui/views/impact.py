@@ -110,7 +110,7 @@ class ImpactView(QWidget):
         self.table.setObjectName("impact-table")
         self.table.setToolTip("Double-click a query: open it with A as the baseline and B as the settings")
         self.table.doubleClicked.connect(self._open)
-        fit_columns(self.table, {0: 10, 2: 9, 3: 7, 4: 7, 5: 14, 6: 14, 7: 18})
+        fit_columns(self.table, {0: 8, 2: 9, 3: 6, 4: 7, 5: 12, 6: 12, 7: 18})
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.progress)

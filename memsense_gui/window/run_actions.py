@@ -67,6 +67,9 @@ def install_runs(window: RunsUi, evaluation: EvaluationView | None = None) -> Ru
     impact, history = ImpactView(ctx), HistoryView(ctx)
     window.add_view(DockId.IMPACT, impact)
     window.add_view(DockId.HISTORY, history)
+    shown = window.dock(DockId.EVALUATION)
+    if shown is not None:  # the two join as tabs behind the Evaluation view, which stays in front
+        shown.raise_()
     impact.query_opened.connect(actions.open_impact_query)
     history.reopen_requested.connect(actions.reopen)
     ctx.runs.failed.connect(lambda text: window.statusBar().showMessage(f"Warning: {text}", 10000))

@@ -183,3 +183,17 @@ def test_export_report_from_the_file_menu(qtbot, evaluation_window, tmp_path):
     assert parser.svgs >= 2 and "bm25_only" in page and "<script" not in page
     assert "Wrote the report" in window.statusBar().currentMessage()
     assert not error_boxes(window)
+
+
+def test_an_auto_tune_run_is_kept_and_listed(qtbot, evaluation_window):
+    from tests.gui.fixtures import run_autotune
+
+    window, evaluation = evaluation_window("per_user")
+    views = install_runs(window, evaluation)
+    with qtbot.waitSignal(window.ctx.runs.recorded, timeout=60_000) as kept:
+        result = run_autotune(qtbot, evaluation.autotune, trials=4)
+    qtbot.waitUntil(lambda: views.history.runs_model.rowCount() == 1, timeout=10_000)
+    run = views.history.runs_model.runs[0]
+    assert run.id == kept.args[0] and run.kind == "tune" and list(run.configs) == ["memsense", "tuned"]
+    assert run.config("tuned") == result.best.config and run.summary["metric"] == result.metric
+    assert run.mean(result.metric, "tuned") is not None  # every question scored under both
