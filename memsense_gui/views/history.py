@@ -57,7 +57,7 @@ class HistoryView(QWidget):
         self.runs_model = RunsModel(self)
         self.runs_table = make_table(self.runs_model, sortable=True)  # the settings' names stretch, last
         self.runs_table.setObjectName("history-runs")
-        fit_columns(self.runs_table, {RUN: 3, KIND: 6, TIME: 15, DATASET: 16, METRIC: 20})
+        fit_columns(self.runs_table, {RUN: 3, KIND: 5, TIME: 15, DATASET: 13, METRIC: 18})
         self.runs_table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.runs_table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
         self.config_a = QComboBox()
@@ -81,7 +81,7 @@ class HistoryView(QWidget):
         self.diff_model = RunDiffModel(self)
         self.diff_table = make_table(self.diff_model, sortable=True)
         self.diff_table.setObjectName("history-diff")
-        fit_columns(self.diff_table, {0: 14, 1: 7, 2: 7})
+        fit_columns(self.diff_table, {0: 12, 1: 6, 2: 6})
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.runs_table)
         right = QWidget()
@@ -91,7 +91,7 @@ class HistoryView(QWidget):
         box.addWidget(self.note)
         box.addWidget(self.diff_table, 1)
         split.addWidget(right)
-        split.setSizes([600, 400])  # in proportion, once the view has its size
+        split.setSizes([540, 460])  # in proportion, once the view has its size
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(split, 1)

@@ -197,3 +197,27 @@ def test_an_auto_tune_run_is_kept_and_listed(qtbot, evaluation_window):
     assert run.id == kept.args[0] and run.kind == "tune" and list(run.configs) == ["memsense", "tuned"]
     assert run.config("tuned") == result.best.config and run.summary["metric"] == result.metric
     assert run.mean(result.metric, "tuned") is not None  # every question scored under both
+
+
+def test_impact_cancel_stops_the_run(qtbot, make_window, tmp_path):
+    window = make_window(delay=0.3)
+    view = installed(window).impact
+    view.set_queries(query_file(tmp_path, window.ctx.users))
+    task = view.start()
+    qtbot.waitUntil(lambda: view.progress.value() >= 1, timeout=10_000)
+    qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: task.done, timeout=10_000)
+    assert view.impact is None and "cancelled" in view.totals.text() and not view.cancel_button.isEnabled()
+    assert len(window.engines[-1].recalls) < len(QUERIES)
+
+
+def test_export_report_refuses_a_bad_target_before_any_work(qtbot, evaluation_window, tmp_path):
+    window, evaluation = evaluation_window("judged")
+    actions = install_runs(window, evaluation).actions
+    errors = []
+    window.ctx.error_reported.connect(errors.append)
+    current = ("current settings", window.ctx.session.config)
+    assert actions.export_report(str(tmp_path / "no-such-folder" / "r.html"), current, current, 4) is None
+    assert actions.export_report(str(tmp_path / "r.txt"), current, current, 4) is None
+    assert len(errors) == 2 and "no-such-folder does not exist" in errors[0] and "must end in .html" in errors[1]
+    assert not list(tmp_path.glob("r.*")) and actions.progress is None
