@@ -79,6 +79,7 @@ def create_window(argv: list[str] | None = None, store: str = ""):
     from memsense_gui.window.evaluation import install_evaluation
     from memsense_gui.window.failures_actions import install_failures
     from memsense_gui.window.main_window import MainWindow
+    from memsense_gui.window.run_actions import install_runs
 
     app.setOrganizationName(machine.ORGANIZATION)
     app.setApplicationName(machine.APPLICATION)
@@ -87,7 +88,7 @@ def create_window(argv: list[str] | None = None, store: str = ""):
     home = paths.app_home()
     window = MainWindow(home, paths.settings(home))
     window.restore_layout()
-    install_evaluation(window)
+    install_runs(window, install_evaluation(window))
     install_failures(window)
     window.show()
     QTimer.singleShot(0, lambda: window.stores.start(store))

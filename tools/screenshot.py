@@ -64,6 +64,7 @@ def open_window(store: Path | None, size: tuple[int, int], dark: bool = False):
     from memsense_gui.state import paths
     from memsense_gui.window.evaluation import install_evaluation
     from memsense_gui.window.main_window import MainWindow
+    from memsense_gui.window.run_actions import install_runs
 
     app = QApplication(sys.argv[:1])
     app.setApplicationDisplayName("memsense")
@@ -72,7 +73,7 @@ def open_window(store: Path | None, size: tuple[int, int], dark: bool = False):
         store = paths.demo_store_dir(home)
         build_store(DEMO_DATASET, store)
     window = MainWindow(home, paths.settings(home))
-    install_evaluation(window)  # as the app does
+    install_runs(window, install_evaluation(window))  # as the app does
     window.resize(*size)
     window.show()
     window.set_dark(dark)

@@ -138,10 +138,8 @@ def cmd_fix(args: argparse.Namespace) -> Any:
 
 def cmd_report(args: argparse.Namespace) -> Any:
     from core.atomic import write_text_atomic
-    from core.evaluation.history import store_label, store_model_key
-    from core.evaluation.diagnose import diagnose
-    from core.evaluation.evaluate import evaluate_config
-    from core.evaluation.report import Side, render
+    from core.evaluation.history import model_key, store_label
+    from core.evaluation.report import report, report_configs
     from core.files import check_output
 
     check_output(args.out, "report", (".html", ".htm"))
@@ -149,16 +147,11 @@ def cmd_report(args: argparse.Namespace) -> Any:
         raise UsageError("--k must be at least 1")
     name_a, cfg_a = _named(args, args.a)
     name_b, cfg_b = _named(args, args.b)
-    if name_a == name_b:
-        name_b += " (b)"
     questions = _questions(args)
-    pools = _pools(args, questions, (cfg_a, cfg_b, replace(cfg_a, top_k=args.k), replace(cfg_b, top_k=args.k)))
+    pools = _pools(args, questions, report_configs(cfg_a, cfg_b, args.k))
     chunks_of = _user_chunks(args, questions)
-    sides = [Side(n, c, evaluate_config(pools, questions, c, args.k, n),
-                  diagnose(pools, questions, replace(c, top_k=args.k), chunks_of))
-             for n, c in ((name_a, cfg_a), (name_b, cfg_b))]
-    page = render(sides[0], sides[1], questions, chunks_of, store_label(args.store), str(args.dataset),
-                  store_model_key(args.store))
+    page = report(pools, questions, (name_a, cfg_a), (name_b, cfg_b), args.k, chunks_of, store_label(args.store),
+                  str(args.dataset), model_key(args.store))
     write_text_atomic(args.out, page)
     if args.json:
         return {"report": args.out, "bytes": len(page.encode()), "questions": len(questions)}

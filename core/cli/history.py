@@ -15,15 +15,16 @@ from core.errors import MemsenseError
 
 def record(args: argparse.Namespace, kind: str, configs: Mapping[str, Config], evaluations: Mapping[str, Any],
            summary: Mapping[str, Any]) -> int | None:
-    """Keep this run in the store's history (`core.evaluation.history.record_run`). A history
-    that cannot be written is one warning line: the run's output stands."""
-    from core.evaluation.history import record_run
+    """Keep this run in the store's history (`core.evaluation.history.keep_run`, the app's one way in
+    too). A history that cannot be written is one warning line: the run's output stands."""
+    from core.evaluation.history import keep_run
 
     try:
-        return record_run(args.store, args.dataset, kind, configs, evaluations, summary)
+        run_id = keep_run(args.store, kind, args.dataset, configs, evaluations, summary)
     except (MemsenseError, OSError) as exc:
         print(f"memsense: warning: this run was not kept in the history ({exc})", file=sys.stderr)
         return None
+    return run_id
 
 
 def cmd_history(args: argparse.Namespace) -> Any:

@@ -62,6 +62,15 @@ class Run:
             raise MemsenseError(f"run {self.id} has no config {name!r}; it has {', '.join(self.configs)}")
         return from_dict(self.configs[name])
 
+    def mean(self, metric: str, name: str) -> float | None:
+        """Config `name`'s mean of `metric` over the questions it was scored on (None: not scored)."""
+        values = [m[metric] for m in self.results.get(name, {}).values() if metric in m]
+        return sum(values) / len(values) if values else None
+
+    def metrics(self) -> list[str]:
+        """The metrics the run scored, sorted."""
+        return sorted({m for per_q in self.results.values() for values in per_q.values() for m in values})
+
     def head(self) -> dict[str, Any]:
         """The run without its per-question results (for listings)."""
         return {"id": self.id, "kind": self.kind, "time": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.time)),
@@ -81,17 +90,9 @@ def history_path(store: str | Path, data_dir: Path | None = None) -> Path:
     return path.parent / f"{path.name}.history.sqlite"
 
 
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def store_label(store: str | Path) -> str:
-    """The store as history keeps it: a folder's absolute path, a URL without its user info or
-    query (no password kept)."""
+    """The store as history keeps it: a folder's full path, a URL without its user info or query
+    (no password kept)."""
     text = str(store)
     if "://" not in text:
         return str(Path(text).expanduser().resolve())
@@ -103,8 +104,8 @@ def store_label(store: str | Path) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def store_model_key(store: str | Path) -> str:
-    """The identity of the model that embedded the store (from its metadata; "unknown" if none)."""
+def model_key(store: str | Path) -> str:
+    """The identity of the model that embedded the store (its meta's model key; "unknown" if none)."""
     from core.recall.backends import open_store
 
     opened = open_store(store)
@@ -115,16 +116,28 @@ def store_model_key(store: str | Path) -> str:
     return meta.model_key if meta is not None else "unknown"
 
 
-def record_run(store: str | Path, dataset: str | Path, kind: str, configs: Mapping[str, Config],
-               evaluations: Mapping[str, Any], summary: Mapping[str, Any]) -> int:
-    """Keep one run of `kind` in the history of `store` (the CLI's and the app's one way in); its id.
-    `evaluations`: config name -> a `PresetEvaluation` (every metric of every question) or
-    question id -> metric -> value. Raises `MemsenseError` or `OSError` when it cannot be kept."""
-    results = {name: ({o.question_id: dict(o.metrics) for o in ev.outcomes} if hasattr(ev, "outcomes") else ev)
-               for name, ev in evaluations.items()}
-    model = store_model_key(store)  # first: a location that is no store leaves no history file behind
+def per_question(evaluations: Mapping[str, Any]) -> dict[str, Mapping[str, Mapping[str, float]]]:
+    """Config name -> question id -> metric -> value, from a `PresetEvaluation` (anything with
+    `outcomes`) or such a mapping already, per config."""
+    return {name: ({o.question_id: dict(o.metrics) for o in ev.outcomes} if hasattr(ev, "outcomes") else ev)
+            for name, ev in evaluations.items()}
+
+
+def keep_run(store: str | Path, kind: str, dataset: str | Path, configs: Mapping[str, Config],
+             evaluations: Mapping[str, Any], summary: Mapping[str, Any], model: str | None = None) -> int:
+    """Keep one run in the history of `store` (`history_path`); its id. `model`: the model's
+    identity when known, else read from the store (`model_key`)."""
+    model = model if model is not None else model_key(store)  # first: a location that is no store leaves no file
     with History(history_path(store)) as history:
-        return history.add(kind, store_label(store), model, str(dataset), configs, summary, results)
+        return history.add(kind, store_label(store), model, str(dataset), configs, summary, per_question(evaluations))
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 class History:

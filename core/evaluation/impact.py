@@ -93,6 +93,14 @@ class QueryImpact:
         return tuple(m for m in self.a if m not in set(self.b))
 
     @property
+    def moved(self) -> tuple[tuple[str, int, int], ...]:
+        """(memory id, 1-based rank under A, under B) of each memory in both lists at another
+        rank, the largest move first (ties: the better rank under A)."""
+        rank_b = {m: r for r, m in enumerate(self.b, start=1)}
+        moves = [(m, r, rank_b[m]) for r, m in enumerate(self.a, start=1) if m in rank_b and rank_b[m] != r]
+        return tuple(sorted(moves, key=lambda t: (-abs(t[2] - t[1]), t[1])))
+
+    @property
     def same_set(self) -> bool:
         return set(self.a) == set(self.b)
 
@@ -103,7 +111,8 @@ class QueryImpact:
     def to_json(self) -> dict:
         return {"user_id": self.user_id, "query": self.query, "a": list(self.a), "b": list(self.b),
                 f"overlap@{self.k}": self.overlap, "rbo": self.rbo, "entered": list(self.entered),
-                "left": list(self.left), "same_set": self.same_set, "same_order": self.same_order}
+                "left": list(self.left),
+                "moved": [{"memory_id": m, "a": ra, "b": rb} for m, ra, rb in self.moved], "same_set": self.same_set, "same_order": self.same_order}
 
 
 @dataclass(frozen=True)

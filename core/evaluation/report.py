@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import html
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from core.config import Config, to_dict
 from core.evaluation.cv import bootstrap_ci
-from core.evaluation.diagnose import STAGES, Diagnosis
-from core.evaluation.evaluate import PresetEvaluation, category_name
+from core.evaluation.diagnose import STAGES, Diagnosis, diagnose
+from core.evaluation.evaluate import PresetEvaluation, category_name, evaluate_config
 from core.evaluation.metrics import compare, metric_names
+from core.recall.pool import RecallPool
 from core.records import Chunk, Question
 
 STAGE_COLOURS = dict(zip(STAGES, ("#7f7f7f", "#bcbd22", "#8c564b", "#d62728", "#9467bd", "#e377c2", "#ff7f0e",
@@ -203,3 +204,21 @@ def render(a: Side, b: Side, questions: Sequence[Question], chunks_of: Mapping[s
         f"<table><tr><th>stage</th><th>{_e(a.name)}</th><th>{_e(b.name)}</th></tr>{stage_rows}</table>",
         "<h2>Questions that changed</h2>", _changed_questions(a, b, questions, chunks_of),
         "</body></html>\n"])
+
+
+def report_configs(cfg_a: Config, cfg_b: Config, k: int) -> tuple[Config, ...]:
+    """The configs a report ranks (each as set, and at top_k = k for failure attribution): the
+    question set's recall must serve them all."""
+    return cfg_a, cfg_b, replace(cfg_a, top_k=k), replace(cfg_b, top_k=k)
+
+
+def report(pools: Mapping[str, RecallPool], questions: Sequence[Question], a: tuple[str, Config],
+           b: tuple[str, Config], k: int, chunks_of: Mapping[str, Sequence[Chunk]], store: str, dataset: str,
+           model: str) -> str:
+    """The report of named configs a and b on the questions' cached pools: each evaluated at k
+    and its failures attributed at top_k = k, then `render`ed."""
+    name_a, name_b = a[0], b[0] if b[0] != a[0] else f"{b[0]} (b)"
+    sides = [Side(n, c, evaluate_config(pools, questions, c, k, n),
+                  diagnose(pools, questions, replace(c, top_k=k), chunks_of))
+             for n, c in ((name_a, a[1]), (name_b, b[1]))]
+    return render(sides[0], sides[1], questions, chunks_of, store, dataset, model)

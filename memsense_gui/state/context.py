@@ -20,6 +20,7 @@ from memsense_gui.state import paths
 from memsense_gui.state.judgments import AppJudgments
 from memsense_gui.state.presets import PresetLibrary
 from memsense_gui.state.question_set import QuestionSets
+from memsense_gui.state.run_history import RunHistory
 from memsense_gui.state.session import QuerySession
 from memsense_gui.workers.runner import TaskRunner
 
@@ -77,6 +78,9 @@ class AppContext(QObject):
         self.judgments = AppJudgments(self)
         self.presets = PresetLibrary(self._preset_store(), self)
         self.question_sets = QuestionSets(self.settings, self)
+        self.runs = RunHistory(self.run_source, self)  # evaluation, tune, diagnose, fix runs of the open store
+        self.closing.connect(self.runs.shutdown)
+        self.run_recorded.connect(self.runs.recorded)  # diagnose and fix keep theirs on their own runner: History hears of them too
         self.presets.presets_changed.connect(self._plan_recall)
         self.session.config_changed.connect(self._plan_recall)
         self._plan_recall()
@@ -84,6 +88,12 @@ class AppContext(QObject):
     def _plan_recall(self, *_: Any) -> None:
         """The question set's recall depth follows the presets and the settings."""
         self.question_sets.plan_for(self.presets.all().values(), self.session.config)
+
+    def run_source(self) -> tuple[str | None, str]:
+        """The open store and its model's name, for the run history."""
+        engine = self.engine
+        model = (engine.model_text or engine.model_path or "") if engine is not None else ""
+        return self.location, str(model)
 
     def _preset_store(self) -> PresetStore:
         path = paths.presets_file(self.home)

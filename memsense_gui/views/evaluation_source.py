@@ -81,6 +81,10 @@ class EvaluationSource(QObject):
         """The file the questions come from (a question file, or the app's judged set of the store)."""
         return self._source()
 
+    def questions(self) -> tuple[list[Question], str]:
+        """The judged questions of the open store's users, and the digest of their file."""
+        return self._questions()
+
     def _source(self) -> Path:
         path = self.ctx.judgments.path if self.app_judged else self.path
         if path is None:

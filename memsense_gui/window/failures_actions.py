@@ -8,7 +8,7 @@ when it is next shown). A case opens in the main view: its question run for its 
 sessions marked, and the chunk its stage was judged by pinned in "Why not?", which shows its
 fate. Find a fix runs on the cases selected in Cases or Diagnose (their buttons, context menus,
 Ctrl+Shift+F); Apply puts a candidate's settings on the tuning panel as one undoable edit. Every
-run is kept in the store's history (`core.evaluation.history.record_run`), as the CLI's are.
+run is kept in the store's history (`core.evaluation.history.keep_run`), as the CLI's are.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from core.config import Config
 from core.errors import MemsenseError
 from core.evaluation.diagnose import LostSession
 from core.evaluation.fix import FixCandidate
-from core.evaluation.history import record_run
+from core.evaluation.history import keep_run
 from core.evaluation.judged import session_docid
 from core.rank.ranking import Ranking
 from core.records import Chunk
@@ -132,7 +132,7 @@ class FailuresActions:
             return None
 
         def record(kind: str, configs, evaluations, summary) -> int:
-            return record_run(location, dataset, kind, configs, evaluations, summary)
+            return keep_run(location, kind, dataset, configs, evaluations, summary)
 
         return record
 

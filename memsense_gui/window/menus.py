@@ -125,11 +125,12 @@ def action_name(text: str) -> str:
 class Menus(NamedTuple):
     view: QMenu  # added views get their toggle here
     dark: QAction  # checkable: the dark appearance
+    file: QMenu  # added actions (File > Export report…) join it
 
 
 def build_menus(w: MenuWindow) -> Menus:
     """File, Query, Tuning, View and Help."""
-    _file_menu(w)
+    file = _file_menu(w)
     _query_menu(w)
     t = w.menuBar().addMenu("&Tuning")
     undo = w.undo.stack.createUndoAction(w.window(), "&Undo")
@@ -158,10 +159,10 @@ def build_menus(w: MenuWindow) -> Menus:
     add_action(w, h, "&Keyboard shortcuts", w.show_shortcuts, "Ctrl+/")
     h.addSeparator()
     add_action(w, h, "&About memsense", w.help.show_about, tip="Versions, the embedding model, the store's format")
-    return Menus(v, dark)
+    return Menus(v, dark, file)
 
 
-def _file_menu(w: MenuWindow) -> None:
+def _file_menu(w: MenuWindow) -> QMenu:
     m = w.menuBar().addMenu("&File")
     s, e, j = w.stores, w.exports, w.judging
     add_action(w, m, "&Open store…", s.ask_open_store, "Ctrl+O", "Open a memory store folder")
@@ -194,6 +195,7 @@ def _file_menu(w: MenuWindow) -> None:
     add_action(w, plots, "Evaluation bars…", lambda: e.ask_export_plot("evaluation"))
     m.addSeparator()
     add_action(w, m, "&Quit", w.close, "Ctrl+Q")
+    return m
 
 
 def _query_menu(w: MenuWindow) -> None:

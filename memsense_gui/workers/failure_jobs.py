@@ -3,7 +3,7 @@
 Both take the window's question set (its one recall, `views.evaluation_source.EvaluationSource.cases`:
 pools recalled before are reused, never recalled again) and run core's own functions on it:
 `core.evaluation.diagnose.diagnose` and `core.evaluation.fix.find_fixes`. Each run is then kept
-in the store's history through `record` (`core.evaluation.history.record_run`, as the CLI keeps
+in the store's history through `record` (`core.evaluation.history.keep_run`, as the CLI keeps
 its runs); a history that cannot be written is a note beside the result, not a failure.
 """
 from __future__ import annotations

@@ -50,6 +50,10 @@ def test_query_impact_sets():
     q = QueryImpact("u", "q", ("a", "b", "c", "d"), ("b", "a", "e", "d"), 4)
     assert q.overlap == 0.75 and q.entered == ("e",) and q.left == ("c",)
     assert not q.same_set and not q.same_order
+    assert q.moved == (("a", 1, 2), ("b", 2, 1))  # d keeps rank 4; c left, e entered: not moves
+    far = QueryImpact("u", "q", ("a", "b", "c", "d"), ("d", "b", "c", "a"), 4)
+    assert far.moved == (("a", 1, 4), ("d", 4, 1))
+    assert far.to_json()["moved"][0] == {"memory_id": "a", "a": 1, "b": 4}
 
 
 def test_query_file_formats(tmp_path):

@@ -1,0 +1,81 @@
+"""The run history of the open store, as the app keeps and reads it (`core.evaluation.history`).
+
+Every evaluation, tune, diagnose and fix run the app makes is kept in `<store>.history.sqlite`
+beside the store, as the command line keeps its own, so the History view lists both, across
+restarts. Writing and reading run on this object's own task runner (a SHA-256 of the question
+file, a SQLite write, a read of every run's per-question results); `recorded` follows each
+run kept, `listed` each read. A history that cannot be written is a warning (`failed`): the run's
+figures on screen stand.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from PySide6.QtCore import QObject, Signal
+
+from core.config import Config
+from core.evaluation.history import History, Run, history_path, keep_run
+from memsense_gui.workers.run_jobs import model_of
+from memsense_gui.workers.runner import Job, Task, TaskRunner
+
+Locate = Callable[[], "tuple[str | None, str]"]
+"""The open store's location (None: no store) and its model's name as the engine gives it."""
+
+
+Evaluations = Mapping[str, Any] | Callable[[Job], Mapping[str, Any]]
+"""Config name -> a `PresetEvaluation` or question id -> metric -> value; or a function of the
+running job that computes them (re-ranking the question set) before the run is kept."""
+
+
+def keep(location: str, kind: str, dataset: str, configs: Mapping[str, Config], evaluations: Evaluations,
+         summary: Mapping[str, Any], model_hint: str, task: Job) -> int:
+    """Worker thread: keep one run (`workers.run_jobs.model_of` names its model)."""
+    scored = evaluations(task) if callable(evaluations) else evaluations
+    return keep_run(location, kind, dataset, configs, scored, summary, model=model_of(location, model_hint))
+
+
+def read_runs(path: Path, task: Job | None = None) -> list[Run]:
+    """Worker thread: every run kept at `path` (none when nothing was kept yet)."""
+    if not path.exists():
+        return []
+    with History(path, create=False) as history:
+        return history.runs()
+
+
+class RunHistory(QObject):
+    """Keep a run (`record`) and list the runs (`list_runs`) of the open store."""
+
+    recorded = Signal(int)  # run id
+    listed = Signal(object)  # list[Run] of the open store
+    failed = Signal(str)  # a warning: the run was not kept, or the history could not be read
+
+    def __init__(self, locate: Locate, parent: QObject | None = None):
+        super().__init__(parent)
+        self.locate = locate
+        self.runner = TaskRunner("memsense-history", self)
+
+    def path(self) -> Path | None:
+        location, _ = self.locate()
+        return history_path(location) if location else None
+
+    def record(self, kind: str, dataset: str | Path, configs: Mapping[str, Config], evaluations: Evaluations,
+               summary: Mapping[str, Any]) -> Task | None:
+        """Keep a run of the open store (`Evaluations` says what `evaluations` may be)."""
+        location, model = self.locate()
+        if not location:
+            return None
+        return self.runner.submit(f"keep a {kind} run", keep, location, kind, str(dataset), dict(configs),
+                                  evaluations if callable(evaluations) else dict(evaluations), dict(summary), model, succeeded=self.recorded.emit,
+                                  failed=lambda e: self.failed.emit(f"this {kind} run was not kept in the history ({e})"))
+
+    def list_runs(self) -> Task | None:
+        path = self.path()
+        if path is None:
+            self.listed.emit([])
+            return None
+        return self.runner.submit("read the run history", read_runs, path, succeeded=self.listed.emit,
+                                  failed=lambda e: self.failed.emit(f"the run history cannot be read ({e})"))
+
+    def shutdown(self) -> None:
+        self.runner.shutdown(wait=False)

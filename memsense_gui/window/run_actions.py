@@ -1,0 +1,213 @@
+"""The Impact and History views and File > Export report…, joined to the window.
+
+- Impact: a double-clicked query opens in the main view with A pinned as the baseline and B as
+  the current settings (one undo step).
+- History: every evaluation and auto-tune run the app makes is kept beside the store
+  (`ctx.runs`), and the view lists them; "Re-open settings" applies a run's config (one undo step).
+- Export report: A and B (the baseline and the current settings by default) on the window's
+  question set, written as one HTML file by the one output writer, on a task runner with progress.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QDialog
+
+from core.config import Config
+from core.errors import MemsenseError
+from core.evaluation.evaluate import evaluate_config
+from core.evaluation.history import Run
+from core.evaluation.metrics import parse_metric
+from core.evaluation.question_set import planned_depth
+from core.files import check_output
+from memsense_gui.state.context import AppContext
+from memsense_gui.state.question_set import TUNE_START
+from memsense_gui.views.dialogs import ProgressDialog
+from memsense_gui.views.dock import DockId
+from memsense_gui.views.evaluation import EvaluationView
+from memsense_gui.views.evaluation_source import EvaluationSource
+from memsense_gui.views.history import HistoryView
+from memsense_gui.views.impact import ImpactRun, ImpactView
+from memsense_gui.views.report_dialog import ReportDialog
+from memsense_gui.views.tuning import TuningPanel
+from memsense_gui.window.menus import Menus
+from memsense_gui.window.parts import QuestionOpener, Shell
+from memsense_gui.window.undo_actions import WHOLE
+from memsense_gui.workers import run_jobs
+from memsense_gui.workers.bridge import EngineBridge
+from memsense_gui.workers.runner import Job, Task, TaskRunner
+from memsense_gui.workers.slot import TaskSlot
+
+
+class RunsUi(Shell, Protocol):
+    @property
+    def ctx(self) -> AppContext: ...
+    @property
+    def queries(self) -> QuestionOpener: ...
+    @property
+    def tuning(self) -> TuningPanel: ...
+    @property
+    def menus(self) -> Menus: ...
+
+
+@dataclass
+class RunViews:
+    impact: ImpactView
+    history: HistoryView
+    actions: RunActions
+
+
+def install_runs(window: RunsUi, evaluation: EvaluationView | None = None) -> RunViews:
+    """Add Impact and History as docks and File > Export report…; keep the runs of `evaluation`
+    (and of its auto-tuner) in the store's history."""
+    ctx = window.ctx
+    actions = RunActions(ctx, window, evaluation.source if evaluation is not None else None)
+    impact, history = ImpactView(ctx), HistoryView(ctx)
+    window.add_view(DockId.IMPACT, impact)
+    window.add_view(DockId.HISTORY, history)
+    shown = window.dock(DockId.EVALUATION)
+    if shown is not None:  # the two join as tabs behind the Evaluation view, which stays in front
+        shown.raise_()
+    impact.query_opened.connect(actions.open_impact_query)
+    history.reopen_requested.connect(actions.reopen)
+    ctx.runs.failed.connect(lambda text: window.statusBar().showMessage(f"Warning: {text}", 10000))
+    if evaluation is not None:
+        evaluation.evaluation_finished.connect(actions.record_evaluation)
+        if evaluation.autotune is not None:
+            evaluation.autotune.tuning_finished.connect(actions.record_tune)
+    menu = window.menus.file
+    action = QAction("Export &report…", window.window())
+    action.setStatusTip("A against B on the question set as one self-contained HTML file")
+    action.triggered.connect(lambda *_: actions.ask_export_report())
+    separators = [a for a in menu.actions() if a.isSeparator()]
+    menu.insertAction(separators[-1], action)  # with the exports, above Quit
+    actions.report_action = action
+    if ctx.location:
+        history.refresh()
+    return RunViews(impact, history, actions)
+
+
+class RunActions:
+    """Open an impact query, re-open a run's settings, keep runs, export the report."""
+
+    def __init__(self, ctx: AppContext, window: RunsUi, source: EvaluationSource | None):
+        self.ctx = ctx
+        self.window = window
+        self.source = source or EvaluationSource(ctx, window.window())
+        self.report_action: QAction | None = None
+        self.runner = TaskRunner("memsense-report", window.window())
+        self.report_slot = TaskSlot(self.runner, succeeded=self._report_written, failed=self._report_failed,
+                                    cancelled=self._report_cancelled)
+        self.progress: ProgressDialog | None = None
+        self._report_path = ""
+        ctx.closing.connect(lambda: self.runner.shutdown(wait=False))
+
+    # ---- settings from elsewhere
+    def apply_settings(self, cfg: Config, what: str) -> None:
+        """Every knob to `cfg`, as one undo step named `what`, applied at once."""
+        self.window.tuning.set_config(cfg)
+        self.window.tuning.config_edited.emit(cfg, f"{WHOLE}{what}")
+        self.ctx.session.flush()
+
+    def open_impact_query(self, run: ImpactRun, user_id: str, query: str) -> Task | None:
+        """The query in the main view: A pinned as the baseline, B as the current settings."""
+        (name_a, cfg_a), (name_b, cfg_b) = run.a, run.b
+        if cfg_b != self.ctx.session.config:
+            self.apply_settings(cfg_b, f"impact B ({name_b})")
+        self.ctx.session.pin_baseline(f"impact A ({name_a})", cfg_a)
+        return self.window.queries.open_question(user_id, query)
+
+    def reopen(self, run: Run, name: str) -> None:
+        def apply() -> None:
+            self.apply_settings(run.config(name), f"settings of run {run.id} ({name})")
+            self.window.statusBar().showMessage(f"Settings of run {run.id} ({run.kind}, {name}) applied; "
+                                                "Ctrl+Z undoes", 8000)
+
+        self.ctx.attempt(apply, "Re-opening settings")
+
+    # ---- keeping runs
+    def record_evaluation(self, results: list) -> Task | None:
+        """An Evaluation view run: every preset's per-question figures."""
+        if not results:
+            return None
+        return self.ctx.runs.record("eval", self.source.question_file(), {r.preset: r.config for r in results},
+                                    {r.preset: r for r in results}, {r.preset: dict(r.overall) for r in results})
+
+    def record_tune(self, result: Any) -> Task | None:
+        """An auto-tune run (a split or a cross-validation): the start and the tuned settings scored
+        on every question of the set, as `memsense tune` keeps them."""
+        if result.cancelled:
+            return None
+        metric = result.metric
+        if hasattr(result, "folds"):  # a CrossValidation
+            configs = {"memsense": TUNE_START, **({"offered": result.best} if result.best is not None else {})}
+            summary = {"metric": metric, "folds": len(result.folds), "verdict": result.verdict()}
+        else:
+            configs = {"memsense": TUNE_START, "tuned": result.best.config}
+            summary = {"metric": metric, "train": result.best.train, "test": result.best.test, "split": "users"}
+        k = parse_metric(metric)[1]
+        source = self.source
+
+        def scored(task: Job) -> dict[str, Any]:
+            questions, digest = source.questions()
+            pools = source.recalled(questions, digest, planned_depth(configs.values()), task.report,
+                                    task.cancel_event).pools
+            return {n: evaluate_config(pools, questions, c, k) for n, c in configs.items()}
+
+        return self.ctx.runs.record("tune", self.source.question_file(), configs, scored, summary)
+
+    # ---- the report
+    def ask_export_report(self) -> ReportDialog:
+        dialog = ReportDialog(self.ctx, self.source.label(), self.window.window())
+        dialog.accepted.connect(lambda: self.export_report(dialog.path(), dialog.a_choice.resolve(),
+                                                           dialog.b_choice.resolve(), dialog.k_spin.value()))
+        dialog.open()
+        return dialog
+
+    def export_report(self, path: str, a: tuple[str, Config], b: tuple[str, Config], k: int) -> Task | None:
+        """Write the report of A and B on the question set to `path` (checked before any work)."""
+        try:
+            check_output(path, "report", (".html", ".htm"))
+            engine = self.ctx.engine
+            if engine is None or not self.ctx.location:
+                raise MemsenseError("open a store first (File > Open store…)")
+            dataset = str(self.source.question_file())
+        except MemsenseError as exc:
+            self.ctx.report_error(exc, "Exporting the report")
+            return None
+        self.progress = progress = ProgressDialog("Writing the report", self.window.window())
+        self._report_path = path
+        model = self.ctx.run_source()[1]
+        task = self.report_slot.start("report", run_jobs.report_job, EngineBridge(self.ctx.engine_runner), engine,
+                                      self.source.questions, self.source.recalled, a, b, k, path, self.ctx.location,
+                                      dataset, model)
+        task.progressed.connect(progress.report)
+        progress.canceled.connect(task.cancel)
+        progress.show()
+        return task
+
+    def _close_progress(self) -> None:
+        if self.progress is not None:
+            self.progress.close()
+            self.progress.deleteLater()
+            self.progress = None
+
+    def _report_written(self, size: int) -> None:
+        self._close_progress()
+        self.window.statusBar().showMessage(f"Wrote the report {self._report_path} ({size / 1024:.0f} KB)", 10000)
+
+    def _report_failed(self, exc: BaseException) -> None:
+        self._close_progress()
+        self.ctx.report_error(exc, "Exporting the report")
+
+    def _report_cancelled(self, _exc: BaseException) -> None:
+        self._close_progress()
+        self.window.statusBar().showMessage("Report cancelled: nothing written", 6000)
+
+
+def report_dialogs(window: Any) -> list[ReportDialog]:
+    """The open Export report dialogs of `window` (for tests and screenshots)."""
+    return [d for d in window.findChildren(QDialog) if isinstance(d, ReportDialog) and d.isVisible()]
+
