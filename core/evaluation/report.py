@@ -24,8 +24,12 @@ from core.evaluation.metrics import compare, metric_names
 from core.recall.pool import RecallPool
 from core.records import Chunk, Question
 
-STAGE_COLOURS = dict(zip(STAGES, ("#7f7f7f", "#bcbd22", "#8c564b", "#d62728", "#9467bd", "#e377c2", "#ff7f0e",
-                                  "#17becf", "#aec7e8", "#2ca02c")))
+STAGE_COLOURS: dict[str, str] = {
+    "absent": "#7f7f7f", "zero_weight": "#bcbd22", "beyond_route_limit": "#8c564b", "cut_from_pool": "#d62728",
+    "dropped": "#9467bd", "supporting_turn": "#e377c2", "outranked": "#ff7f0e", "same_session": "#f7b6d2",
+    "duplicate": "#17becf", "fallback_fill": "#aec7e8", "selected": "#2ca02c",
+}
+"""Each stage's colour, by name (the app's Diagnose bars use them too)."""
 A_COLOUR, B_COLOUR = "#1f77b4", "#ff7f0e"
 CSS = """body{font-family:sans-serif;margin:2em;max-width:70em;color:#222}table{border-collapse:collapse;margin:1em 0}
 td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}td.n{text-align:right;font-variant-numeric:tabular-nums}

@@ -39,3 +39,10 @@ def test_every_stage_has_its_meaning():
     from core.evaluation.diagnose import STAGE_MEANING, STAGES
 
     assert set(STAGE_MEANING) == set(STAGES)
+
+
+def test_every_stage_has_its_colour():
+    from core.evaluation.diagnose import STAGES
+    from core.evaluation.report import STAGE_COLOURS
+
+    assert set(STAGE_COLOURS) == set(STAGES)
