@@ -42,7 +42,7 @@ class FakeEngine:
 
     recalls: list[tuple[str, str, int]] = []  # every recall of every instance: (user, query, depth)
 
-    def __init__(self, location, model=None, cache_dir=None, lexical="bm25"):
+    def __init__(self, location, model=None, cache_dir=None, lexical="bm25", **route_options):  # analyzers: no index here
         self.location = location
         self.embedder = SimpleNamespace(key="fake-model")
 
