@@ -23,11 +23,12 @@ from core.evaluation.evaluate import category_name
 from memsense_gui.models.failures import LostSessionsModel
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.plots.stages import StageBars
+from memsense_gui.views.job_strip import JobStrip
 from memsense_gui.views.tables import fit_columns, make_table
 from memsense_gui.workers.failure_jobs import DiagnoseRun
 
 
-class DiagnoseView(QWidget):
+class DiagnoseView(JobStrip, QWidget):
     run_requested = Signal()
     cancel_requested = Signal()
     case_opened = Signal(object)  # LostSession
@@ -107,18 +108,6 @@ class DiagnoseView(QWidget):
         self.fix_button.clicked.connect(self.request_fix)
 
     # ---- running ---------------------------------------------------------------------------------
-    def set_running(self, running: bool, text: str = "") -> None:
-        self.progress.setVisible(running)
-        self.progress.setRange(0, 0)
-        self.cancel_button.setEnabled(running)
-        if text:
-            self.status.setText(text)
-
-    def set_progress(self, done: int, total: int, what: str) -> None:
-        self.progress.setRange(0, max(total, 1))
-        self.progress.setValue(done)
-        self.progress.setFormat(f"{what} %v/%m")
-
     def show_run(self, run: DiagnoseRun) -> None:
         """A finished diagnose: its totals, bars and (by default) every lost gold session."""
         self.run, self.stale = run, ""

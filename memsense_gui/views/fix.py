@@ -22,6 +22,7 @@ from core.evaluation.fix import FixCandidate
 from memsense_gui.models.failures import FixCandidatesModel
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.plots.pareto import ParetoPlot
+from memsense_gui.views.job_strip import JobStrip
 from memsense_gui.views.tables import fit_columns, make_table
 from memsense_gui.workers.failure_jobs import FixRun
 
@@ -29,7 +30,7 @@ DEFAULT_TRIALS = 200
 """Configs tried per search (as `memsense fix`)."""
 
 
-class FixView(QWidget):
+class FixView(JobStrip, QWidget):
     find_requested = Signal(object, int)  # case ids, trials
     cancel_requested = Signal()
     apply_requested = Signal(object, int)  # FixCandidate, its number (1-based)
@@ -114,17 +115,8 @@ class FixView(QWidget):
 
     # ---- running ---------------------------------------------------------------------------------
     def set_running(self, running: bool, text: str = "") -> None:
-        self.progress.setVisible(running)
-        self.progress.setRange(0, 0)
-        self.cancel_button.setEnabled(running)
+        super().set_running(running, text)
         self.find_button.setEnabled(not running)
-        if text:
-            self.status.setText(text)
-
-    def set_progress(self, done: int, total: int, what: str) -> None:
-        self.progress.setRange(0, max(total, 1))
-        self.progress.setValue(done)
-        self.progress.setFormat(f"{what} %v/%m")
 
     def show_run(self, run: FixRun) -> None:
         self.run = run

@@ -46,7 +46,7 @@ QUERIES = ("How many races has Ana run in 2024?", "bees", "Where did they travel
            "what did the doctor say", "birthday dinner plans", "Porto 10K")
 KNOBS = ("mmr_lambda", "rrf_k", "top_k", "alpha", "duplicate_threshold")
 PRESETS = tuple(BUILTIN)
-SUITE_STEPS = 500
+SUITE_STEPS = 2000
 """Steps asked of the normal suite (runs end at whole runs of the machine: about 600 steps, 100 s
 on the 2-core test machine under load, 150-180 ms a step)."""
 STEPS_PER_RUN = 100
