@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence
+from typing import Mapping, Protocol
 
 import numpy as np
 
 from core.config import Config
+from core.rank import contest
 from core.rank.contest import describe
-from core.rank.mmr import Selection
 from core.recall.pool import RecallPool
 from core.records import ROUTES
 
@@ -26,23 +26,16 @@ class Fate:
     supports_session: str | None = None
 
 
-class Ranking(Protocol):
-    """What "why not" reads of a re-rank (`core.rank.ranking.Ranking` has it all)."""
+class Ranking(contest.Ranking, Protocol):
+    """What "why not" reads of a re-rank: what the contest reads, and the fused scores
+    (`core.rank.ranking.Ranking` has it all)."""
 
-    @property
-    def pool(self) -> RecallPool: ...
-    @property
-    def config(self) -> Config: ...
     @property
     def fused(self) -> np.ndarray: ...
     @property
     def live(self) -> np.ndarray: ...
     @property
     def session_first(self) -> bool: ...
-    @property
-    def rows(self) -> Sequence: ...
-    @property
-    def selection(self) -> Selection: ...
     @property
     def drop_reasons(self) -> Mapping[int, str]: ...
     @property
