@@ -5,8 +5,8 @@ window's question set (`window.failures_actions`), with progress, and Cancel kee
 found. Candidates list their changed knobs, the chosen cases fixed, every question fixed and
 broken, the metric before → after with its paired p, and whether Memsense takes them as request
 options; the Pareto plot shows cases fixed against other questions broken, a click on a point
-selects its candidate. Apply puts the selected candidate's settings on the tuning panel
-(`apply_requested`), as an undoable edit.
+selects its candidate. Apply (`apply_requested`) offers the selected candidate's settings with
+their diff and the rank movement they cause (the window's Apply dialog), applied as one undo step.
 """
 from __future__ import annotations
 
@@ -66,8 +66,10 @@ class FixView(JobStrip, QWidget):
         self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
         self.table.setObjectName("fix-candidates")
         self.plot = ParetoPlot()
-        self.apply_button = QPushButton("Apply to settings")
-        self.apply_button.setToolTip("Put the selected candidate's settings on the tuning panel (Ctrl+Z undoes)")
+        self.apply_button = QPushButton("Apply to settings…")
+        self.apply_button.setObjectName("fix-apply")
+        self.apply_button.setToolTip("The selected candidate's settings diff and the rank movement it causes, "
+                                     "then Apply in one step (Ctrl+Z undoes it)")
         self.apply_button.setEnabled(False)
         self._build()
 
