@@ -25,28 +25,22 @@ from core.evaluation.question_set import planned_depth
 from core.files import check_output
 from memsense_gui.state.context import AppContext
 from memsense_gui.state.question_set import TUNE_START
-from memsense_gui.views.dialogs import ProgressDialog
+from memsense_gui.views.dialogs import ProgressDialog, ProgressOwner
 from memsense_gui.views.dock import DockId
 from memsense_gui.views.evaluation import EvaluationView
 from memsense_gui.views.evaluation_source import EvaluationSource
 from memsense_gui.views.history import HistoryView
 from memsense_gui.views.impact import ImpactRun, ImpactView
 from memsense_gui.views.report_dialog import ReportDialog
+from memsense_gui.window.evaluation import EvaluationUi
 from memsense_gui.window.menus import Menus
-from memsense_gui.window.parts import QuestionOpener, SettingsApplier, Shell
 from memsense_gui.workers import run_jobs
 from memsense_gui.workers.bridge import EngineBridge
 from memsense_gui.workers.runner import Job, Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
 
-class RunsUi(Shell, Protocol):
-    @property
-    def ctx(self) -> AppContext: ...
-    @property
-    def queries(self) -> QuestionOpener: ...
-    @property
-    def applying(self) -> SettingsApplier: ...
+class RunsUi(EvaluationUi, Protocol):
     @property
     def menus(self) -> Menus: ...
 
@@ -88,7 +82,7 @@ def install_runs(window: RunsUi, evaluation: EvaluationView | None = None) -> Ru
     return RunViews(impact, history, actions)
 
 
-class RunActions:
+class RunActions(ProgressOwner):
     """Open an impact query, re-open a run's settings, keep runs, export the report."""
 
     def __init__(self, ctx: AppContext, window: RunsUi, source: EvaluationSource | None):
@@ -99,7 +93,6 @@ class RunActions:
         self.runner = TaskRunner("memsense-report", window.window())
         self.report_slot = TaskSlot(self.runner, succeeded=self._report_written, failed=self._report_failed,
                                     cancelled=self._report_cancelled)
-        self.progress: ProgressDialog | None = None
         self._report_path = ""
         ctx.closing.connect(lambda: self.runner.shutdown(wait=False))
 
@@ -181,12 +174,6 @@ class RunActions:
         progress.canceled.connect(task.cancel)
         progress.show()
         return task
-
-    def _close_progress(self) -> None:
-        if self.progress is not None:
-            self.progress.close()
-            self.progress.deleteLater()
-            self.progress = None
 
     def _report_written(self, size: int) -> None:
         self._close_progress()

@@ -86,7 +86,7 @@ def test_diagnose_open_a_case_find_a_fix_and_apply_it(qtbot, window, gui_store):
     stage = max((s for s in expected.stages if s not in RETURNED), key=lambda s: expected.stages[s])
     assert expected.stages[stage] > 0
     _click(qtbot, view.bars, view.bars.point_of(None, stage))
-    assert sorted(view.model.items, key=str) == sorted((i for i in expected.items if i.stage == stage), key=str)
+    assert sorted(view.model.rows, key=str) == sorted((i for i in expected.items if i.stage == stage), key=str)
 
     # Enter on a case opens it in the main view, and "Why not?" shows its chunk with the same status
     view.table.setFocus()
