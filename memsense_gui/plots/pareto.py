@@ -89,6 +89,29 @@ class ParetoPlot(pg.PlotWidget):
         else:  # not laid out yet: a guess, fitted again on the first resize
             far = right + max(2.0, right * 0.1)
         self.setXRange(left, max(far, right + 1.0), padding=0)
+        self._stagger()
+
+    def _stagger(self) -> None:
+        """A number that would run into the one of a point just left of it, at the same height, is
+        raised a line (every other one of a close run), so "2" and "3" never read as "23"."""
+        if len(self.labels) != len(self.candidates):
+            return
+        vb = self.getPlotItem().vb
+        (x0, x1), _ = vb.viewRange()
+        per_unit, room = vb.width() / max(x1 - x0, 1e-9), self.label_room()
+        before: tuple[int, int] | None = None  # (x, y) of the previous point in the order below
+        level = 0
+        for n in sorted(range(len(self.candidates)), key=lambda i: self._at(i)[::-1]):
+            x, y = self._at(n)
+            close = before is not None and before[1] == y and (x - before[0]) * per_unit < room
+            level = (level + 1) % 2 if close else 0
+            self.labels[n].setAnchor((LABEL_ANCHOR[0], LABEL_ANCHOR[1] + level))
+            before = (x, y)
+
+    def _at(self, n: int) -> tuple[int, int]:
+        """Candidate `n`'s point: (other questions broken, chosen cases fixed)."""
+        c = self.candidates[n]
+        return len(c.broken), len(c.cases_fixed)
 
     def select(self, row: int | None) -> None:
         self.selected = row
@@ -112,6 +135,7 @@ class ParetoPlot(pg.PlotWidget):
             label.setPos(len(c.broken), len(c.cases_fixed))
             self.addItem(label)
             self.labels.append(label)
+        self._stagger()
 
     def point_of(self, row: int) -> QPointF:
         """The scene point of a candidate's dot (what a click there hits)."""
