@@ -35,7 +35,7 @@ def test_the_right_most_number_is_not_cut_at_the_right_edge(qtbot, width):
 
     for w in (width, width + 200):  # as laid out, and after a resize
         plot.resize(w, 300)
-        qtbot.waitUntil(lambda: vb.width() > w - 120 and beside(), timeout=5000)
+        qtbot.waitUntil(lambda w=w: vb.width() > w - 120 and beside(), timeout=5000)
         edge = vb.mapRectToScene(vb.boundingRect()).right()
         assert text().right() <= edge, \
             f"at {w} px the number of the right-most point ends at {text().right():.0f}, the plot at {edge:.0f}"
