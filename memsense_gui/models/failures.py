@@ -13,10 +13,10 @@ from core.evaluation.diagnose import STAGE_MEANING, LostSession
 from core.evaluation.evaluate import category_name
 from core.evaluation.fix import FixCandidate
 from memsense_gui import theme
-from memsense_gui.models.table import TableModel, on_screen
+from memsense_gui.models.table import RowsModel, on_screen
 
 
-class LostSessionsModel(TableModel):
+class LostSessionsModel(RowsModel[LostSession]):
     """One gold session of one question per row: where it ended up, judged by which chunk."""
 
     QUESTION, USER, CATEGORY, GOLD, STAGE, RANK, CHUNK = range(7)
@@ -27,26 +27,16 @@ class LostSessionsModel(TableModel):
                    CHUNK: "the session's chunk the stage was judged by (its 'why not' says the same)"}
     NUMERIC = frozenset({GOLD, RANK})
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.items: tuple[LostSession, ...] = ()
-
-    def set_items(self, items: Sequence[LostSession]) -> None:
-        self.beginResetModel()
-        self.items = tuple(items)
-        self._n = len(self.items)
-        self.endResetModel()
-
     def item(self, row: int) -> LostSession:
-        return self.items[row]
+        return self.rows[row]
 
     def display(self, row: int, col: int) -> str | None:
-        i = self.items[row]
+        i = self.rows[row]
         return (i.query, i.user_id, category_name(i.category), str(i.gold_session), i.stage,
                 "" if i.rank is None else str(i.rank), i.memory_id or "—")[col]
 
     def raw(self, row: int, col: int) -> Any:
-        i = self.items[row]
+        i = self.rows[row]
         if col == self.GOLD:
             return i.gold_session
         if col == self.RANK:
@@ -56,14 +46,14 @@ class LostSessionsModel(TableModel):
         return self.display(row, col)
 
     def memory_id(self, row: int) -> str | None:
-        return self.items[row].memory_id
+        return self.rows[row].memory_id
 
     def tooltip(self, row: int, col: int) -> str | None:
-        i = self.items[row]
+        i = self.rows[row]
         return f"{i.question_id}: {i.query}\n{i.stage}: {STAGE_MEANING[i.stage]}\n{i.reason}"
 
 
-class FixCandidatesModel(TableModel):
+class FixCandidatesModel(RowsModel[FixCandidate]):
     """One candidate config per row, best first, with what it does on every question."""
 
     CHANGED, CASES, FIXED, BROKEN, METRIC, P, MEMSENSE = range(7)
@@ -78,25 +68,22 @@ class FixCandidatesModel(TableModel):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.candidates: tuple[FixCandidate, ...] = ()
         self.cases = 0
         self.metric = "metric"
 
     def set_candidates(self, candidates: Sequence[FixCandidate], cases: int, metric: str) -> None:
-        self.beginResetModel()
-        self.candidates, self.cases, self.metric = tuple(candidates), cases, metric
-        self._n = len(self.candidates)
-        self.endResetModel()
+        self.cases, self.metric = cases, metric  # read by the reset's headers and cells
+        self.set_rows(candidates)
 
     def headerData(self, section, orientation, role=0):  # noqa: N802 - Qt override
         value = super().headerData(section, orientation, role)
         return self.metric if value == "metric" else value
 
     def candidate(self, row: int) -> FixCandidate:
-        return on_screen(self.candidates[row] if 0 <= row < self._n else None)
+        return on_screen(self.rows[row] if 0 <= row < self._n else None)
 
     def display(self, row: int, col: int) -> str | None:
-        c = self.candidates[row]
+        c = self.rows[row]
         if col == self.CHANGED:
             return ", ".join(f"{k} {a:g} → {b:g}" for k, (a, b) in c.changed.items())
         if col == self.CASES:
@@ -112,18 +99,18 @@ class FixCandidatesModel(TableModel):
         return memsense_word(c)
 
     def raw(self, row: int, col: int) -> Any:
-        c = self.candidates[row]
+        c = self.rows[row]
         return {self.CHANGED: len(c.changed), self.CASES: len(c.cases_fixed), self.FIXED: len(c.fixed),
                 self.BROKEN: len(c.broken), self.METRIC: c.metric_after, self.P: c.p_value}.get(col, self.display(row, col))
 
     def foreground(self, row: int, col: int) -> QColor | None:
-        c = self.candidates[row]
+        c = self.rows[row]
         if col == self.METRIC and c.metric_after != c.metric_before:
             return theme.current().qcolor("up" if c.metric_after > c.metric_before else "down")
         return None
 
     def tooltip(self, row: int, col: int) -> str | None:
-        c = self.candidates[row]
+        c = self.rows[row]
         lines = [f"{k}: {a:g} → {b:g}" for k, (a, b) in c.changed.items()]
         lines += [f"cases won back: {', '.join(c.cases_fixed) or 'none'}",
                  f"broken: {', '.join(c.broken[:12])}{' …' if len(c.broken) > 12 else ''}" if c.broken else "breaks none"]

@@ -6,7 +6,7 @@ address-book example; vorta's archive table model).
 """
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Generic, Sequence, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
@@ -34,6 +34,7 @@ GLOSSARY_HINT = "F1: glossary"
 """The last line of every column header's tooltip: F1 opens the glossary at the column's term."""
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def on_screen(value: T | None) -> T:
@@ -129,6 +130,20 @@ class TableModel(QAbstractTableModel):
             if self.memory_id(r) == memory_id:
                 return r
         return None
+
+
+class RowsModel(TableModel, Generic[R]):
+    """A table of one object a row (`rows`); `set_rows` replaces them all, a reset the views follow."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.rows: tuple[R, ...] = ()
+
+    def set_rows(self, rows: Sequence[R]) -> None:
+        self.beginResetModel()
+        self.rows = tuple(rows)
+        self._n = len(self.rows)
+        self.endResetModel()
 
 
 _FONTS: dict[str, QFont] = {}

@@ -118,6 +118,7 @@ class ApplyDiffDialog(QDialog):
         layout.addWidget(self.moves_table, 3)
         self.show_movement(moves, note)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.cancel_button = buttons.button(QDialogButtonBox.StandardButton.Cancel)
         self.apply_button = buttons.addButton("Apply", QDialogButtonBox.ButtonRole.AcceptRole)
         self.apply_button.setToolTip("Apply these settings in one step (Ctrl+Z undoes it)")
         self.apply_button.setDefault(True)

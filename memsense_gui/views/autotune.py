@@ -15,7 +15,8 @@ ranges (`core.evaluation.space`); every trial shows in the table (sortable by th
 by each knob) and in the History plot (objective and best so far, one colour per fold) as it is
 scored (`state.trial_feed`), with an ETA from the measured trial rate. Cancel keeps the best
 trial so far and says how many trials it rests on. Apply… offers the best settings with their
-diff (`apply_requested(cfg, what)`: the window shows the diff and applies in one undoable step).
+diff (`apply_requested(cfg, what)`: the window shows the diff and applies in one undoable step);
+that and Save as preset are `views.autotune_winner.TunedWinner`, which this view builds on.
 """
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QListWidget, QListWidgetItem,
-    QMessageBox, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QTableView, QTabWidget, QVBoxLayout,
+    QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
+    QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QTableView, QTabWidget, QVBoxLayout,
     QWidget,
 )
 
@@ -38,6 +39,7 @@ from memsense_gui.models.trials import TrialModel
 from memsense_gui.plots.sensitivity import SensitivityPlot
 from memsense_gui.plots.trials import TrialHistoryPlot
 from memsense_gui.state.trial_feed import SPLIT_RUN, TrialFeed, TrialRate
+from memsense_gui.views.autotune_winner import TunedWinner
 from memsense_gui.views.search_space import SearchSpaceEditor
 from memsense_gui.workers.runner import Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
@@ -49,14 +51,12 @@ SPLIT = 1
 DEFAULT_FOLDS = 5
 
 
-class AutoTuneView(QWidget):
+class AutoTuneView(TunedWinner):
     """Search the knobs on training users, check held-out users (see module docstring)."""
 
     tuning_finished = Signal(object)  # TuneResult, or CrossValidation with 2 or more folds
     tuning_failed = Signal(object)
     tuning_cancelled = Signal(object)  # (run, best trial, trials it rests on), or None when no trial was scored
-    preset_saved = Signal(str)
-    apply_requested = Signal(object, str)  # Config, what it is
 
     def __init__(self, parent: QWidget | None = None, *, tune: TuneFn | None = None,
                  users: Callable[[], Sequence[str]] = lambda: (),
@@ -378,22 +378,6 @@ class AutoTuneView(QWidget):
             if ranked else "")
         self._show_sensitivity()
 
-    def held_out_gain(self) -> float | None:
-        """The best config's held-out gain over the start: cross-validated with folds, else on the test
-        users (None when no user was held out)."""
-        if self.cv is not None:
-            return None if self.cv.cancelled else self.cv.gain
-        if self.result is None or self.result.best.test is None or self.result.start.test is None:
-            return None
-        return self.result.best.test - self.result.start.test
-
-    def _save_warning(self) -> str:
-        gain = self.held_out_gain()
-        if gain is not None and gain > 0:
-            return ""
-        why = "no user was held out" if gain is None else f"the held-out gain is {gain:+.3f}, not above zero"
-        return f" Saving asks first: {why}, so the start may be the better choice."
-
     def _show_sensitivity(self, *_: Any) -> None:
         if self.result is None:
             return
@@ -401,54 +385,6 @@ class AutoTuneView(QWidget):
         points = self.result.sensitivity.get(knob, ())
         best = next(k.get(self.result.best.config) for k in ALL_KNOBS if k.name == knob)
         self.plot.set_points(knob, points, best, self.result.metric, self.result.importances.get(knob))
-
-    @Slot()
-    def ask_save(self) -> None:
-        if not self.confirm_save():
-            return
-        name, ok = QInputDialog.getText(self, "Save tuned preset", "Preset name:", text="tuned")
-        if ok and name.strip():
-            self.save_best(name.strip())
-
-    def confirm_save(self) -> bool:
-        """True when the held-out gain is above zero, or the user agrees to save anyway."""
-        gain = self.held_out_gain()
-        if gain is not None and gain > 0:
-            return True
-        why = ("no user was held out, so nothing shows the tuned settings do better on users they did not see"
-               if gain is None else f"on held-out users the tuned settings gain {gain:+.3f} "
-               f"({self.result.metric if self.result else ''}), not above zero: tuning did not generalise")
-        answer = QMessageBox.question(self, "Save tuned preset?", f"{why.capitalize()}.\n\nSave them anyway?",
-                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                      QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
-
-    def best_trial(self) -> Trial | None:
-        """The trial offered: the search's best, or the best so far a cancelled run kept."""
-        if self.result is not None:
-            return self.result.best
-        return self.kept[1] if self.kept is not None else None
-
-    @Slot()
-    def offer_apply(self) -> None:
-        best = self.best_trial()
-        if best is None:
-            return
-        metric = self.result.metric if self.result is not None else self.metric_combo.currentText()
-        self.apply_requested.emit(best.config, f"auto-tune trial {best.number} ({metric} train {best.train:.3f})")
-
-    def save_best(self, name: str) -> bool:
-        best = self.best_trial()
-        if best is None or self.save_fn is None:
-            return False
-        try:
-            self.save_fn(name, best.config)
-        except MemsenseError as exc:
-            self.status.setText(str(exc))
-            return False
-        self.preset_saved.emit(name)
-        self.status.setText(f"Saved the best settings as preset {name!r}.")
-        return True
 
     @Slot()
     def shutdown(self) -> None:

@@ -12,19 +12,18 @@ from __future__ import annotations
 import html
 from typing import Sequence
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QAbstractItemView, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSplitter, QVBoxLayout, QWidget,
+    QAbstractItemView, QLabel, QPushButton, QSplitter, QWidget,
 )
 
 from core.evaluation.diagnose import RETURNED, STAGE_MEANING, LostSession
 from core.evaluation.evaluate import category_name
 from memsense_gui.models.failures import LostSessionsModel
-from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.plots.stages import StageBars
 from memsense_gui.views.job_strip import JobStrip
-from memsense_gui.views.tables import fit_columns, make_table
+from memsense_gui.views.tables import fit_columns, sorting_table, with_buttons
 from memsense_gui.workers.failure_jobs import DiagnoseRun
 
 
@@ -42,24 +41,14 @@ class DiagnoseView(JobStrip, QWidget):
         self.run_button = QPushButton("Diagnose")
         self.run_button.setObjectName("diagnose-button")
         self.run_button.setToolTip("Where each gold session of the question set is lost under the current settings")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.progress = QProgressBar()
-        self.progress.setVisible(False)
-        self.status = QLabel("Press Diagnose to see where the question set's gold sessions are lost.")
-        self.status.setWordWrap(True)
+        self.job_row(self.run_button,
+                      status="Press Diagnose to see where the question set's gold sessions are lost.")
         self.status.setObjectName("diagnose-status")
         self.bars = StageBars()
         self.cases_label = QLabel("")
         self.cases_label.setWordWrap(True)
         self.model = LostSessionsModel(self)
-        self.proxy = QSortFilterProxyModel(self)
-        self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(RAW_ROLE)
-        self.table = make_table(self.model, stretch=LostSessionsModel.QUESTION)
-        self.table.setModel(self.proxy)
-        self.table.setSortingEnabled(True)
-        self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+        self.table, self.proxy = sorting_table(self.model, stretch=LostSessionsModel.QUESTION)
         self.table.setObjectName("diagnose-cases")
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
@@ -74,31 +63,12 @@ class DiagnoseView(JobStrip, QWidget):
         self._build()
 
     def _build(self) -> None:
-        top = QHBoxLayout()
-        for w in (self.run_button, self.cancel_button):
-            top.addWidget(w)
-        top.addWidget(self.progress, 1)
-        top.addStretch(1)
-        right = QWidget()
-        rv = QVBoxLayout(right)
-        rv.setContentsMargins(0, 0, 0, 0)
-        rv.addWidget(self.cases_label)
-        rv.addWidget(self.table, 1)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(self.open_button)
-        row.addWidget(self.fix_button)
-        rv.addLayout(row)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.bars)
-        split.addWidget(right)
+        split.addWidget(with_buttons(self.table, (self.open_button, self.fix_button), above=self.cases_label))
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(top)
-        layout.addWidget(self.status)
-        layout.addWidget(split, 1)
+        self.job_layout(split)
         fit_columns(self.table, {1: 7, 2: 9, 3: 3, 4: 12, 5: 3, 6: 14})
         self.run_button.clicked.connect(self.run_requested)
         self.cancel_button.clicked.connect(self.cancel_requested)
@@ -134,7 +104,7 @@ class DiagnoseView(JobStrip, QWidget):
         items: Sequence[LostSession] = self.run.diagnosis.items if self.run is not None else ()
         chosen = [i for i in items if (category is None or i.category == category)
                   and (i.stage == stage if stage else i.stage not in RETURNED)]
-        self.model.set_items(chosen)
+        self.model.set_rows(chosen)
         where = "all questions" if category is None else f"category {category} {category_name(category)}"
         what = f"{stage} ({STAGE_MEANING[stage]})" if stage else "every lost gold session"
         self.cases_label.setText(f"<b>{len(chosen)}</b> of {where}: {html.escape(what)}")

@@ -133,6 +133,19 @@ class ProgressDialog(QProgressDialog):
             self.setLabelText(what)
 
 
+class ProgressOwner:
+    """A part that shows at most one `ProgressDialog` at a time (`progress`, None when none is
+    open) and closes it when its task ends, whichever way (building a store, writing a report)."""
+
+    progress: ProgressDialog | None = None
+
+    def _close_progress(self) -> None:
+        if self.progress is not None:
+            self.progress.close()
+            self.progress.deleteLater()
+            self.progress = None
+
+
 class ShortcutsDialog(QDialog):
     """Help > Keyboard shortcuts: generated from the same table that binds them. The keys column
     fits its widest entry, the actions wrap to the dialog's width: nothing is cut at 1280×720."""

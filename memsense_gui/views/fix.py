@@ -5,25 +5,24 @@ window's question set (`window.failures_actions`), with progress, and Cancel kee
 found. Candidates list their changed knobs, the chosen cases fixed, every question fixed and
 broken, the metric before → after with its paired p, and whether Memsense takes them as request
 options; the Pareto plot shows cases fixed against other questions broken, a click on a point
-selects its candidate. Apply puts the selected candidate's settings on the tuning panel
-(`apply_requested`), as an undoable edit.
+selects its candidate. Apply (`apply_requested`) offers the selected candidate's settings with
+their diff and the rank movement they cause (the window's Apply dialog), applied as one undo step.
 """
 from __future__ import annotations
 
 import html
 from typing import Sequence
 
-from PySide6.QtCore import QItemSelectionModel, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (
-    QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+    QLabel, QPushButton, QSpinBox, QSplitter, QWidget,
 )
 
 from core.evaluation.fix import FixCandidate
 from memsense_gui.models.failures import FixCandidatesModel
-from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.plots.pareto import ParetoPlot
 from memsense_gui.views.job_strip import JobStrip
-from memsense_gui.views.tables import fit_columns, make_table
+from memsense_gui.views.tables import fit_columns, sorting_table, with_buttons
 from memsense_gui.workers.failure_jobs import FixRun
 
 DEFAULT_TRIALS = 200
@@ -48,55 +47,27 @@ class FixView(JobStrip, QWidget):
         self.trials.setToolTip("Configs to try: single-knob sweeps first, then an Optuna TPE search")
         self.find_button = QPushButton("Find")
         self.find_button.setObjectName("fix-find")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop the search; the candidates found so far are kept")
-        self.cancel_button.setEnabled(False)
-        self.progress = QProgressBar()
-        self.progress.setVisible(False)
-        self.status = QLabel("")
-        self.status.setWordWrap(True)
+        self.job_row(self.trials, self.find_button,
+                      cancel_tip="Stop the search; the candidates found so far are kept")
         self.model = FixCandidatesModel(self)
-        proxy = QSortFilterProxyModel(self)
-        proxy.setSourceModel(self.model)
-        proxy.setSortRole(RAW_ROLE)
-        self.proxy = proxy
-        self.table = make_table(self.model, stretch=FixCandidatesModel.MEMSENSE)
-        self.table.setModel(proxy)
-        self.table.setSortingEnabled(True)
-        self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+        self.table, self.proxy = sorting_table(self.model, stretch=FixCandidatesModel.MEMSENSE)
         self.table.setObjectName("fix-candidates")
         self.plot = ParetoPlot()
-        self.apply_button = QPushButton("Apply to settings")
-        self.apply_button.setToolTip("Put the selected candidate's settings on the tuning panel (Ctrl+Z undoes)")
+        self.apply_button = QPushButton("Apply to settings…")
+        self.apply_button.setObjectName("fix-apply")
+        self.apply_button.setToolTip("The selected candidate's settings diff and the rank movement it causes, "
+                                     "then Apply in one step (Ctrl+Z undoes it)")
         self.apply_button.setEnabled(False)
         self._build()
 
     def _build(self) -> None:
-        top = QHBoxLayout()
-        for w in (self.trials, self.find_button, self.cancel_button):
-            top.addWidget(w)
-        top.addWidget(self.progress, 1)
-        top.addStretch(1)
-        left = QWidget()
-        lv = QVBoxLayout(left)
-        lv.setContentsMargins(0, 0, 0, 0)
-        lv.addWidget(self.table, 1)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(self.apply_button)
-        lv.addLayout(row)
         split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
+        split.addWidget(with_buttons(self.table, (self.apply_button,)))
         split.addWidget(self.plot)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         split.setSizes([3000, 2000])  # scaled to the width the splitter gets: the table 3/5
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addWidget(self.cases_label)
-        layout.addLayout(top)
-        layout.addWidget(self.status)
-        layout.addWidget(split, 1)
+        self.job_layout(split, self.cases_label)
         fit_columns(self.table, {0: 30, 1: 8, 2: 7, 3: 7, 4: 13, 5: 5})
         self.find_button.clicked.connect(self.request_find)
         self.cancel_button.clicked.connect(self.cancel_requested)

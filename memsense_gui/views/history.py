@@ -1,8 +1,9 @@
 """The History view: every evaluation, tune, diagnose and fix run kept beside the open store
 (`<store>.history.sqlite`, by the app and by `memsense` alike), across restarts.
 
-Select one run: "Re-open settings" applies the chosen config of it to the live settings (one
-undo step). Select two: they are compared question by question on the chosen metric
+Select one run: "Re-open settings…" offers the chosen config of it with its settings diff and
+the rank movement it causes (the window's Apply dialog), applied as one undo step. Select two:
+they are compared question by question on the chosen metric
 (`core.evaluation.history.compare_runs`), each run's config chosen when it ranked several. The
 list follows the store and is read again whenever the app keeps a run.
 """
@@ -67,9 +68,10 @@ class HistoryView(QWidget):
         for combo in (self.config_a, self.config_b):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
             combo.currentTextChanged.connect(lambda _t: self._compare())
-        self.reopen_button = QPushButton("Re-open settings")
+        self.reopen_button = QPushButton("Re-open settings…")
         self.reopen_button.setObjectName("history-reopen")
-        self.reopen_button.setToolTip("Apply the chosen config of the selected run to the live settings (Ctrl+Z undoes)")
+        self.reopen_button.setToolTip("The chosen config of the selected run: its settings diff and the rank movement "
+                                      "it causes, then Apply in one step (Ctrl+Z undoes it)")
         self.reopen_button.clicked.connect(lambda _checked=False: self.reopen())
         actions = QHBoxLayout()
         for widget in (QLabel("Config A"), self.config_a, QLabel("B"), self.config_b, self.reopen_button):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelectionModel, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QHeaderView, QTableView, QVBoxLayout, QWidget
 
 from memsense_gui.models.table import ID_ROLE, RAW_ROLE
 
@@ -34,6 +34,30 @@ def make_table(model, *, sortable: bool = False, stretch: int | None = None) -> 
     else:
         header.setStretchLastSection(True)
     return view
+
+
+def sorting_table(model, stretch: int | None = None) -> tuple[QTableView, QSortFilterProxyModel]:
+    """A sortable `make_table` of `model` and the proxy it sorts through (to map its rows back)."""
+    view = make_table(model, sortable=True, stretch=stretch)
+    proxy = view.model()
+    assert isinstance(proxy, QSortFilterProxyModel)
+    return view, proxy
+
+
+def with_buttons(table: QWidget, buttons: tuple[QWidget, ...], above: QWidget | None = None) -> QWidget:
+    """`table` (with `above` over it) and a row of `buttons` right-aligned beneath it, as one widget."""
+    box = QWidget()
+    column = QVBoxLayout(box)
+    column.setContentsMargins(0, 0, 0, 0)
+    if above is not None:
+        column.addWidget(above)
+    column.addWidget(table, 1)
+    row = QHBoxLayout()
+    row.addStretch(1)
+    for button in buttons:
+        row.addWidget(button)
+    column.addLayout(row)
+    return box
 
 
 def selected_id(view: QTableView) -> str | None:

@@ -3,7 +3,8 @@
 Each is offered through `views.apply_diff.offer_settings` (the settings that change and the rank
 movement they cause on the current query) and, on Apply, applied whole as one step of the
 window's undo stack (`UndoActions.apply`), so Ctrl+Z takes it back and Ctrl+Shift+Z redoes it.
-Other parts (the Evaluation view's Auto-tune tab, Diagnose's fix candidates) call `offer`.
+Other parts (the Evaluation view's Auto-tune tab, Find a fix's candidates, History's re-opened
+settings) call `offer`; Impact's B settings go through `apply_now` (no dialog: it opens a query).
 """
 from __future__ import annotations
 

@@ -93,11 +93,7 @@ class ExportActions:
         """What the plot shows, for which user and query, under which settings, and when."""
         when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         if which == "evaluation":
-            view = self._evaluation_view()
-            results = getattr(view, "results", [])
-            if view is None or not results:
-                raise MemsenseError("there is no evaluation yet: run one in the Evaluation view first")
-            self._fresh(view)
+            view, results = self._evaluation()
             source = view.source.label().removeprefix("questions: ") if view.source is not None else "a file"
             return [f"{PLOTS[which]} · {view.metric_combo.currentText()} at k = {results[0].k} · "
                     f"{results[0].questions} questions ({source})",
@@ -124,11 +120,16 @@ class ExportActions:
             self.window.statusBar().showMessage(f"Saved {path}", 10_000)
         return ok
 
-    @staticmethod
-    def _fresh(view: EvaluationView) -> None:
-        """An evaluation is exported only with every row scored under the settings it names."""
+    def _evaluation(self) -> tuple[EvaluationView, list]:
+        """The Evaluation view and its results, to export: only with every row scored under the
+        settings it names."""
+        view = self._evaluation_view()
+        results = getattr(view, "results", [])
+        if view is None or not results:
+            raise MemsenseError("there is no evaluation yet: run one in the Evaluation view first")
         if view.current is not None:
             view.current.check_fresh()
+        return view, results
 
     def _evaluation_view(self) -> EvaluationView | None:
         """The Evaluation view, when the window has one."""
@@ -138,12 +139,7 @@ class ExportActions:
     def table(self, which: str) -> Table:
         """`which`: pool | matrix (of the ranking on screen) | evaluation (the last evaluation)."""
         if which == "evaluation":
-            view = self._evaluation_view()
-            results = getattr(view, "results", [])
-            if view is None or not results:
-                raise MemsenseError("there is no evaluation yet: run one in the Evaluation view first")
-            self._fresh(view)
-            return evaluation_table(results)
+            return evaluation_table(self._evaluation()[1])
         ranking = self.ctx.session.ranking
         if ranking is None:
             raise MemsenseError("there are no results yet: run a query first")

@@ -7,7 +7,8 @@ the figures on screen out of date, and re-diagnoses at once while the dock is on
 when it is next shown). A case opens in the main view: its question run for its user, its gold
 sessions marked, and the chunk its stage was judged by pinned in "Why not?", which shows its
 fate. Find a fix runs on the cases selected in Cases or Diagnose (their buttons, context menus,
-Ctrl+Shift+F); Apply puts a candidate's settings on the tuning panel as one undoable edit. Every
+Ctrl+Shift+F); Apply offers a candidate's settings through the window's one apply mechanism
+(`window.applying.offer`: the settings diff and the rank movement, then one undo step). Every
 run is kept in the store's history (`core.evaluation.history.keep_run`), as the CLI's are.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Protocol, Sequence
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu, QMenuBar
+from PySide6.QtWidgets import QMenu, QMenuBar, QWidget
 
 from core.config import Config
 from core.errors import MemsenseError
@@ -34,9 +35,8 @@ from memsense_gui.views.dock import DockId
 from memsense_gui.views.evaluation_source import EvaluationSource
 from memsense_gui.views.fix import FixView
 from memsense_gui.views.tables import select_id
-from memsense_gui.views.tuning import TuningPanel
 from memsense_gui.views.why_not import WhyNotPanel
-from memsense_gui.window.parts import QuestionOpener, Shell
+from memsense_gui.window.parts import QuestionOpener, SettingsApplier, Shell
 from memsense_gui.workers import failure_jobs
 from memsense_gui.workers.bridge import EngineBridge
 from memsense_gui.workers.runner import Task, TaskRunner
@@ -58,9 +58,9 @@ class FailuresUi(Shell, Protocol):
     @property
     def cases_panel(self) -> CasesPanel: ...
     @property
-    def tuning(self) -> TuningPanel: ...
-    @property
     def whynot_panel(self) -> WhyNotPanel: ...
+    @property
+    def applying(self) -> SettingsApplier: ...
 
     def menuBar(self) -> QMenuBar: ...  # noqa: N802 - Qt's name
 
@@ -255,12 +255,9 @@ class FailuresActions:
         if run.start != self.ctx.session.config:
             self.fix_view.mark_stale("the settings differ from those the search started from")
 
-    def apply_candidate(self, candidate: FixCandidate, number: int) -> None:
-        """The candidate's settings on the tuning panel, as one edit that Ctrl+Z undoes."""
-        tuning = self.window.tuning
-        tuning.set_config(candidate.config)
-        tuning.config_edited.emit(candidate.config, f"settings of fix candidate {number}")
-        self.window.statusBar().showMessage(f"Applied fix candidate {number} (Ctrl+Z undoes it)", 6000)
+    def apply_candidate(self, candidate: FixCandidate, number: int) -> QWidget:
+        """Offer the candidate's settings with their diff and rank movement; Apply is one undo step."""
+        return self.window.applying.offer(candidate.config, f"fix candidate {number}")
 
 
 def install_failures(window: FailuresUi) -> FailuresActions:

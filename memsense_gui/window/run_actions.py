@@ -1,9 +1,10 @@
 """The Impact and History views and File > Export report…, joined to the window.
 
 - Impact: a double-clicked query opens in the main view with A pinned as the baseline and B as
-  the current settings (one undo step).
+  the current settings (one undo step, `window.applying.apply_now`).
 - History: every evaluation and auto-tune run the app makes is kept beside the store
-  (`ctx.runs`), and the view lists them; "Re-open settings" applies a run's config (one undo step).
+  (`ctx.runs`), and the view lists them; "Re-open settings" offers a run's config with its diff
+  and rank movement (`window.applying.offer`), applied as one undo step.
 - Export report: A and B (the baseline and the current settings by default) on the window's
   question set, written as one HTML file by the one output writer, on a task runner with progress.
 """
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDialog
+from PySide6.QtWidgets import QDialog, QWidget
 
 from core.config import Config
 from core.errors import MemsenseError
@@ -24,30 +25,22 @@ from core.evaluation.question_set import planned_depth
 from core.files import check_output
 from memsense_gui.state.context import AppContext
 from memsense_gui.state.question_set import TUNE_START
-from memsense_gui.views.dialogs import ProgressDialog
+from memsense_gui.views.dialogs import ProgressDialog, ProgressOwner
 from memsense_gui.views.dock import DockId
 from memsense_gui.views.evaluation import EvaluationView
 from memsense_gui.views.evaluation_source import EvaluationSource
 from memsense_gui.views.history import HistoryView
 from memsense_gui.views.impact import ImpactRun, ImpactView
 from memsense_gui.views.report_dialog import ReportDialog
-from memsense_gui.views.tuning import TuningPanel
+from memsense_gui.window.evaluation import EvaluationUi
 from memsense_gui.window.menus import Menus
-from memsense_gui.window.parts import QuestionOpener, Shell
-from memsense_gui.window.undo_actions import WHOLE
 from memsense_gui.workers import run_jobs
 from memsense_gui.workers.bridge import EngineBridge
 from memsense_gui.workers.runner import Job, Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
 
-class RunsUi(Shell, Protocol):
-    @property
-    def ctx(self) -> AppContext: ...
-    @property
-    def queries(self) -> QuestionOpener: ...
-    @property
-    def tuning(self) -> TuningPanel: ...
+class RunsUi(EvaluationUi, Protocol):
     @property
     def menus(self) -> Menus: ...
 
@@ -89,7 +82,7 @@ def install_runs(window: RunsUi, evaluation: EvaluationView | None = None) -> Ru
     return RunViews(impact, history, actions)
 
 
-class RunActions:
+class RunActions(ProgressOwner):
     """Open an impact query, re-open a run's settings, keep runs, export the report."""
 
     def __init__(self, ctx: AppContext, window: RunsUi, source: EvaluationSource | None):
@@ -100,32 +93,26 @@ class RunActions:
         self.runner = TaskRunner("memsense-report", window.window())
         self.report_slot = TaskSlot(self.runner, succeeded=self._report_written, failed=self._report_failed,
                                     cancelled=self._report_cancelled)
-        self.progress: ProgressDialog | None = None
         self._report_path = ""
         ctx.closing.connect(lambda: self.runner.shutdown(wait=False))
 
     # ---- settings from elsewhere
-    def apply_settings(self, cfg: Config, what: str) -> None:
-        """Every knob to `cfg`, as one undo step named `what`, applied at once."""
-        self.window.tuning.set_config(cfg)
-        self.window.tuning.config_edited.emit(cfg, f"{WHOLE}{what}")
-        self.ctx.session.flush()
-
     def open_impact_query(self, run: ImpactRun, user_id: str, query: str) -> Task | None:
         """The query in the main view: A pinned as the baseline, B as the current settings."""
         (name_a, cfg_a), (name_b, cfg_b) = run.a, run.b
         if cfg_b != self.ctx.session.config:
-            self.apply_settings(cfg_b, f"impact B ({name_b})")
+            self.window.applying.apply_now(cfg_b, f"impact B ({name_b})")
         self.ctx.session.pin_baseline(f"impact A ({name_a})", cfg_a)
         return self.window.queries.open_question(user_id, query)
 
-    def reopen(self, run: Run, name: str) -> None:
-        def apply() -> None:
-            self.apply_settings(run.config(name), f"settings of run {run.id} ({name})")
-            self.window.statusBar().showMessage(f"Settings of run {run.id} ({run.kind}, {name}) applied; "
-                                                "Ctrl+Z undoes", 8000)
-
-        self.ctx.attempt(apply, "Re-opening settings")
+    def reopen(self, run: Run, name: str) -> QWidget | None:
+        """Offer the settings `name` of `run` with their diff and rank movement; Apply is one undo step."""
+        try:
+            cfg = run.config(name)
+        except Exception as exc:  # noqa: BLE001 - settings kept by another version that no longer load
+            self.ctx.report_error(exc, "Re-opening settings")
+            return None
+        return self.window.applying.offer(cfg, f"settings of run {run.id} ({name})")
 
     # ---- keeping runs
     def record_evaluation(self, results: list) -> Task | None:
@@ -187,12 +174,6 @@ class RunActions:
         progress.canceled.connect(task.cancel)
         progress.show()
         return task
-
-    def _close_progress(self) -> None:
-        if self.progress is not None:
-            self.progress.close()
-            self.progress.deleteLater()
-            self.progress = None
 
     def _report_written(self, size: int) -> None:
         self._close_progress()

@@ -16,7 +16,7 @@ from core.errors import MemsenseError
 from core.recall.protocol import RecallEngine
 from memsense_gui.state import paths
 from memsense_gui.state.context import AppContext, EngineFactory
-from memsense_gui.views.dialogs import NewStoreDialog, ProgressDialog
+from memsense_gui.views.dialogs import NewStoreDialog, ProgressDialog, ProgressOwner
 from memsense_gui.views.file_dialogs import ask_folder
 from memsense_gui.views.first_run import FirstRunDialog, model_prepared
 from memsense_gui.workers import jobs
@@ -25,13 +25,12 @@ from memsense_gui.window.parts import StoreUi
 from memsense_gui.workers.slot import TaskSlot
 
 
-class StoreActions:
+class StoreActions(ProgressOwner):
     """File > Open store…, Open Qdrant server…, New store…, Open the demo store; start and close."""
 
     def __init__(self, ctx: AppContext, window: StoreUi):
         self.window = window
         self.ctx = ctx
-        self.progress: ProgressDialog | None = None
         self._autorun = False
         self._fallback = False  # the store named on the command line is being opened
         self._building: tuple[Path, bool] = (Path(), False)  # location, open when built
@@ -172,12 +171,6 @@ class StoreActions:
         progress.canceled.connect(lambda: progress.setLabelText("Cancelling…"))
         progress.show()
         return task
-
-    def _close_progress(self) -> None:
-        if self.progress is not None:
-            self.progress.close()
-            self.progress.deleteLater()
-            self.progress = None
 
     def _store_built(self, _stats: Any) -> None:
         location, open_after = self._building

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from core.config import Config
 from core.errors import Cancelled, MemsenseError
@@ -231,3 +231,11 @@ def result_ids(window) -> list[str]:
 
 def error_boxes(window) -> list[QMessageBox]:
     return [w for w in window.findChildren(QMessageBox) if w.objectName() == "error-dialog" and w.isVisible()]
+
+
+def undo_keys(qtbot, window, redo: bool = False) -> None:
+    """Ctrl+Z (Ctrl+Shift+Z with `redo`) typed into `window`, made the active window first."""
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=2000)
+    ctrl = Qt.KeyboardModifier.ControlModifier
+    qtbot.keyClick(window, Qt.Key.Key_Z, ctrl | Qt.KeyboardModifier.ShiftModifier if redo else ctrl)

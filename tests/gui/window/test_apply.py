@@ -3,7 +3,6 @@ one step that Ctrl+Z undoes and Ctrl+Shift+Z redoes."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
 
 from core.config import Config
 from core.config.presets import BUILTIN
@@ -11,15 +10,7 @@ from core.rank.rerank import rerank
 from core.rank.whatif import apply_change
 from memsense_gui.views.apply_diff import rank_moves, settings_diff
 from memsense_gui.views.dock import DockId
-from tests.gui.fixtures import result_ids
-
-CTRL, SHIFT = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier
-
-
-def _keys(qtbot, w, modifiers) -> None:
-    w.activateWindow()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is w, timeout=2000)
-    qtbot.keyClick(w, Qt.Key.Key_Z, modifiers)
+from tests.gui.fixtures import result_ids, undo_keys
 
 
 def test_a_what_would_it_take_change_applies_with_its_diff_and_undoes(qtbot, ranked_window):
@@ -48,9 +39,9 @@ def test_a_what_would_it_take_change_applies_with_its_diff_and_undoes(qtbot, ran
     qtbot.mouseClick(dialog.apply_button, Qt.MouseButton.LeftButton)
     assert session.config == after and w.tuning.config == after
     assert target in result_ids(w) and result_ids(w).index(target) + 1 == change.rank
-    _keys(qtbot, w, CTRL)
+    undo_keys(qtbot, w)
     assert session.config == before and result_ids(w) == shown
-    _keys(qtbot, w, CTRL | SHIFT)
+    undo_keys(qtbot, w, redo=True)
     assert session.config == after
 
 
@@ -72,7 +63,7 @@ def test_imported_settings_are_one_undoable_step(qtbot, ranked_window, tmp_path)
     path.write_text('{"lambda": 0.4, "rrfK": 33}')
     assert w.exports.import_config(path)
     assert w.ctx.session.config.mmr_lambda == 0.4 and w.undo.stack.count() == 1
-    _keys(qtbot, w, CTRL)
+    undo_keys(qtbot, w)
     assert w.ctx.session.config == Config() and w.tuning.config == Config()
 
 

@@ -20,6 +20,7 @@ from memsense_gui.views.dock import DockId
 from memsense_gui.window.failures_actions import install_failures
 from memsense_gui.window.main_window import MainWindow
 from memsense_gui.workers.failure_jobs import pools_at
+from tests.gui.fixtures import undo_keys
 
 pytestmark = pytest.mark.slow
 TRIALS = 24
@@ -85,7 +86,7 @@ def test_diagnose_open_a_case_find_a_fix_and_apply_it(qtbot, window, gui_store):
     stage = max((s for s in expected.stages if s not in RETURNED), key=lambda s: expected.stages[s])
     assert expected.stages[stage] > 0
     _click(qtbot, view.bars, view.bars.point_of(None, stage))
-    assert sorted(view.model.items, key=str) == sorted((i for i in expected.items if i.stage == stage), key=str)
+    assert sorted(view.model.rows, key=str) == sorted((i for i in expected.items if i.stage == stage), key=str)
 
     # Enter on a case opens it in the main view, and "Why not?" shows its chunk with the same status
     view.table.setFocus()
@@ -130,17 +131,15 @@ def test_diagnose_open_a_case_find_a_fix_and_apply_it(qtbot, window, gui_store):
         assert set(c.broken) == {k for k in before if after[k] < before[k]}
         assert set(c.cases_fixed) == set(c.fixed) & set(cases)
 
-    # a click on a Pareto point selects its candidate; Apply sets it, Ctrl+Z restores the settings
+    # a click on a Pareto point selects its candidate; Apply (through its diff) sets it, Ctrl+Z restores
     last = len(result.candidates) - 1
     _click(qtbot, fix.plot, fix.plot.point_of(last))
     assert fix.selected_row() == last
     chosen = result.candidates[last]
     qtbot.mouseClick(fix.apply_button, Qt.MouseButton.LeftButton)
-    w.ctx.session.flush()
+    qtbot.mouseClick(w.applying.dialog.apply_button, Qt.MouseButton.LeftButton)
     assert w.ctx.session.config == chosen.config == w.tuning.config
-    w.activateWindow()
-    qtbot.keyClick(w, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    w.ctx.session.flush()
+    undo_keys(qtbot, w)
     assert w.ctx.session.config == cfg == w.tuning.config
 
     # both runs are in the store's history

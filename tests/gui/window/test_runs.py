@@ -8,12 +8,14 @@ from PySide6.QtCore import QPoint, Qt
 from core.config.presets import BUILTIN
 from core.evaluation.history import History, compare_runs
 from core.evaluation.impact import impact, read_queries
+from core.rank.rerank import rerank
+from memsense_gui.views.apply_diff import rank_moves, settings_diff
 from memsense_gui.models.impact import OVERLAP, RBO
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.views.dock import DockId
 from memsense_gui.window.evaluation import install_evaluation
 from memsense_gui.window.run_actions import install_runs, report_dialogs
-from tests.gui.fixtures import error_boxes
+from tests.gui.fixtures import error_boxes, result_ids, undo_keys
 
 QUERIES = ["what did they say about travel", "plans for the weekend", "the dentist appointment",
            "which book did they like", "a trip to the mountains"]
@@ -85,7 +87,8 @@ def test_impact_equals_core_sorts_and_opens_a_query_with_a_as_baseline(qtbot, ma
     session = window.ctx.session
     assert (session.pool.user_id, session.pool.query) == (moved.user_id, moved.query)
     assert session.pinned_baseline.config == BUILTIN["memsense"]
-    assert session.config == BUILTIN["bm25_only"]
+    assert session.config == BUILTIN["bm25_only"] and window.tuning.config == BUILTIN["bm25_only"]
+    assert window.undo.stack.count() == 1 and window.undo.stack.undoText().startswith("apply impact B")
     assert tuple(session.ranking.result_ids) == moved.b
     # B is now the current settings; choosing something else for B marks the figures stale
     view.b_choice.choose("preset", "dense_only")
@@ -142,17 +145,34 @@ def test_history_keeps_runs_across_windows_compares_and_reopens_settings(qtbot, 
     model = history.diff_model
     assert model.rowCount() == len(expected.rows) > 0
     assert [tuple(model.raw(r, c) for c in range(3)) for r in range(model.rowCount())] == list(expected.rows)
-    # one run: re-open its settings, then undo
-    before = again.ctx.session.config
+    # one run: re-open its settings through the Apply dialog (diff and rank movement), then undo
+    again.query_edit.setText(QUERIES[0])
+    with qtbot.waitSignal(again.ctx.ranking_updated, timeout=10_000):
+        qtbot.mouseClick(again.run_button, Qt.MouseButton.LeftButton)
+    session, before, shown = again.ctx.session, again.ctx.session.config, result_ids(again)
     history.select_runs([ids[1]])
     history.config_a.setCurrentText("bm25_only")
+    after = b.config("bm25_only")
     qtbot.mouseClick(history.reopen_button, Qt.MouseButton.LeftButton)
-    assert again.ctx.session.config == b.config("bm25_only") != before
+    dialog = again.applying.dialog
+    assert dialog.isVisible() and session.config == before
+    assert [dialog.settings_table.item(r, 0).text() for r in range(dialog.settings_table.rowCount())] == \
+        [name for name, _, _ in settings_diff(before, after)] != []
+    moves = rank_moves(session.ranking, rerank(session.pool, after))
+    assert [dialog.moves_table.item(r, 3).text() for r in range(dialog.moves_table.rowCount())] == \
+        [m.text() for m in moves]
+    qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)  # Cancel changes nothing
+    assert session.config == before and again.undo.stack.count() == 0 and result_ids(again) == shown
+    qtbot.mouseClick(history.reopen_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(again.applying.dialog.apply_button, Qt.MouseButton.LeftButton)
+    assert session.config == after != before and again.tuning.config == after
+    assert result_ids(again) == list(rerank(session.pool, after).result_ids)
+    assert again.undo.stack.count() == 1
     assert again.undo.stack.undoText() == f"apply settings of run {ids[1]} (bm25_only)"
-    again.activateWindow()  # the user is back in this window
-    qtbot.waitUntil(again.isActiveWindow, timeout=5_000)
-    qtbot.keyClick(again, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    assert again.ctx.session.config == before
+    undo_keys(qtbot, again)  # the user is back in this window
+    assert session.config == before and result_ids(again) == shown
+    undo_keys(qtbot, again, redo=True)
+    assert session.config == after
     assert not error_boxes(again)
 
 
