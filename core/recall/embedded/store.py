@@ -37,29 +37,15 @@ from typing import Callable, Iterable
 import numpy as np
 
 from core.errors import Cancelled, MemsenseError
-from core.recall.embedded import payloads as payload_text
+from core.recall.embedded import catalogue, payloads as payload_text
+from core.recall.embedded.catalogue import DB, is_embedded_store
 from core.recall.embedded.payloads import PayloadReader
 from core.recall.embedded.vectors import CHECKSUMS, FORMAT, LEFTOVER, OpenVectors, columns_file, naming
 from core.recall.store import Progress, RouteHits, StoreMeta, model_dim, top_rows
 from core.recall.user_index import LazyChunks, UserColumns, ids_checksum
 from core.records import DENSE_ROUTES, Chunk
 
-__all__ = ["FORMAT", "EmbeddedStore", "columns_file", "is_embedded_store"]
-DB = "memsense.sqlite"
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS users (user_id TEXT PRIMARY KEY, file TEXT NOT NULL, n INTEGER NOT NULL,
-                                  crc INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS chunks (user_id TEXT NOT NULL, row INTEGER NOT NULL, memory_id TEXT NOT NULL,
-                                   routes INTEGER NOT NULL, payload TEXT NOT NULL,
-                                   PRIMARY KEY (user_id, row)) WITHOUT ROWID;
-"""
-
-
-def is_embedded_store(path: Path) -> bool:
-    return (path / DB).exists()
-
-
+__all__ = ["DB", "FORMAT", "EmbeddedStore", "columns_file", "is_embedded_store"]
 class EmbeddedStore:
     """A store folder on this machine (see the module docstring)."""
 
@@ -92,58 +78,7 @@ class EmbeddedStore:
             raise MemsenseError(f"cannot create the store {self.path}: {exc.strerror}; choose a writable folder") from None
 
     def _connect(self, exclusive: bool) -> tuple[sqlite3.Connection, str]:
-        """The store's database, locked until `close` (see the module docstring), and its format
-        (a new store's is `FORMAT`)."""
-        db_path = self.path / DB
-        try:
-            if self.writable:
-                db = sqlite3.connect(db_path, check_same_thread=False, isolation_level=None, timeout=0)
-            else:
-                db = sqlite3.connect(db_path.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False,
-                                     isolation_level=None, timeout=0)
-        except sqlite3.DatabaseError as exc:
-            raise self._damaged_store(exc) from None
-        try:
-            self._lock(db, exclusive)
-            if exclusive:
-                db.execute("PRAGMA journal_mode=DELETE")
-                db.execute("PRAGMA synchronous=FULL")
-                db.executescript(SCHEMA)
-            fmt = db.execute("SELECT value FROM meta WHERE key='format'").fetchone()
-            if fmt is None and exclusive:
-                db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
-        except sqlite3.DatabaseError as exc:
-            db.close()
-            if exc.sqlite_errorcode == sqlite3.SQLITE_BUSY:
-                doing = "read or written" if exclusive else "written"
-                raise MemsenseError(f"the store {self.path} is open in another process (being {doing}); "
-                                    "wait for it or close the other memsense or memsense-gui using it") from None
-            if exc.sqlite_errorcode == sqlite3.SQLITE_FULL:
-                raise self._write_failed(exc, "open the store for writing") from None
-            raise self._damaged_store(exc) from None
-        if fmt is not None and fmt[0] not in CHECKSUMS:
-            db.close()
-            raise MemsenseError(f"the store {self.path} has format {fmt[0]!r}; this memsense reads "
-                                f"{' and '.join(map(repr, CHECKSUMS))}")
-        return db, FORMAT if fmt is None else fmt[0]
-
-    @staticmethod
-    def _lock(db: sqlite3.Connection, exclusive: bool) -> None:
-        """Take SQLite's file lock on the database and keep it until the connection closes
-        (`locking_mode=EXCLUSIVE`): a writer's exclusive lock at once; a reader's shared lock
-        after one read in the normal mode, which rolls back what a killed writer left half-done."""
-        if exclusive:
-            db.execute("PRAGMA locking_mode=EXCLUSIVE")
-            db.execute("BEGIN EXCLUSIVE")
-            db.execute("COMMIT")
-        else:
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            db.execute("PRAGMA locking_mode=EXCLUSIVE")
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-
-    def _damaged_store(self, exc: sqlite3.DatabaseError) -> MemsenseError:
-        return MemsenseError(f"the store {self.path} is damaged ({DB}: {exc}); build a new store with "
-                             "memsense ingest, or restore the folder from a backup")
+        return catalogue.connect(self.path, self.writable, exclusive)
 
     # -- meta ---------------------------------------------------------------------------------
     def _dim(self) -> int:
@@ -325,15 +260,7 @@ class EmbeddedStore:
             raise MemsenseError(f"the store {self.path} was opened for reading; open it for writing to change it")
 
     def _write_failed(self, exc: BaseException, what: str) -> MemsenseError:
-        """A write that the disk (or SQLite on it) refused, as one line naming where and why."""
-        if isinstance(exc, sqlite3.DatabaseError):
-            why = "the disk is full" if exc.sqlite_errorcode == sqlite3.SQLITE_FULL else str(exc)
-            where = self.path / DB
-        else:
-            assert isinstance(exc, OSError)
-            why = exc.strerror or str(exc) or "a short write"
-            where = Path(exc.filename) if exc.filename else self.path
-        return MemsenseError(f"cannot {what}: {why} ({where}); free disk space (or fix the folder) and run again")
+        return catalogue.write_failed(self.path, exc, what)
 
     def write_user(self, user_id: str, chunks: list[Chunk], vectors: dict[str, np.ndarray], model_key: str, dim: int,
                    progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> None:
