@@ -29,6 +29,7 @@ from core.recall.store import top_rows
 from core.recall.ties import ranked_lists
 from core.records import Chunk
 
+NO_ROWS = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int32))
 AGGREGATIONS: tuple[str, ...] = ("max", "mean", "top2")
 """How `session_dense` scores a session from its turns' cosines (measured by tools/session_routes.py)."""
 DEFAULT_AGGREGATION = "max"
@@ -97,10 +98,17 @@ class SessionIndex:
         """The route's list to `depth` sessions as pool entries: (rows, scores, ranks), every session
         chunk of a ranked session at the session's rank and score."""
         best: Callable[[np.ndarray, int], np.ndarray] = _matching if lexical else _finite
-        docs, values = ranked_lists(lambda _, n: {"": (best(scores, n), scores[best(scores, n)])}, [""], depth)[""]
-        counts = np.array([len(self.rows[d]) for d in docs.tolist()], dtype=np.int64)
-        rows = np.concatenate([self.rows[d] for d in docs.tolist()]) if len(docs) else np.zeros(0, np.int64)
-        return rows, np.repeat(values, counts), np.repeat(np.arange(1, len(docs) + 1, dtype=np.int32), counts)
+
+        def fetch(_: list[str], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+            found = best(scores, n)
+            return {"": (found, scores[found])}
+
+        docs, values = ranked_lists(fetch, [""], depth)[""]
+        if not len(docs):
+            return NO_ROWS
+        picked = [self.rows[d] for d in docs.tolist()]
+        counts = np.fromiter(map(len, picked), dtype=np.int64, count=len(picked))
+        return np.concatenate(picked), np.repeat(values, counts), np.repeat(np.arange(1, len(docs) + 1, dtype=np.int32), counts)
 
 
 def documents(session_rows: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
