@@ -178,3 +178,14 @@ def test_a_missing_row_is_an_error_of_the_recall_that_reads_it(tmp_path):
             engine.recall("u", "alpha", 120)
     finally:
         engine.close()
+
+
+def test_a_store_of_a_newer_format_is_one_error_naming_the_formats_read(tmp_path):
+    make_store(tmp_path / "s", {"u": 10})
+    db = sqlite3.connect(tmp_path / "s" / "memsense.sqlite")
+    db.execute("UPDATE meta SET value='memsense-store-9' WHERE key='format'")
+    db.commit()
+    db.close()
+    with pytest.raises(MemsenseError, match=r"has format 'memsense-store-9'; this memsense reads "
+                                            r"'memsense-store-1' and 'memsense-store-2'$"):
+        EmbeddedStore(tmp_path / "s")

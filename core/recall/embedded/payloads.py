@@ -88,6 +88,11 @@ class PayloadReader:
         except sqlite3.DatabaseError as exc:
             self._got.append(exc)
 
+    def wait(self) -> None:
+        """Wait for the read on the second thread, if any (before the database closes)."""
+        if self._worker is not None:
+            self._worker.join()
+
     def done(self) -> bool:
         return bool(self._got)
 

@@ -65,6 +65,7 @@ class EmbeddedStore:
         self.exclusive = write
         self.db, self.format = self._connect(exclusive=write)
         self._open = OpenVectors(CHECKSUMS[self.format], self._damaged)
+        self._readers: list[PayloadReader] = []  # reads on second threads, waited for before the database closes
         self._last: tuple[tuple[str, bytes] | None, np.ndarray | None] = (None, None)
         self.column_notes: dict[str, str] = {}  # user -> why it opened without its columns file
         if write:
@@ -134,8 +135,10 @@ class EmbeddedStore:
             saved = self._columns(user_id, file, n) if columns else None
             if saved is not None and saved.memory_ids is not None and saved.routes is not None:
                 ids, masks = saved.memory_ids, saved.routes
-                payloads: list[str] | PayloadReader = PayloadReader(
-                    self.db, user_id, n, lambda what: self._damaged(user_id, what), background=not self.exclusive)
+                reader = PayloadReader(self.db, user_id, n, lambda what: self._damaged(user_id, what),
+                                       background=not self.exclusive)
+                self._readers = [r for r in self._readers if not r.done()] + [reader]
+                payloads: list[str] | PayloadReader = reader
             else:
                 ids, masks, texts = self._rows(user_id)
                 if len(ids) != n or any(a > b for a, b in zip(ids, ids[1:])):
@@ -403,4 +406,6 @@ class EmbeddedStore:
 
     def close(self) -> None:
         self._open.close()
+        for reader in self._readers:
+            reader.wait()
         self.db.close()  # releases the lock
