@@ -21,7 +21,7 @@ import numpy as np
 
 from core.config import MAX_ROUTE_DEPTH
 from core.recall.pool import ChunkRows, PoolArrays, RecallPool, UnitRows
-from core.recall.sessions import SessionIndex
+from core.recall.sessions import NO_ROWS, SessionIndex
 from core.recall.store import RouteHits, top_rows
 from core.recall.ties import ranked_lists, ranked_rows
 from core.records import DENSE_ROUTES, ROUTES, SESSION_ROUTES, Chunk
@@ -63,9 +63,6 @@ class SessionScores(NamedTuple):
                 "session_dense": self.table.hits(self.dense, depth, lexical=False)}
 
 
-NO_HITS = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int32))
-
-
 def assemble(ix: UserRows, query: str, user_id: str, hits: dict[str, RouteHits], depth: int,
              timings: dict[str, float], source: "ScanPools | None" = None,
              sessions: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> RecallPool:
@@ -74,7 +71,7 @@ def assemble(ix: UserRows, query: str, user_id: str, hits: dict[str, RouteHits],
     ranks) is its session's place, given to each of the session's session chunks (SPEC §15)."""
     n = len(ix.chunks)
     lists = {**{r: (hits[r].rows, hits[r].scores, None) for r in ROUTES if r not in SESSION_ROUTES},
-             **{r: (sessions or {}).get(r, NO_HITS) for r in SESSION_ROUTES}}
+             **{r: (sessions or {}).get(r, NO_ROWS) for r in SESSION_ROUTES}}
     lengths = [len(lists[r][0]) for r in ROUTES]
     found = np.concatenate([lists[r][0] for r in ROUTES]).astype(np.int64)  # every list, route after route
     keep = np.zeros(n, dtype=bool)

@@ -12,22 +12,24 @@ a session split at 4,000 characters gets the session's rank): the session chunk 
 fusion and the turn-support step (§4), as SPEC §15 says. Turn chunks never carry them, so a
 store with no session chunks (turn mode) has no rows for them and they find nothing there.
 Ties between sessions break by the session's first row, i.e. by memory_id, as every route's do.
-The index is built from the user's session chunks when a user is first recalled (`build`).
+The index is built when a user is first recalled (`build`): from the session BM25 indexes the
+store keeps (`session_lexicons`, written at ingest), or else from the user's session chunks.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from core.errors import MemsenseError
-from core.recall.lexical.analyzer import AnalyzedIndex, Analyzer
+from core.recall.lexical.analyzer import PLAIN, AnalyzedIndex, Analyzer, analyzed, analyzer
 from core.recall.lexical.bm25 import LexicalIndex
 from core.recall.store import top_rows
 from core.recall.ties import ranked_lists
 from core.records import Chunk
 
+NO_ROWS = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int32))
 AGGREGATIONS: tuple[str, ...] = ("max", "mean", "top2")
 """How `session_dense` scores a session from its turns' cosines (measured by tools/session_routes.py)."""
 DEFAULT_AGGREGATION = "max"
@@ -48,18 +50,19 @@ class SessionIndex:
     lexical: AnalyzedIndex
     members: np.ndarray  # rows whose vec_full scores a session, grouped by document
     starts: np.ndarray  # document i's members start at members[starts[i]]
-    means: np.ndarray  # float32 (documents, d): unit mean of each document's member vectors
+    means: np.ndarray  # float32 (documents, d): unit mean of each document's member vectors (`mean` only, else empty)
     aggregation: str
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk], session_rows: Sequence[np.ndarray], session_of: np.ndarray,
-              is_turn: np.ndarray, vec_full: np.ndarray, how: Analyzer, aggregation: str = DEFAULT_AGGREGATION) -> "SessionIndex":
-        """The index of every session that has session chunks (`session_rows[code]`, ascending rows)."""
+              is_turn: np.ndarray, vec_full: np.ndarray, how: Analyzer, aggregation: str = DEFAULT_AGGREGATION,
+              saved: Mapping[str, LexicalIndex] | None = None) -> "SessionIndex":
+        """The index of every session that has session chunks (`session_rows[code]`, ascending rows).
+        `saved`: BM25 indexes of the session documents by analyzer name (`session_lexicons`, kept
+        in the store's columns file): the documents are then neither decoded nor read."""
         if aggregation not in AGGREGATIONS:
             raise MemsenseError(f"unknown session_dense aggregation {aggregation!r}; choose {', '.join(AGGREGATIONS)}")
-        codes = np.array([s for s, rows in enumerate(session_rows) if len(rows)], dtype=np.int64)
-        rows = [np.sort(session_rows[s]) for s in codes.tolist()]
-        docs = [session_document([chunks[r] for r in rs.tolist()]) for rs in rows]
+        codes, rows = documents(session_rows)
         turns = np.flatnonzero(is_turn)
         turns = turns[np.argsort(session_of[turns], kind="stable")]
         bounds = np.searchsorted(session_of[turns], np.stack([codes, codes + 1]))
@@ -67,13 +70,8 @@ class SessionIndex:
         members = np.concatenate(groups) if groups else np.zeros(0, np.int64)
         starts = np.cumsum([0, *map(len, groups)])[:-1].astype(np.int64)
         dim = vec_full.shape[1] if vec_full.ndim == 2 else 1
-        means = np.zeros((len(groups), dim), dtype=np.float32)
-        for i, g in enumerate(groups):
-            m = vec_full[g].astype(np.float64).sum(axis=0)
-            norm = float(np.linalg.norm(m))
-            if norm > 0:
-                means[i] = m / norm
-        return cls(codes, rows, AnalyzedIndex(LexicalIndex(docs), how), members, starts, means, aggregation)
+        means = _means(groups, vec_full, dim) if aggregation == "mean" else np.zeros((0, dim), dtype=np.float32)
+        return cls(codes, rows, _lexical(chunks, rows, how, saved or {}), members, starts, means, aggregation)
 
     @property
     def size(self) -> int:
@@ -100,10 +98,49 @@ class SessionIndex:
         """The route's list to `depth` sessions as pool entries: (rows, scores, ranks), every session
         chunk of a ranked session at the session's rank and score."""
         best: Callable[[np.ndarray, int], np.ndarray] = _matching if lexical else _finite
-        docs, values = ranked_lists(lambda _, n: {"": (best(scores, n), scores[best(scores, n)])}, [""], depth)[""]
-        counts = np.array([len(self.rows[d]) for d in docs.tolist()], dtype=np.int64)
-        rows = np.concatenate([self.rows[d] for d in docs.tolist()]) if len(docs) else np.zeros(0, np.int64)
-        return rows, np.repeat(values, counts), np.repeat(np.arange(1, len(docs) + 1, dtype=np.int32), counts)
+
+        def fetch(_: list[str], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+            found = best(scores, n)
+            return {"": (found, scores[found])}
+
+        docs, values = ranked_lists(fetch, [""], depth)[""]
+        if not len(docs):
+            return NO_ROWS
+        picked = [self.rows[d] for d in docs.tolist()]
+        counts = np.fromiter(map(len, picked), dtype=np.int64, count=len(picked))
+        return np.concatenate(picked), np.repeat(values, counts), np.repeat(np.arange(1, len(docs) + 1, dtype=np.int32), counts)
+
+
+def documents(session_rows: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The sessions that are documents (those with session chunks): their codes, ascending, and rows."""
+    codes = np.array([s for s, rows in enumerate(session_rows) if len(rows)], dtype=np.int64)
+    return codes, [np.asarray(session_rows[s], dtype=np.int64) for s in codes.tolist()]
+
+
+def session_lexicons(chunks: Sequence[Chunk], session_rows: Sequence[np.ndarray]) -> dict[str, LexicalIndex]:
+    """The session documents' BM25 indexes a store keeps: `plain`, and the default analyzer's."""
+    plain = LexicalIndex([session_document([chunks[r] for r in rs.tolist()]) for rs in documents(session_rows)[1]])
+    return {PLAIN: plain, DEFAULT_SESSION_ANALYZER: analyzed(plain, analyzer(DEFAULT_SESSION_ANALYZER))}
+
+
+def _lexical(chunks: Sequence[Chunk], rows: list[np.ndarray], how: Analyzer,
+             saved: Mapping[str, LexicalIndex]) -> AnalyzedIndex:
+    own = saved.get(how.name)
+    if own is not None:
+        return AnalyzedIndex.of(own, how)
+    plain = saved.get(PLAIN) or LexicalIndex([session_document([chunks[r] for r in rs.tolist()]) for rs in rows])
+    return AnalyzedIndex(plain, how)
+
+
+def _means(groups: list[np.ndarray], vec_full: np.ndarray, dim: int) -> np.ndarray:
+    """The unit mean of each group's vectors (`mean` aggregation), float32 (groups, dim)."""
+    means = np.zeros((len(groups), dim), dtype=np.float32)
+    for i, g in enumerate(groups):
+        m = vec_full[g].astype(np.float64).sum(axis=0)
+        norm = float(np.linalg.norm(m))
+        if norm > 0:
+            means[i] = m / norm
+    return means
 
 
 def _matching(scores: np.ndarray, n: int) -> np.ndarray:

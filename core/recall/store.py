@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, NamedTuple, Protocol
 
 import numpy as np
 
+from core.errors import MemsenseError
 from core.records import Chunk
 
 
@@ -34,6 +35,14 @@ class RouteHits(NamedTuple):
 
 
 Progress = Callable[[int, int], None]
+
+
+def model_dim(meta: StoreMeta | None, location: str) -> int:
+    """The vectors' width from a store's model record; asked only once a user is known, so a store
+    without the record is broken."""
+    if meta is None:
+        raise MemsenseError(f"the store {location} holds users but no model record; build it again")
+    return meta.dim
 
 
 def top_rows(scores: np.ndarray, limit: int) -> np.ndarray:

@@ -5,10 +5,13 @@ Layout of a store folder:
   file, chunk count and checksum) and `chunks` (every user's chunks in one table keyed by
   `(user_id, row)`: the tenant field leads the key, so one user's rows are one index range);
 - `vectors/<user>-<random>.npy`: float32 `(7, n, dim)`, the unit vectors of the seven dense
-  routes in row order (zeros where a chunk has no text for a route), read through a memory map;
-- `vectors/<user>-<random>.columns.npz`: what recall needs of each chunk as arrays, and the BM25
-  index (`core.recall.user_index.UserColumns`), so a user opens without decoding every chunk
-  (stores written before it have none; `memsense migrate STORE --store STORE` adds them);
+  routes in row order (zeros where a chunk has no text for a route), read through a memory map,
+  checked against the checksum its user's row records (`core.recall.embedded.vectors`);
+- `vectors/<user>-<random>.columns.npz`: what recall needs of each chunk as arrays, the BM25
+  index and the session documents' BM25 (`core.recall.user_index.UserColumns`), so a user opens
+  without reading its rows or decoding every chunk: the payloads are read on a second thread
+  meanwhile (stores written before have none or an older one; `memsense migrate STORE --store
+  STORE` writes them);
 - no lock file: `memsense.sqlite` itself is the lock. Each open store holds SQLite's own file
   lock on it for its lifetime (a reader a shared lock, a writer an exclusive one: one writer, or
   readers in any number of processes), so the lock cannot be lost while the store exists, works
@@ -22,82 +25,27 @@ lists as arrays; see the README's "Storage" section for the measurements behind 
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import sqlite3
-import threading
 import uuid
 import warnings
-import zlib
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 import numpy as np
-import simdjson
 
 from core.errors import Cancelled, MemsenseError
-from core.recall.store import Progress, RouteHits, StoreMeta, top_rows
+from core.recall.embedded import catalogue, payloads as payload_text
+from core.recall.embedded.catalogue import DB, is_embedded_store
+from core.recall.embedded.payloads import PayloadReader
+from core.recall.embedded.vectors import CHECKSUMS, FORMAT, LEFTOVER, OpenVectors, columns_file, naming
+from core.recall.store import Progress, RouteHits, StoreMeta, model_dim, top_rows
 from core.recall.user_index import LazyChunks, UserColumns, ids_checksum
 from core.records import DENSE_ROUTES, Chunk
 
-FORMAT = "memsense-store-1"
-LEFTOVER = re.compile(r"[A-Za-z0-9_-]{0,40}-[0-9a-f]{12}(\.npy|\.columns\.npz)(\.part)?")
-"""The names of the files a writer puts in `vectors/` (see `write_user`): the only files a writer
-ever deletes there, and only those no user points to."""
-DB = "memsense.sqlite"
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS users (user_id TEXT PRIMARY KEY, file TEXT NOT NULL, n INTEGER NOT NULL,
-                                  crc INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS chunks (user_id TEXT NOT NULL, row INTEGER NOT NULL, memory_id TEXT NOT NULL,
-                                   routes INTEGER NOT NULL, payload TEXT NOT NULL,
-                                   PRIMARY KEY (user_id, row)) WITHOUT ROWID;
-"""
-
-
-def is_embedded_store(path: Path) -> bool:
-    return (path / DB).exists()
-
-
-def columns_file(vector_file: str) -> str:
-    """The columns file written with a vector file (`UserColumns`): same name, other suffix."""
-    return vector_file.removesuffix(".npy") + ".columns.npz"
-
-
-@contextlib.contextmanager
-def _naming(path: Path) -> Iterator[None]:
-    """Raise a failed or short write of `path` with its name (numpy's "N requested and M
-    written" names no file)."""
-    try:
-        yield
-    except OSError as exc:
-        if exc.filename:
-            raise
-        raise OSError(exc.errno, exc.strerror or f"a short write, {exc}", str(path)) from None
-
-
-_PARSER = threading.local()
-PARSER_KEEP_BYTES = 4 * 2 ** 20
-"""Each thread keeps one simdjson parser for checks of up to this many bytes of payloads (a
-pool of 1,000 rows is about 0.5 MB): a new parser maps its buffers afresh each time."""
-
-
-def _json_parser(size: int) -> simdjson.Parser:
-    if size > PARSER_KEEP_BYTES:
-        return simdjson.Parser()
-    parser = getattr(_PARSER, "parser", None)
-    if parser is None:
-        parser = _PARSER.parser = simdjson.Parser()
-    return parser
-
-
-def _crc(array: np.ndarray) -> int:
-    """Adler-32 of the raw bytes: catches damage at a fraction of a hash's cost."""
-    return zlib.adler32(np.ascontiguousarray(array).data.cast("B"))
-
-
+__all__ = ["DB", "FORMAT", "EmbeddedStore", "columns_file", "is_embedded_store"]
 class EmbeddedStore:
     """A store folder on this machine (see the module docstring)."""
 
@@ -115,11 +63,9 @@ class EmbeddedStore:
             raise MemsenseError(f"the store {self.path} is read-only (no write permission on the folder or "
                                 f"{DB}); it can be searched, but to write into it make it writable or use another --store")
         self.exclusive = write
-        self.db = self._connect(exclusive=write)
-        self._vectors: dict[str, np.ndarray] = {}
-        self._absent: dict[str, np.ndarray] = {}
-        self._pending: dict[str, tuple[threading.Thread, list[int], int]] = {}  # user -> checksum being computed
-        self._checking = threading.Lock()
+        self.db, self.format = self._connect(exclusive=write)
+        self._open = OpenVectors(CHECKSUMS[self.format], self._damaged)
+        self._readers: list[PayloadReader] = []  # reads on second threads, waited for before the database closes
         self._last: tuple[tuple[str, bytes] | None, np.ndarray | None] = (None, None)
         self.column_notes: dict[str, str] = {}  # user -> why it opened without its columns file
         if write:
@@ -132,65 +78,12 @@ class EmbeddedStore:
         except OSError as exc:
             raise MemsenseError(f"cannot create the store {self.path}: {exc.strerror}; choose a writable folder") from None
 
-    def _connect(self, exclusive: bool) -> sqlite3.Connection:
-        """The store's database, locked until `close` (see the module docstring)."""
-        db_path = self.path / DB
-        try:
-            if self.writable:
-                db = sqlite3.connect(db_path, check_same_thread=False, isolation_level=None, timeout=0)
-            else:
-                db = sqlite3.connect(db_path.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False,
-                                     isolation_level=None, timeout=0)
-        except sqlite3.DatabaseError as exc:
-            raise self._damaged_store(exc) from None
-        try:
-            self._lock(db, exclusive)
-            if exclusive:
-                db.execute("PRAGMA journal_mode=DELETE")
-                db.execute("PRAGMA synchronous=FULL")
-                db.executescript(SCHEMA)
-            fmt = db.execute("SELECT value FROM meta WHERE key='format'").fetchone()
-            if fmt is None and exclusive:
-                db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
-        except sqlite3.DatabaseError as exc:
-            db.close()
-            if exc.sqlite_errorcode == sqlite3.SQLITE_BUSY:
-                doing = "read or written" if exclusive else "written"
-                raise MemsenseError(f"the store {self.path} is open in another process (being {doing}); "
-                                    "wait for it or close the other memsense or memsense-gui using it") from None
-            if exc.sqlite_errorcode == sqlite3.SQLITE_FULL:
-                raise self._write_failed(exc, "open the store for writing") from None
-            raise self._damaged_store(exc) from None
-        if fmt is not None and fmt[0] != FORMAT:
-            db.close()
-            raise MemsenseError(f"the store {self.path} has format {fmt[0]!r}; this memsense reads {FORMAT!r}")
-        return db
-
-    @staticmethod
-    def _lock(db: sqlite3.Connection, exclusive: bool) -> None:
-        """Take SQLite's file lock on the database and keep it until the connection closes
-        (`locking_mode=EXCLUSIVE`): a writer's exclusive lock at once; a reader's shared lock
-        after one read in the normal mode, which rolls back what a killed writer left half-done."""
-        if exclusive:
-            db.execute("PRAGMA locking_mode=EXCLUSIVE")
-            db.execute("BEGIN EXCLUSIVE")
-            db.execute("COMMIT")
-        else:
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            db.execute("PRAGMA locking_mode=EXCLUSIVE")
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-
-    def _damaged_store(self, exc: sqlite3.DatabaseError) -> MemsenseError:
-        return MemsenseError(f"the store {self.path} is damaged ({DB}: {exc}); build a new store with "
-                             "memsense ingest, or restore the folder from a backup")
+    def _connect(self, exclusive: bool) -> tuple[sqlite3.Connection, str]:
+        return catalogue.connect(self.path, self.writable, exclusive)
 
     # -- meta ---------------------------------------------------------------------------------
     def _dim(self) -> int:
-        """The vectors' width; asked only once a user is known, so the store has its model record."""
-        meta = self.meta()
-        if meta is None:
-            raise MemsenseError(f"the store {self.location} holds users but no model record; build it again")
-        return meta.dim
+        return model_dim(self.meta(), self.location)
 
     def meta(self) -> StoreMeta | None:
         rows = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
@@ -219,7 +112,7 @@ class EmbeddedStore:
     def read_user(self, user_id: str) -> tuple[list[Chunk], np.ndarray]:
         """All chunks of a user sorted by memory_id, and their unit vec_full vectors (float32)."""
         chunks, vec_full, _ = self.read_indexed(user_id, columns=False)
-        self._verify(user_id)
+        self._open.verify(user_id)
         return list(chunks), vec_full
 
     def read_indexed(self, user_id: str, columns: bool = True) -> tuple[LazyChunks, np.ndarray, UserColumns | None]:
@@ -227,30 +120,40 @@ class EmbeddedStore:
         `columns`, its saved `UserColumns` (None when the store has none for it, or they are
         damaged: the caller builds them from the chunks).
 
-        The vector file's checksum is computed on a second thread (zlib releases the GIL) while
-        the rows are read, the user is indexed and its first query scanned: `scan`, `search`,
-        `route_matrix` and `read_user` wait for it and raise if it does not match, so nothing
-        computed from the vectors is returned before they are checked."""
-        file, n, _ = self._user_row(user_id)
-        if user_id in self._vectors:
-            ids, _, payloads = self._rows(user_id)
-        else:
-            m, crc = self._open_vectors(user_id)
-            sums: list[int] = []
-            worker = threading.Thread(target=lambda: sums.append(_crc(m)), name="store-checksum", daemon=True)
-            worker.start()
-            try:
-                ids, masks, payloads = self._rows(user_id)
-            except BaseException:
-                worker.join()
-                raise
-            self._install(user_id, m, None, crc, masks, pending=(worker, sums))
-        if len(ids) != n or any(a > b for a, b in zip(ids, ids[1:])):
-            raise self._damaged(user_id, f"{len(ids)} readable chunks of {n} recorded")
+        The vector file's checksum is computed on a second thread while the user is indexed and
+        its first query scanned: `scan`, `search`, `route_matrix` and `read_user` wait for it and
+        raise if it does not match, so nothing computed from the vectors is returned before they
+        are checked. With saved columns that hold the rows' memory ids and route masks, the
+        payloads are read on a third thread (a reader's; `PayloadReader`)."""
+        file, n, recorded = self._user_row(user_id)
+        fresh = user_id not in self._open.matrices
+        if fresh:
+            m = self._load_vectors(user_id, file, n)
+            self._open.check_later(user_id, m, recorded, file)
+        masks: np.ndarray | list[int]
+        try:
+            saved = self._columns(user_id, file, n) if columns else None
+            if saved is not None and saved.memory_ids is not None and saved.routes is not None:
+                ids, masks = saved.memory_ids, saved.routes
+                reader = PayloadReader(self.db, user_id, n, lambda what: self._damaged(user_id, what),
+                                       background=not self.exclusive)
+                self._readers = [r for r in self._readers if not r.done()] + [reader]
+                payloads: list[str] | PayloadReader = reader
+            else:
+                ids, masks, texts = self._rows(user_id)
+                if len(ids) != n or any(a > b for a, b in zip(ids, ids[1:])):
+                    raise self._damaged(user_id, f"{len(ids)} readable chunks of {n} recorded")
+                payloads = texts
+                saved = self._tied(user_id, file, saved, ids)
+        except BaseException:
+            if fresh:
+                self._open.forget(user_id)
+            raise
+        if fresh:
+            self._open.install(user_id, m, np.asarray(masks))
         chunks = LazyChunks(ids, payloads, lambda texts, rows: self._decode(user_id, ids, texts, rows),
                             lambda texts, rows: self._check(user_id, ids, texts, rows))
-        saved = self._columns(user_id, file, ids) if columns else None
-        return chunks, self._vectors[user_id][DENSE_ROUTES.index("vec_full")], saved
+        return chunks, self._open.matrices[user_id][DENSE_ROUTES.index("vec_full")], saved
 
     def _rows(self, user_id: str) -> tuple[list[str], list[int], list[str]]:
         """The user's memory ids, route masks and chunk payloads, in row order (one read)."""
@@ -259,117 +162,66 @@ class EmbeddedStore:
         return [m for m, _, _ in rows], [r for _, r, _ in rows], [p for _, _, p in rows]
 
     def _decode(self, user_id: str, ids: list[str], payloads: list[str], rows: list[int]) -> list[Chunk]:
-        """The chunks of `payloads` (rows `rows`), in one JSON parse; each must hold its row's memory_id."""
         try:
-            chunks = [Chunk.from_payload(p) for p in json.loads("[" + ",".join(payloads) + "]")]
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise self._damaged(user_id, f"a chunk cannot be read: {exc}") from None
-        if len(chunks) != len(rows) or any(c.memory_id != ids[r] for c, r in zip(chunks, rows)):
-            raise self._damaged(user_id, "a chunk's payload does not match its row")
-        return chunks
+            return payload_text.decode(ids, payloads, rows)
+        except payload_text.BadPayload as exc:
+            raise self._damaged(user_id, str(exc)) from None
 
     def _check(self, user_id: str, ids: list[str], payloads: list[str], rows: list[int]) -> None:
-        """Raise as `_decode` does if a payload of `rows` is damaged: one simdjson parse of them
-        all (no Python object per field) must give an object per row holding its memory_id;
-        when it does not, `_decode` reads them and names the damage (or finds none: simdjson
-        refuses some JSON that Python reads, e.g. NaN)."""
         try:
-            text = ("[" + ",".join(payloads) + "]").encode()
-            doc: Any = _json_parser(len(text)).parse(text)
-            try:
-                found = [row["memory_id"] for row in doc]
-            finally:
-                del doc  # the parser is reused: no proxy of this document may outlive the read
-            if found == [ids[r] for r in rows]:
-                return
-        except (ValueError, TypeError, KeyError, RuntimeError, UnicodeEncodeError):
-            _PARSER.__dict__.pop("parser", None)  # whatever state it is left in, the next check gets a new one
-        self._decode(user_id, ids, payloads, rows)
+            payload_text.check(ids, payloads, rows)
+        except payload_text.BadPayload as exc:
+            raise self._damaged(user_id, str(exc)) from None
 
-    def _columns(self, user_id: str, file: str, ids: list[str]) -> UserColumns | None:
-        """The user's saved columns, if its store has them for exactly these rows."""
+    def _columns(self, user_id: str, file: str, n: int) -> UserColumns | None:
+        """The user's saved columns, if its store has them for its `n` rows."""
         path = self.path / "vectors" / columns_file(file)
-        fix = f"`memsense migrate {self.path} --store {self.path}` writes it"
         if not path.exists():
-            self.column_notes[user_id] = f"user {user_id!r} has no columns file (an older store), so it opens slowly; {fix}"
+            self.column_notes[user_id] = (f"user {user_id!r} has no columns file (an older store), so it opens slowly; "
+                                          f"{self._migrate_fix}")
             return None
         try:
-            saved = UserColumns.load(path, len(ids))
-            if saved.ids_crc != ids_checksum(ids):
-                raise ValueError("it is not for this user's rows")
+            saved = UserColumns.load(path, n)
         except (ValueError, OSError) as exc:
-            note = f"{path}: {exc}; the chunks of user {user_id!r} were indexed from their rows instead; {fix} again"
-            warnings.warn(note, stacklevel=2)
-            self.column_notes[user_id] = note
+            self._columns_unusable(user_id, f"{path}: {exc}")
             return None
         self.column_notes.pop(user_id, None)
         return saved
 
+    @property
+    def _migrate_fix(self) -> str:
+        return f"`memsense migrate {self.path} --store {self.path}` writes it"
+
+    def _columns_unusable(self, user_id: str, why: str) -> None:
+        note = f"{why}; the chunks of user {user_id!r} were indexed from their rows instead; {self._migrate_fix} again"
+        warnings.warn(note, stacklevel=3)
+        self.column_notes[user_id] = note
+
+    def _tied(self, user_id: str, file: str, saved: UserColumns | None, ids: list[str]) -> UserColumns | None:
+        """`saved` if it was made for the rows of `ids` (a columns file without their ids)."""
+        if saved is None or saved.ids_crc == ids_checksum(ids):
+            return saved
+        self._columns_unusable(user_id, f"{self.path / 'vectors' / columns_file(file)}: it is not for this user's rows")
+        return None
+
     def _matrix(self, user_id: str) -> np.ndarray:
-        if user_id not in self._vectors:
-            m, crc = self._open_vectors(user_id)
-            self._install(user_id, m, _crc(m), crc)
-        self._verify(user_id)
-        return self._vectors[user_id]
+        if user_id not in self._open.matrices:
+            file, n, recorded = self._user_row(user_id)
+            m = self._load_vectors(user_id, file, n)
+            self._open.check_now(user_id, m, recorded, file)
+            masks = [r for (r,) in self.db.execute("SELECT routes FROM chunks WHERE user_id=? ORDER BY row", (user_id,))]
+            self._open.install(user_id, m, np.array(masks, dtype=np.int64))
+        self._open.verify(user_id)
+        return self._open.matrices[user_id]
 
-    def _verify(self, user_id: str) -> None:
-        """Wait for the checksum `read_indexed` started, if any; raise (and forget the
-        vectors, so the next use reads and checks them again) if it does not match."""
-        with self._checking:
-            pending = self._pending.get(user_id)
-            if pending is None:
-                return
-            worker, sums, crc = pending
-            worker.join()
-            del self._pending[user_id]
-            if not sums or sums[0] != crc:
-                self._vectors.pop(user_id, None)
-                raise self._damaged(user_id, f"vectors/{self._user_row(user_id)[0]} does not match its checksum")
-
-    def _open_vectors(self, user_id: str) -> tuple[np.ndarray, int]:
-        """The user's vector file, memory-mapped and of the recorded shape, and its recorded checksum."""
-        file, n, crc = self._user_row(user_id)
-        dim = self._dim()
-        try:
-            m = np.load(self.path / "vectors" / file, mmap_mode="r")
-        except FileNotFoundError:
-            raise self._damaged(user_id, f"its vector file vectors/{file} is missing") from None
-        except (ValueError, OSError, EOFError) as exc:  # EOFError: an empty file
-            raise self._damaged(user_id, f"vectors/{file} cannot be read: {exc or 'it is empty'}") from None
-        if m.dtype != np.float32 or m.shape != (len(DENSE_ROUTES), n, dim):
-            raise self._damaged(user_id, f"vectors/{file} holds {m.dtype} {m.shape}, "
-                                         f"expected float32 {(len(DENSE_ROUTES), n, dim)}")
-        return m, crc
-
-    def _install(self, user_id: str, m: np.ndarray, computed: int | None, crc: int,
-                 routes: list[int] | None = None, pending: tuple[threading.Thread, list[int]] | None = None) -> None:
-        """Keep the vectors for searches once their checksum matches the recorded one, or with
-        the thread computing it (`pending`: `_verify` checks it before they are used); `routes`:
-        the rows' route masks when already read (else they are read here)."""
-        if pending is not None:
-            self._pending[user_id] = (*pending, crc)
-        elif computed != crc:
-            file = self._user_row(user_id)[0]
-            raise self._damaged(user_id, f"vectors/{file} does not match its checksum")
-        if routes is None:
-            routes = [r for (r,) in self.db.execute("SELECT routes FROM chunks WHERE user_id=? ORDER BY row", (user_id,))]
-        masks = np.array(routes, dtype=np.int64)
-        present = (masks[None, :] >> np.arange(len(DENSE_ROUTES))[:, None]) & 1 == 1
-        self._absent[user_id] = np.flatnonzero(~present)  # (route, row) with no vector, flat: set to -inf in place
-        self._vectors[user_id] = np.asarray(m)  # a plain array over the map: no memmap overhead per use
+    def _load_vectors(self, user_id: str, file: str, n: int) -> np.ndarray:
+        """The user's vector file, memory-mapped and of the recorded shape."""
+        return OpenVectors.load(self.path / "vectors" / file, (len(DENSE_ROUTES), n, self._dim()), user_id, self._damaged)
 
     @property
     def scanner(self) -> "EmbeddedStore":
         """This store scans every vector of a user (`core.recall.store.Store.scanner`)."""
         return self
-
-    def _verify_dropped(self, user_id: str) -> None:
-        """A user rewritten or dropped: a checksum still computed for its old vectors is waited
-        for (its thread reads the old file) and forgotten."""
-        with self._checking:
-            pending = self._pending.pop(user_id, None)
-        if pending is not None:
-            pending[0].join()
 
     def route_matrix(self, user_id: str) -> np.ndarray:
         """The user's unit route vectors, float32 `(7, n, dim)` in `DENSE_ROUTES` order (memory-mapped)."""
@@ -378,16 +230,15 @@ class EmbeddedStore:
     def scan(self, user_id: str, query: np.ndarray) -> np.ndarray:
         """Exact cosine of the query with every route vector of the user, in one BLAS call:
         float32 `(7, n)` in `DENSE_ROUTES` order, -inf where a chunk has no vector for a route."""
-        if user_id not in self._vectors:
-            m, crc = self._open_vectors(user_id)
-            self._install(user_id, m, _crc(m), crc)
-        m = self._vectors[user_id]
+        if user_id not in self._open.matrices:
+            self._matrix(user_id)
+        m = self._open.matrices[user_id]
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))
         q = q / norm if norm > 0 else q
         every = m.reshape(-1, m.shape[2]) @ q
-        every[self._absent[user_id]] = -np.inf
-        self._verify(user_id)  # the first scan of a user runs while its checksum is computed
+        every[self._open.absent[user_id]] = -np.inf
+        self._open.verify(user_id)  # the first scan of a user runs while its checksum is computed
         return every.reshape(m.shape[:2])
 
     def search(self, user_id: str, query: np.ndarray, routes: Iterable[str], limit: int) -> dict[str, RouteHits]:
@@ -412,15 +263,7 @@ class EmbeddedStore:
             raise MemsenseError(f"the store {self.path} was opened for reading; open it for writing to change it")
 
     def _write_failed(self, exc: BaseException, what: str) -> MemsenseError:
-        """A write that the disk (or SQLite on it) refused, as one line naming where and why."""
-        if isinstance(exc, sqlite3.DatabaseError):
-            why = "the disk is full" if exc.sqlite_errorcode == sqlite3.SQLITE_FULL else str(exc)
-            where = self.path / DB
-        else:
-            assert isinstance(exc, OSError)
-            why = exc.strerror or str(exc) or "a short write"
-            where = Path(exc.filename) if exc.filename else self.path
-        return MemsenseError(f"cannot {what}: {why} ({where}); free disk space (or fix the folder) and run again")
+        return catalogue.write_failed(self.path, exc, what)
 
     def write_user(self, user_id: str, chunks: list[Chunk], vectors: dict[str, np.ndarray], model_key: str, dim: int,
                    progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> None:
@@ -447,12 +290,12 @@ class EmbeddedStore:
         sidecar = self.path / "vectors" / columns_file(file)
         try:
             try:
-                self._write_files(target, sidecar, stacked, [chunks[i] for i in order])
+                self._write_files(target, sidecar, stacked, [chunks[i] for i in order], masks)
                 rows = [(user_id, k, chunks[i].memory_id, int(masks[k]), json.dumps(chunks[i].to_payload(), ensure_ascii=False))
                         for k, i in enumerate(order)]
                 if cancelled and cancelled():
                     raise Cancelled("cancelled")
-                replaced = self._swap_in(user_id, file, rows, _crc(stacked), model_key, dim)
+                replaced = self._swap_in(user_id, file, rows, self._open.checksum(stacked), model_key, dim)
             except (OSError, sqlite3.DatabaseError) as exc:
                 raise self._write_failed(exc, f"store user {user_id!r}") from None
         except BaseException:
@@ -468,14 +311,14 @@ class EmbeddedStore:
             progress(len(chunks), len(chunks))
 
     @staticmethod
-    def _write_files(target: Path, sidecar: Path, stacked: np.ndarray, chunks: list[Chunk]) -> None:
+    def _write_files(target: Path, sidecar: Path, stacked: np.ndarray, chunks: list[Chunk], masks: np.ndarray) -> None:
         """The user's vector file and columns file, flushed to disk."""
-        with _naming(target), open(target, "wb") as fh:
+        with naming(target), open(target, "wb") as fh:
             np.save(fh, stacked)
             fh.flush()
             os.fsync(fh.fileno())
-        with _naming(sidecar):
-            UserColumns.from_chunks(chunks).save(sidecar)
+        with naming(sidecar):
+            UserColumns.from_chunks(chunks, masks, sessions=True).save(sidecar)
 
     def _swap_in(self, user_id: str, file: str, rows: list, crc: int, model_key: str, dim: int) -> str | None:
         """Point the user at `file` in one transaction; returns the file it pointed at before."""
@@ -492,8 +335,7 @@ class EmbeddedStore:
             if db.in_transaction:  # SQLite has already rolled back after a full disk
                 db.execute("ROLLBACK")
             raise
-        self._vectors.pop(user_id, None)
-        self._verify_dropped(user_id)
+        self._open.forget(user_id)
         self._last = (None, None)
         return old[0] if old else None
 
@@ -509,19 +351,20 @@ class EmbeddedStore:
                 pass
 
     def add_columns(self, progress: Progress | None = None) -> int:
-        """Write the columns file of every user that has none, or a damaged one (stores written
-        before columns files); returns how many were written. Each file is written under a
-        temporary name and renamed, so a crash leaves the user as it was."""
+        """Write the columns file of every user that has none, a damaged one or one of an older
+        format (stores written before them); returns how many were written. Each file is written
+        under a temporary name and renamed, so a crash leaves the user as it was."""
         self._check_writable()
         users = self.users()
         written = 0
         for k, user_id in enumerate(users):
             file, _, _ = self._user_row(user_id)
             chunks, _, saved = self.read_indexed(user_id)
-            if saved is None:
+            if saved is None or saved.memory_ids is None or saved.routes is None or not saved.sessions:
                 path = self.path / "vectors" / columns_file(file)
                 part = path.with_name(path.name + ".part")
-                UserColumns.from_chunks(list(chunks)).save(part)
+                masks = [r for (r,) in self.db.execute("SELECT routes FROM chunks WHERE user_id=? ORDER BY row", (user_id,))]
+                UserColumns.from_chunks(list(chunks), np.array(masks, dtype=np.int64), sessions=True).save(part)
                 os.replace(part, path)
                 written += 1
             if progress:
@@ -542,8 +385,7 @@ class EmbeddedStore:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise self._write_failed(exc, f"drop user {user_id!r} (it is still stored)") from None
-        self._vectors.pop(user_id, None)
-        self._verify_dropped(user_id)
+        self._open.forget(user_id)
         self._last = (None, None)
         self._remove(file)
 
@@ -563,8 +405,7 @@ class EmbeddedStore:
                     pass
 
     def close(self) -> None:
-        for user_id in list(self._pending):
-            self._verify_dropped(user_id)
-        self._vectors.clear()
-        self._absent.clear()
+        self._open.close()
+        for reader in self._readers:
+            reader.wait()
         self.db.close()  # releases the lock

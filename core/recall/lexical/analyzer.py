@@ -86,5 +86,12 @@ class AnalyzedIndex:
         self.index = analyzed(index, how)
         self.size = self.index.size
 
+    @classmethod
+    def of(cls, index: LexicalIndex, how: Analyzer) -> "AnalyzedIndex":
+        """The analyzed index from one already read by `how` (`analyzed(plain, how)`, kept by a store)."""
+        out = cls.__new__(cls)
+        out.how, out.index, out.size = how, index, index.size
+        return out
+
     def scores(self, query: str) -> np.ndarray:
         return self.index.scores_of(self.how.tokens(query))

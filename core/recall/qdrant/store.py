@@ -37,7 +37,7 @@ import numpy as np
 
 from core.errors import Cancelled, MemsenseError
 from core.recall.qdrant.deadline import DeadlineTransport, guarded, qdrant_timeout
-from core.recall.store import Progress, RouteHits, StoreMeta, is_url
+from core.recall.store import Progress, RouteHits, StoreMeta, is_url, model_dim
 from core.redact import redact, redact_url
 from core.records import DENSE_ROUTES, Chunk
 
@@ -138,11 +138,7 @@ class QdrantStore:
         return self._is_legacy(self._record())
 
     def _dim(self) -> int:
-        """The vectors' width; asked only once a user is known, so the store has its model record."""
-        meta = self.meta()
-        if meta is None:
-            raise MemsenseError(f"the store {self.location} holds users but no model record; build it again")
-        return meta.dim
+        return model_dim(self.meta(), self.location)
 
     def meta(self) -> StoreMeta | None:
         record = self._record()
