@@ -16,6 +16,7 @@ table of every pair (`core.evaluation.batch`) and picks exactly what `select` pi
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple
 
@@ -105,8 +106,8 @@ class Redundancy:
     """`redundancy(i, row)` for every row i, with what does not depend on `row` worked out once
     per selection, by the same operations on the same values, so the same floats: whether every
     row has a vector of one dimension, and, when the rows hold few distinct tag sets for the
-    picks to come, each row's weighted Jaccard against each distinct set (a pick then reads its
-    set's column)."""
+    picks to come, each distinct set's weighted Jaccard against each row (a pick then reads its
+    set's row of that table)."""
 
     def __init__(self, unit: np.ndarray, dims: np.ndarray, tags: np.ndarray, tag_weight: float,
                  tag_counts: np.ndarray | None = None, picks: int = 1) -> None:
@@ -115,43 +116,55 @@ class Redundancy:
         self.tag_counts = tags.sum(axis=1) if tag_counts is None else tag_counts
         self.uniform = len(dims) > 0 and bool((dims == dims[0]).all() and dims[0] > 0)
         self.table = _tag_table(tags, tag_weight, picks)
+        self.tag_in_unit = 0.0 <= tag_weight <= 1.0 and math.copysign(1.0, tag_weight) > 0  # every tag term is in [0, 1] (no -0)
 
     def __call__(self, row: int) -> np.ndarray:
         cos = np.vecdot(self.unit, self.unit[row])
-        np.minimum(np.maximum(cos, 0.0, out=cos), 1.0, out=cos)  # clip to [0, 1]: two ufuncs cost less than clip's dispatch
         if not self.uniform:
             cos = np.where((self.dims == self.dims[row]) & (self.dims > 0), cos, 0.0)
         if self.table is not None:
             terms, set_of = self.table
-            return np.maximum(cos, terms[:, set_of[row]])
-        inter = self.tags @ self.tags[row]
-        union = self.tag_counts + self.tag_counts[row] - inter
-        jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-        return np.maximum(cos, self.tag_weight * jac)
+            tag = terms[set_of[row]]
+        else:
+            inter = self.tags @ self.tags[row]
+            union = self.tag_counts + self.tag_counts[row] - inter
+            tag = self.tag_weight * np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+        if self.tag_in_unit:  # max(clip(cos, 0, 1), tag) is min(max(cos, tag), 1) for a tag term in [0, 1], zeros and all
+            return np.minimum(np.maximum(cos, tag, out=cos), 1.0, out=cos)
+        np.minimum(np.maximum(cos, 0.0, out=cos), 1.0, out=cos)
+        return np.maximum(cos, tag, out=cos)
 
 
 TAG_TABLE_WORK = 8
 """A selection builds the tag table (distinct sets k, rows n) when its k·(k + n) elements are
-at most this many times the picks' n each: otherwise each pick computes its row's Jaccards."""
+at most this many times the picks' n each: otherwise each pick computes its row's Jaccards.
+When the rows are few enough that every row may be its own set (k = n) within that bound, the
+table is of every pair, and the distinct sets are not looked for."""
 
 
-def _tag_table(tags: np.ndarray, tag_weight: float, picks: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """(terms, set_of): `tag_weight · jaccard` of every row against every distinct tag set
-    (n, k), and each row's set; None when a table would cost more than the picks save."""
+def _tag_table(tags: np.ndarray, tag_weight: float, picks: int) -> tuple[np.ndarray, list[int]] | None:
+    """(terms, set_of): `tag_weight · jaccard` of every distinct tag set against every row
+    (k, n), and each row's set (a list: a pick reads its set's row); None when a table would
+    cost more than the picks save."""
     n, vocabulary = tags.shape
     if n == 0 or vocabulary > 62:
         return None
-    codes = tags.astype(np.int64) @ (np.int64(1) << np.arange(vocabulary, dtype=np.int64))  # a set as bits
-    _, first, set_of = np.unique(codes, return_index=True, return_inverse=True)
-    k = len(first)
-    if k * (k + n) > TAG_TABLE_WORK * picks * n:
-        return None
-    sets = tags[first]
+    if 2 * n * n <= TAG_TABLE_WORK * picks * n:  # every pair: no search for the distinct sets
+        sets, set_of = tags, np.arange(n)
+    else:
+        codes = tags.astype(np.int64) @ (np.int64(1) << np.arange(vocabulary, dtype=np.int64))  # a set as bits
+        _, first, set_of = np.unique(codes, return_index=True, return_inverse=True)
+        k = len(first)
+        if k * (k + n) > TAG_TABLE_WORK * picks * n:
+            return None
+        sets = tags[first]
     inter = sets @ sets.T  # counts of shared tags: whole numbers, exact in any order
     counts = sets.sum(axis=1)
-    union = counts[:, None] + counts[None, :] - inter
+    union = counts[:, None] + counts[None, :] - inter  # symmetric, as each pick's own union (a sum of two counts)
     jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-    return (tag_weight * jac)[set_of], set_of.reshape(-1)
+    set_of = set_of.reshape(-1)
+    terms = tag_weight * jac  # symmetric: row j is set j against each set, then against each row
+    return (terms if sets is tags else np.ascontiguousarray(terms[:, set_of])), set_of.tolist()
 
 
 def select(
@@ -171,51 +184,77 @@ def select(
     (each row's session: selection by session), only the first row of each session is
     selectable; the others are skipped as "same session" (`Selection.same_session`)."""
     n = len(final)
-    max_red = np.zeros(n)
-    cause = np.full(n, -1, dtype=np.int64)
     if n == 0:
-        return Selection((), (), max_red, cause, ())
+        return Selection((), (), np.zeros(0), np.full(0, -1, dtype=np.int64), ())
     same = first_of_session(sessions) if sessions is not None else {}
-    redundancy = Redundancy(unit, dims, tags, tag_weight, picks=min(top_k, n))
-    relevance = mmr_lambda * np.asarray(final, dtype=np.float64)  # mmr = relevance − (1 − λ) · max_redundancy
-    remaining = np.ones(n, dtype=bool)
-    remaining[list(same)] = False
-    selectable = n - len(same)
-    order: list[int] = []
-    steps: list[MMRStep] = []
-    ranks: list[int | None] = []
-
-    def take(row: int, mmr_score: float | None, fallback: bool, skipped: tuple) -> None:
-        was = int(cause[row])
-        steps.append(MMRStep(len(order), row, mmr_score, float(max_red[row]), was if was >= 0 else None,
-                             fallback, skipped))
-        ranks.append(None if mmr_score is None else len(order))
-        order.append(row)
-        remaining[row] = False
-        red = redundancy(row)
-        cause[red > max_red] = row
-        np.maximum(max_red, red, out=max_red)
-
-    take(0, None, False, ())
-    penalty = 1.0 - mmr_lambda
-    dup = np.empty(n, dtype=bool)
-    while len(order) < min(top_k, selectable):
-        np.greater_equal(max_red, duplicate_threshold, out=dup)
-        dup &= remaining
-        skipped: tuple[tuple[int, float, int], ...] = ()
-        if dup.any():
-            dups = dup.nonzero()[0]
-            skipped = tuple(zip(dups.tolist(), max_red[dups].tolist(), cause[dups].tolist()))
-        free = remaining ^ dup  # dup is within remaining
-        mmr = relevance - penalty * max_red
-        row = int(np.where(free, mmr, -np.inf).argmax())  # the earliest free row of the largest mmr
-        if free[row]:
-            take(row, float(mmr[row]), False, skipped)
-        elif free.any():  # every free row's mmr is -inf (never with finite scores): the earliest of them
-            row = int(free.argmax())
-            take(row, float(mmr[row]), False, skipped)
-        elif fallback_fill:
-            take(int(remaining.argmax()), None, True, skipped)
-        else:
+    picks = _Picks(np.asarray(final, dtype=np.float64), mmr_lambda, duplicate_threshold,
+                   Redundancy(unit, dims, tags, tag_weight, picks=min(top_k, n)), list(same))
+    picks.take(0, None, False, ())
+    while len(picks.order) < min(top_k, n - len(same)):
+        if not picks.next(fallback_fill):
             break
-    return Selection(tuple(order), tuple(steps), max_red, cause, tuple(ranks), same)
+    return Selection(tuple(picks.order), tuple(picks.steps), picks.max_red, picks.cause, tuple(picks.ranks), same)
+
+
+class _Picks:
+    """The state of one selection: each row's max redundancy against the picks so far and the
+    pick that caused it, the rows still selectable, and the trace. A row is free while it is
+    neither picked, nor skipped by session, nor a duplicate (`max_redundancy ≥ duplicate_threshold`:
+    once one, always one, as max_redundancy only grows); `open` holds the relevance of the free
+    rows and −inf for the others, so `open − (1 − λ) · max_redundancy` is each free row's mmr and
+    −inf elsewhere: one argmax finds the earliest free row of the largest mmr. Until a pick's
+    redundancy reaches the threshold on a row still selectable there is no duplicate to look for."""
+
+    def __init__(self, final: np.ndarray, mmr_lambda: float, duplicate_threshold: float,
+                 redundancy: Redundancy, unselectable: list[int]) -> None:
+        n = len(final)
+        self.redundancy, self.threshold, self.penalty = redundancy, duplicate_threshold, 1.0 - mmr_lambda
+        self.max_red, self.cause = np.zeros(n), np.full(n, -1, dtype=np.int64)
+        self.remaining = np.ones(n, dtype=bool)
+        self.remaining[unselectable] = False
+        self.open = mmr_lambda * final  # mmr = relevance − (1 − λ) · max_redundancy
+        self.open[unselectable] = -np.inf
+        self.dup = np.zeros(n, dtype=bool)
+        self.crowded = bool(0.0 >= duplicate_threshold)  # whether there may be duplicates: every row is one at 0
+        self.order: list[int] = []
+        self.steps: list[MMRStep] = []
+        self.ranks: list[int | None] = []
+
+    def take(self, row: int, mmr_score: float | None, fallback: bool, skipped: tuple) -> None:
+        was = self.cause.item(row)
+        self.steps.append(MMRStep(len(self.order), row, mmr_score, self.max_red.item(row),
+                                  was if was >= 0 else None, fallback, skipped))
+        self.ranks.append(None if mmr_score is None else len(self.order))
+        self.order.append(row)
+        self.remaining[row] = False
+        self.open[row] = -np.inf
+        red = self.redundancy(row)
+        self.cause[red > self.max_red] = row
+        np.maximum(self.max_red, red, out=self.max_red)
+        if not self.crowded:
+            self.crowded = bool(np.max(red, where=self.remaining, initial=-np.inf) >= self.threshold)
+
+    def next(self, fallback_fill: bool) -> bool:
+        """Take the next pick; False when none may be taken (every row left is a duplicate and
+        there is no fallback fill)."""
+        dup, max_red = self.dup, self.max_red
+        skipped: tuple[tuple[int, float, int], ...] = ()
+        if self.crowded:
+            np.greater_equal(max_red, self.threshold, out=dup)
+            dup &= self.remaining
+            if np.count_nonzero(dup):
+                dups = dup.nonzero()[0]
+                skipped = tuple(zip(dups.tolist(), max_red[dups].tolist(), self.cause[dups].tolist()))
+                self.open[dups] = -np.inf
+        mmr = self.open - self.penalty * max_red
+        row = int(mmr.argmax())  # the earliest free row of the largest mmr
+        if self.remaining[row] and not dup[row]:
+            self.take(row, mmr.item(row), False, skipped)
+        elif (free := self.remaining & ~dup).any():  # every free row's mmr is -inf (never with finite scores)
+            row = int(free.argmax())
+            self.take(row, mmr.item(row), False, skipped)
+        elif fallback_fill:
+            self.take(int(self.remaining.argmax()), None, True, skipped)
+        else:
+            return False
+        return True

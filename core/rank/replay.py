@@ -91,7 +91,7 @@ def _text_block(values: list[Any]) -> np.ndarray | None:
     if not values or set(map(type, values)) != {str}:
         return None
     read = _json_texts(values)
-    if read is None or len(set(read[1])) != 1:
+    if read is None or read[1].count(read[1][0]) != len(values):
         return None
     flat = read[0]
     return flat.reshape(len(values), -1) if np.isfinite(flat).all() else None
@@ -102,34 +102,33 @@ def _json_texts(texts: list[str]) -> tuple[np.ndarray, list[int]] | None:
     JSON parse (simdjson: correctly rounded, into a buffer of doubles, no Python float per
     number); None when that parse cannot vouch for every string, so a slower reader decides.
 
-    Each string must start with `[` and end with `]` and hold no other `[` (the joined text holds
-    one `[` per string): so the parse of them all, joined by commas into one array, is valid only
-    if each string is one flat list, and then it has one element per string. The buffer refuses
-    any element that is not a number (true, null, "1"). Each string's count is then its commas
-    plus one: exact for a list of numbers (no number holds a comma), one too many for an empty
-    list, so the counts add up to the numbers read only when every one is exact (an empty list
-    sends the case to the slower reader). (A `-0` is read as 0: the sign of a zero changes no cosine.)
+    Each string must start with `[`, end with `]` and hold no other `[` (`str.find`, a memchr:
+    `str.count` would cost more than the parse). The text of them all, joined by commas into one
+    array, must parse, and that array must hold as many elements as there are strings, each an
+    array (`len` refuses a number): then its elements are the strings, one flat list each (any
+    text between one string's first `]` and the next string would be one more element, or close
+    the outer array early), and each string's count is its array's length. The buffer refuses
+    any element that is not a number (true, null, "1"). An empty list sends the case to the
+    slower reader. (A `-0` is read as 0: the sign of a zero changes no cosine.)
     """
-    joined = ",".join(texts)
-    if (joined.count("[") != len(texts) or not all(map(str.startswith, texts, itertools.repeat("[")))
-            or not all(map(str.endswith, texts, itertools.repeat("]")))):
+    if (not all(map(str.startswith, texts, itertools.repeat("[")))
+            or not all(map(str.endswith, texts, itertools.repeat("]")))
+            or max(map(str.find, texts, itertools.repeat("["), itertools.repeat(1)), default=-1) >= 0):
         return None
-    try:
-        text = ("[" + joined + "]").encode()
-    except UnicodeEncodeError:  # a lone surrogate
-        return None
+    text = "[" + ",".join(texts) + "]"
     parser = _parser(len(text))
     try:
-        doc: Any = parser.parse(text)  # the text is "[" ... "]": an array of arrays (checked above) or an error
+        doc: Any = parser.parse(text)  # read as UTF-8 (an ASCII text as it is, uncopied)
         try:
+            counts = list(map(len, doc))  # a number among the elements is refused here, a string below
             flat = np.frombuffer(doc.as_buffer(of_type="d"), dtype=np.float64)
         finally:
             del doc  # the parser is reused: no proxy of this document may outlive the read
-    except (ValueError, TypeError, RuntimeError):  # NaN, "1 2", true, 1e999, 2**64
+    except (ValueError, TypeError, RuntimeError):  # NaN, "1 2", true, 1e999, 2**64, a lone surrogate
         _PARSER.__dict__.pop("parser", None)  # whatever state it is left in, the next case gets a new one
         return None
-    counts = [n + 1 for n in map(str.count, texts, itertools.repeat(","))]
-    return (flat, counts) if len(flat) == sum(counts) else None
+    ok = len(counts) == len(texts) and min(counts, default=0) > 0 and len(flat) == sum(counts)
+    return (flat, counts) if ok else None
 
 
 _PARSER = threading.local()
@@ -390,26 +389,36 @@ def replay_case(case: dict[str, Any], base: Config | None = None) -> dict[str, A
                      mmr.tag_matrix(list(map(tags.__getitem__, order))),
                      top_k=cfg.top_k, mmr_lambda=cfg.mmr_lambda, duplicate_threshold=cfg.duplicate_threshold,
                      tag_weight=cfg.tag_weight, fallback_fill=cfg.fallback_fill)
-    results = []
-    for pos, step in enumerate(sel.steps):
+    return {"name": name, "results": _results(sel, order, ids, final, raw, routes, cfg)}
+
+
+def _results(sel: mmr.Selection, order: list[int], ids: list[str], final: list[float], raw: list[dict],
+             routes: list[tuple[str, ...]], cfg: Config) -> list[dict[str, Any]]:
+    """The picks as `{memory_id, final_score, rrf_score, routes, explain}` records (MMR's rows
+    are positions in final-score `order`)."""
+    def id_of(r: int | None) -> str | None:
+        return None if r is None else ids[order[r]]
+
+    out = []
+    for step, rank in zip(sel.steps, sel.selected_rank):
         i = order[step.row]
-        row, row_routes = raw[i], list(routes[i])
-        results.append({
+        row, row_routes = raw[i], routes[i]
+        out.append({
             "memory_id": ids[i],
             "final_score": final[i],
             "rrf_score": row["rrf_score"],
-            "routes": row_routes,
+            "routes": list(row_routes),
             "explain": {
                 "rrf_score": row["rrf_score"],
                 "memory_score": clamp01(row.get("score")),
                 "alpha": cfg.alpha,
                 "routes": list(row_routes),
                 "diversity": {"lambda": cfg.mmr_lambda, "duplicate_threshold": cfg.duplicate_threshold,
-                              "selected_rank": sel.selected_rank[pos]},
-                "mmr": mmr.step_explain(step, lambda r: None if r is None else ids[order[r]]),
+                              "selected_rank": rank},
+                "mmr": mmr.step_explain(step, id_of),
             },
         })
-    return {"name": name, "results": results}
+    return out
 
 
 def replay(data: Any, base: Config | None = None) -> list[dict[str, Any]]:

@@ -104,6 +104,25 @@ def test_a_bad_string_among_good_ones_is_named(bad, message):
         embedding_rows(values, lambda i: f"row {i}")
 
 
+@pytest.mark.parametrize("values", [
+    ["[1],[2]", "[3]"], ["[1]]", "[[2]"], ["[1],2]", "[3]"], ["[1], 2]", "[3]"], ['[1],"]', '[2]"]'],
+    ["[1],[2]", "[[3]", "[4]]"], ["[1, 2]", "[3]", "[]"], ["[]", "[]"], ['[1], {"a": 1}]', "[2]"],
+    ["[1,2]", "[3,4]]"], ["[1, 2]", "[3, [4]]"], ["[1]", "[2] "], ["[1.5e3]", "[-0, 2]"], ["[1]", "[\u00e9]"],
+])
+def test_strings_that_join_into_valid_json_are_still_read_one_by_one(values):
+    """The joined parse must not let one string's text run into the next: strings that hold a
+    second list, close early, or leave text between lists read as the row reader reads each
+    (the same values or the same first error)."""
+    try:
+        want = reference(values)
+    except MemsenseError as exc:
+        with pytest.raises(MemsenseError, match=re.escape(str(exc))):
+            embedding_rows(values, lambda i: f"row {i}")
+        return
+    got, dims = embedding_rows(values, lambda i: f"row {i}")
+    assert np.array_equal(got, want[0]) and np.array_equal(dims, want[1])
+
+
 ids = st.one_of(st.text(min_size=1, max_size=4).filter(str.strip), st.integers(-5, 10 ** 20))
 scores = st.one_of(st.none(), finite, st.integers(-3, 3), st.booleans(), st.text(max_size=3))
 names = st.one_of(st.none(), st.lists(st.text(max_size=3), max_size=3))
