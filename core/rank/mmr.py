@@ -231,8 +231,10 @@ class _Picks:
         red = self.redundancy(row)
         self.cause[red > self.max_red] = row
         np.maximum(self.max_red, red, out=self.max_red)
-        if not self.crowded:
-            self.crowded = bool(np.max(red, where=self.remaining, initial=-np.inf) >= self.threshold)
+        if not self.crowded:  # a row other than this pick at the threshold (a spent one too: it only costs a look)
+            hit = red >= self.threshold
+            hit[row] = False
+            self.crowded = hit.item(hit.argmax())
 
     def next(self, fallback_fill: bool) -> bool:
         """Take the next pick; False when none may be taken (every row left is a duplicate and
@@ -242,7 +244,7 @@ class _Picks:
         if self.crowded:
             np.greater_equal(max_red, self.threshold, out=dup)
             dup &= self.remaining
-            if np.count_nonzero(dup):
+            if dup.item(dup.argmax()):  # any: argmax and item are C calls (`any` goes through Python)
                 dups = dup.nonzero()[0]
                 skipped = tuple(zip(dups.tolist(), max_red[dups].tolist(), self.cause[dups].tolist()))
                 self.open[dups] = -np.inf

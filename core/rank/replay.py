@@ -276,12 +276,13 @@ def _bulk_rows(raw: list[Any]) -> Columns | None:
     if any(issubclass(k, NUMBERS) and k not in (float, int, bool) for k in score_kinds):
         return None  # a subclass of int or float (numpy's float64): the row reader decides
     numeric = scores if score_kinds <= {float, int} else [s for s in scores if type(s) in NUMBERS]
-    if not set(map(type, rrf)) <= set(NUMBERS) or not _all_finite(rrf) or not _all_finite(numeric):
+    if not set(map(type, rrf)) <= set(NUMBERS):
         return None
+    numbers = _finite_array(rrf + numeric)  # rrf_score and the numeric scores, checked at once
     tags, routes = _name_columns(_column(raw, "tags")), _name_columns(_column(raw, "routes"))
-    if tags is None or routes is None:
+    if numbers is None or tags is None or routes is None:
         return None
-    return ids, np.array(rrf, dtype=np.float64).tolist(), scores, tags, routes
+    return ids, numbers[: len(rrf)].tolist(), scores, tags, routes
 
 
 def _column(rows: list[dict], field: str) -> list[Any]:
@@ -289,11 +290,13 @@ def _column(rows: list[dict], field: str) -> list[Any]:
     return list(map(dict.get, rows, itertools.repeat(field)))
 
 
-def _all_finite(numbers: list[float | int]) -> bool:
+def _finite_array(numbers: list[float | int]) -> np.ndarray | None:
+    """The numbers as doubles when every one is finite (an integer too large for a double is not)."""
     try:
-        return bool(np.isfinite(np.array(numbers, dtype=np.float64)).all())
+        out = np.array(numbers, dtype=np.float64)
     except OverflowError:
-        return False
+        return None
+    return out if np.isfinite(out).all() else None
 
 
 def _name_columns(values: list[Any]) -> list[tuple[str, ...]] | None:
