@@ -99,13 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dataset", type=Path, default=Path("../shared/datasets/locomo/locomo-dev.json"))
     ap.add_argument("--analyzer", default="plain", help="the chunk-level BM25 route's analyzer (recall option)")
     ap.add_argument("--model", default=None, help="the store's model folder (default: bundled all-MiniLM-L6-v2)")
+    ap.add_argument("--cache", default=None, help="the embedding cache folder (default ~/.cache/memsense)")
     ap.add_argument("--dump", type=Path, help="write every row's recall_all@4 per question here (JSON)")
     ap.add_argument("--against", type=Path, help="a --dump of another run (another store or model): add the paired "
                                                  "test of each preset row against the same row there")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
     questions = judged_only(load_question_set(args.dataset))
-    engine = Engine(args.store, model=args.model, analyzer_name=args.analyzer)
+    engine = Engine(args.store, model=args.model, cache_dir=args.cache, analyzer_name=args.analyzer)
     try:
         users, numbers = load(engine, questions)
         for u in users:
@@ -129,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def plain_pools(args: argparse.Namespace, questions: list[Question]) -> dict[str, RecallPool]:
     """The `memsense` preset's pools: its chunk-level BM25 reads words as Memsense's does (plain)."""
-    engine = Engine(args.store, model=args.model)
+    engine = Engine(args.store, model=args.model, cache_dir=args.cache)
     try:
         return recall_pools(engine.recall, questions, DEPTH)
     finally:
