@@ -34,13 +34,17 @@ class UserData:
     vec_full: np.ndarray
     doc_of: dict[int, int]  # session code -> document
     terms: list[set[str]]  # document -> its analyzed terms
+    means: np.ndarray  # document -> unit mean of its turn vectors (the `mean` aggregation's, made for every index)
     keyword_indexes: dict[str, AnalyzedIndex] = field(default_factory=dict)
 
     @classmethod
     def build(cls, chunks: Sequence, index: SessionIndex, vec_full: np.ndarray) -> "UserData":
         docs = [session_document([chunks[r] for r in rows.tolist()]) for rows in index.rows]
         terms = [set(ENGLISH.tokens(d)) for d in docs]
-        data = cls(index, vec_full, {int(c): i for i, c in enumerate(index.codes.tolist())}, terms)
+        sums = np.add.reduceat(vec_full[index.members].astype(np.float64), index.starts) if index.size else np.zeros((0, 1))
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        means = np.divide(sums, norms, out=np.zeros_like(sums), where=norms > 0)
+        data = cls(index, vec_full, {int(c): i for i, c in enumerate(index.codes.tolist())}, terms, means)
         data.keyword_indexes["capitalised"] = AnalyzedIndex(LexicalIndex([" ".join(capitalised(d)) for d in docs]), ENGLISH)
         data.keyword_indexes["tfidf20"] = AnalyzedIndex(LexicalIndex([" ".join(t) for t in top_terms(docs, 20)]), ENGLISH)
         return data
@@ -98,7 +102,7 @@ def cluster(ctx: Ctx, n: int) -> list[int]:
     top = ctx.codes[:n]
     if len(top) <= K:
         return ctx.codes
-    vecs = np.array([ctx.user.index.means[ctx.user.doc_of[c]] for c in top], dtype=np.float64)
+    vecs = np.array([ctx.user.means[ctx.user.doc_of[c]] for c in top], dtype=np.float64)
     labels = fcluster(linkage(vecs, "average", metric="cosine"), K, criterion="maxclust")
     first_of: dict[int, int] = {}
     for c, lab in zip(top, labels.tolist()):
@@ -126,7 +130,7 @@ def away_dense(ctx: Ctx, gamma: float, weight: float = 1.0) -> list[int]:
     picked = [ctx.codes[0]]
     q = np.asarray(ctx.qvec, dtype=np.float64)
     while len(picked) < min(K, len(ctx.codes)):
-        away = np.mean([ctx.user.index.means[ctx.user.doc_of[c]] for c in picked], axis=0)
+        away = np.mean([ctx.user.means[ctx.user.doc_of[c]] for c in picked], axis=0)
         qn = q - gamma * away
         qn /= np.linalg.norm(qn) or 1.0
         new = ranks_of(dense_scores(ctx.user, qn))

@@ -13,8 +13,8 @@ def ctx(text: str, final: list[float], means: Sequence[Sequence[float]], terms: 
     codes = list(range(len(final)))
     unit = np.array(means, dtype=np.float64)
     unit /= np.linalg.norm(unit, axis=1, keepdims=True)
-    index = SimpleNamespace(means=unit, members=np.arange(len(codes)), starts=np.arange(len(codes)))
-    user = bv.UserData(index, unit.astype(np.float32), {c: c for c in codes}, terms)  # type: ignore[arg-type]
+    index = SimpleNamespace(members=np.arange(len(codes)), starts=np.arange(len(codes)))
+    user = bv.UserData(index, unit.astype(np.float32), {c: c for c in codes}, terms, unit)  # type: ignore[arg-type]
     return bv.Ctx(text, codes, dict(zip(codes, final)), lambda c, r: 0, user, unit[0])
 
 
