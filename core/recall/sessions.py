@@ -119,7 +119,7 @@ def documents(session_rows: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.n
 
 def session_lexicons(chunks: Sequence[Chunk], session_rows: Sequence[np.ndarray]) -> dict[str, LexicalIndex]:
     """The session documents' BM25 indexes a store keeps: `plain`, and the default analyzer's."""
-    plain = LexicalIndex([session_document([chunks[r] for r in rs.tolist()]) for rs in documents(session_rows)[1]])
+    plain = _plain_lexicon(chunks, documents(session_rows)[1])
     return {PLAIN: plain, DEFAULT_SESSION_ANALYZER: analyzed(plain, analyzer(DEFAULT_SESSION_ANALYZER))}
 
 
@@ -128,8 +128,13 @@ def _lexical(chunks: Sequence[Chunk], rows: list[np.ndarray], how: Analyzer,
     own = saved.get(how.name)
     if own is not None:
         return AnalyzedIndex.of(own, how)
-    plain = saved.get(PLAIN) or LexicalIndex([session_document([chunks[r] for r in rs.tolist()]) for rs in rows])
+    plain = saved.get(PLAIN) or _plain_lexicon(chunks, rows)
     return AnalyzedIndex(plain, how)
+
+
+def _plain_lexicon(chunks: Sequence[Chunk], rows: list[np.ndarray]) -> LexicalIndex:
+    """BM25 over the session documents made of each session's chunk `rows`, unanalysed."""
+    return LexicalIndex([session_document([chunks[r] for r in rs.tolist()]) for rs in rows])
 
 
 def _means(groups: list[np.ndarray], vec_full: np.ndarray, dim: int) -> np.ndarray:

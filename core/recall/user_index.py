@@ -273,6 +273,7 @@ class LazyChunks(Sequence[Chunk]):
             self._fill(missing)
         return iter(self._chunks)  # type: ignore[arg-type]
 
+
 class PayloadSource(Protocol):
     """A user's payloads that a store is reading (`core.recall.embedded.payloads.PayloadReader`)."""
 
