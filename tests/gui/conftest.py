@@ -15,6 +15,17 @@ from core.rank.synthetic import synthetic_pool
 from tests.gui.fixtures import FakeEngine, evaluation_window, fake_builder, scan_engine  # noqa: F401 - fixtures
 
 
+@pytest.fixture(scope="module")
+def gui_store(tmp_path_factory, model_cache) -> Path:
+    """A demo store of the test module's own: the session's `demo_engine` may hold the shared one
+    open, and runs of the window write their history beside the store."""
+    from core.recall.engine import DEMO_DATASET, build_store
+
+    location = tmp_path_factory.mktemp("gui-stores") / "demo"
+    build_store(DEMO_DATASET, location, cache_dir=model_cache)
+    return location
+
+
 @pytest.fixture
 def app_home(tmp_path, monkeypatch) -> Path:
     home = tmp_path / "home"

@@ -26,16 +26,6 @@ pytestmark = pytest.mark.slow
 TRIALS = 24
 
 
-@pytest.fixture(scope="module")
-def gui_store(tmp_path_factory, model_cache):
-    """Its own copy of the demo store (history is written beside it)."""
-    from core.recall.engine import DEMO_DATASET, build_store
-
-    location = tmp_path_factory.mktemp("failure-stores") / "demo"
-    build_store(DEMO_DATASET, location, cache_dir=model_cache)
-    return location
-
-
 @pytest.fixture
 def window(qtbot, app_home, gui_store, model_cache):
     from core.recall.engine import Engine

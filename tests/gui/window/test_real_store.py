@@ -20,16 +20,6 @@ from memsense_gui.window.main_window import MainWindow
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def gui_store(tmp_path_factory, model_cache):
-    """Its own copy of the demo store: the session's `demo_engine` may hold the shared one open."""
-    from core.recall.engine import DEMO_DATASET, build_store
-
-    location = tmp_path_factory.mktemp("gui-stores") / "demo"
-    build_store(DEMO_DATASET, location, cache_dir=model_cache)
-    return location
-
-
 @pytest.fixture
 def window(qtbot, app_home, gui_store, model_cache):
     from core.recall.engine import Engine
