@@ -17,23 +17,18 @@ from memsense_gui.state.context import AppContext
 from memsense_gui.views.tuning import TuningPanel
 
 MERGE_ID = 1
-WHOLE = "settings:"
-"""The knob name of an edit that sets every knob at once from elsewhere (`settings:<what>`, e.g.
-a history run's settings re-opened): one step of its own, never merged."""
 
 
 class KnobChange(QUndoCommand):
     """One edit: the config before and after; consecutive edits of one knob merge."""
 
     def __init__(self, actions: "UndoActions", before: Config, after: Config, knob: str):
-        super().__init__(f"apply preset {knob[len('preset:'):]}" if knob.startswith("preset:")
-                         else f"apply {knob[len(WHOLE):]}" if knob.startswith(WHOLE)
-                         else f"change {knob}")
+        super().__init__(f"apply preset {knob[len('preset:'):]}" if knob.startswith("preset:") else f"change {knob}")
         self.actions, self.before, self.after, self.knob = actions, before, after, knob
         self._first = True
 
     def id(self) -> int:  # noqa: A003 - Qt override
-        return -1 if self.knob.startswith(("preset:", WHOLE)) else MERGE_ID
+        return -1 if self.knob.startswith("preset:") else MERGE_ID
 
     def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt override
         if not isinstance(other, KnobChange) or other.knob != self.knob:
