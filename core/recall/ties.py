@@ -46,17 +46,38 @@ def rank_route(rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.nda
     if not close.any():
         return rows, scores
     rows, scores = rows.copy(), scores.copy()
+    _group(rows, scores, close)
+    return rows, scores
+
+
+def _group(rows: np.ndarray, scores: np.ndarray, close: np.ndarray) -> None:
+    """Group, in place, every run of sorted scores whose gaps are `close` (`close[i]`: the gap
+    between `i` and `i + 1`). Runs of two, the common case, are grouped at once; so are longer
+    runs whose last score is `tied` to their head even at the head's own scale (exact ties: BM25
+    of equal documents, a session's facet vectors), each then one group ordered by row. Any
+    other run is walked."""
     starts = np.flatnonzero(close & ~np.concatenate(([False], close[:-1])))
     ends = np.flatnonzero(close & ~np.concatenate((close[1:], [False]))) + 2
     pairs = ends - starts == 2
     _group_pairs(rows, scores, starts[pairs])
-    for a, b in zip(starts[~pairs].tolist(), ends[~pairs].tolist()):
+    if pairs.all():
+        return
+    starts, ends = starts[~pairs], ends[~pairs]
+    heads = scores[starts]
+    whole = heads - scores[ends - 1] <= TIE_TOLERANCE * np.maximum(1.0, np.abs(heads))
+    if whole.any():
+        lengths = (ends - starts)[whole]
+        run = np.repeat(np.arange(len(lengths)), lengths)
+        at = np.arange(len(run)) + np.repeat(starts[whole] - np.cumsum(lengths) + lengths, lengths)
+        members = rows[at]
+        rows[at] = members[np.lexsort((members, run))]
+        scores[at] = np.repeat(heads[whole], lengths)
+    for a, b in zip(starts[~whole].tolist(), ends[~whole].tolist()):
         _group_run(rows, scores, a, b)
-    return rows, scores
 
 
 def _group_pairs(rows: np.ndarray, scores: np.ndarray, at: np.ndarray) -> None:
-    """Runs of two (`at`, `at + 1`), the common case, all at once: one group when `tied`."""
+    """Runs of two (`at`, `at + 1`) all at once: one group when `tied`."""
     head, tail = scores[at], scores[at + 1]
     same = np.abs(head - tail) <= TIE_TOLERANCE * np.maximum(1.0, np.maximum(np.abs(head), np.abs(tail)))
     a = at[same]
@@ -123,14 +144,9 @@ def ranked_rows(scores: np.ndarray, depth: int) -> list[tuple[np.ndarray, np.nda
     close = np.zeros((k, want), dtype=bool)  # a last column of False: no run crosses into the next route
     close[:, :-1] = gaps <= scale[:, None]
     close &= finite[:, None]
-    flat_rows, flat_scores, flat_close = rows.reshape(-1), kept.reshape(-1), close.reshape(-1)[:-1]
+    flat_close = close.reshape(-1)[:-1]
     if flat_close.any():
-        starts = np.flatnonzero(flat_close & ~np.concatenate(([False], flat_close[:-1])))
-        ends = np.flatnonzero(flat_close & ~np.concatenate((flat_close[1:], [False]))) + 2
-        pairs = ends - starts == 2
-        _group_pairs(flat_rows, flat_scores, starts[pairs])
-        for a, b in zip(starts[~pairs].tolist(), ends[~pairs].tolist()):
-            _group_run(flat_rows, flat_scores, a, b)
+        _group(rows.reshape(-1), kept.reshape(-1), flat_close)
     cut = finite & (kept[:, depth - 1] != kept[:, -1])
     return [(rows[j, :depth], kept[j, :depth]) if cut[j] else _plain(scores[j], depth) for j in range(k)]
 
