@@ -16,13 +16,15 @@ def test_bench_scale_json_has_one_object_per_size(capsys):
     for r in rows:
         for key in ("open_s", "first_recall_ms", "recall_median_ms", "recall_p95_ms", "floor_ms", "rerank_top4_ms",
                     "rerank_top50_ms", "deepen_max_median_ms", "deepen_max_p95_ms", "recall_no_embed_median_ms",
-                    "recall_no_embed_p95_ms"):
+                    "recall_no_embed_p95_ms", "floor_after_recall_ms"):
             assert r[key] > 0, key
         assert r["depth"] == Config().route_limit and r["max_depth"] == MAX_ROUTE_DEPTH
         assert r["pool_rows"] < r["chunks"]  # recall keeps what the default settings need...
         assert r["max_pool_rows"] == r["chunks"]  # ...and lists as deep as the controls allow cover a small user whole
         assert r["recall_no_embed_median_ms"] < r["recall_median_ms"]  # the stand-in embedder's time left out
         assert r["ratio"] == pytest.approx(r["recall_no_embed_median_ms"] / r["floor_ms"], rel=0.05, abs=0.01)
+        assert r["ratio_after_recall"] == pytest.approx(r["recall_no_embed_median_ms"] / r["floor_after_recall_ms"],
+                                                        rel=0.05, abs=0.01)
 
 
 def test_bench_scale_rejects_bad_sizes(capsys):
