@@ -23,6 +23,11 @@ TIE_TOLERANCE = 1e-6
 cosines are noisy near 1e-7; genuinely different scores closer than 1e-6 carry no order."""
 
 
+WALK_UP_TO = 128
+"""A list this short is grouped by walking it whole in plain floats: cheaper here than finding its
+runs with array calls (a list a recall ranks is its depth + 1 long, 65 by default)."""
+
+
 def tied(a: float, b: float) -> bool:
     """True when two route scores differ only by float noise."""
     return abs(a - b) <= TIE_TOLERANCE * max(1.0, abs(a), abs(b))
@@ -46,7 +51,10 @@ def rank_route(rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.nda
     if not close.any():
         return rows, scores
     rows, scores = rows.copy(), scores.copy()
-    _group(rows, scores, close)
+    if len(rows) <= WALK_UP_TO:
+        _group_run(rows, scores, 0, len(rows))
+    else:
+        _group(rows, scores, close)
     return rows, scores
 
 

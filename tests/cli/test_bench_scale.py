@@ -16,7 +16,7 @@ def test_bench_scale_json_has_one_object_per_size(capsys):
     for r in rows:
         for key in ("open_s", "first_recall_ms", "recall_median_ms", "recall_p95_ms", "floor_ms", "rerank_top4_ms",
                     "rerank_top50_ms", "deepen_max_median_ms", "deepen_max_p95_ms", "recall_no_embed_median_ms",
-                    "recall_no_embed_p95_ms", "floor_after_recall_ms"):
+                    "recall_no_embed_p95_ms", "floor_after_recall_ms", "scan_median_ms"):
             assert r[key] > 0, key
         assert r["depth"] == Config().route_limit and r["max_depth"] == MAX_ROUTE_DEPTH
         assert r["pool_rows"] < r["chunks"]  # recall keeps what the default settings need...

@@ -74,7 +74,7 @@ def plain_walk(rows, scores):
 def test_rank_route_equals_the_plain_walk(seed):
     rng = np.random.default_rng(seed)
     for _ in range(400):
-        n = int(rng.integers(0, 60))
+        n = int(rng.integers(0, 300))  # both sides of WALK_UP_TO
         base = rng.choice([1.0, 10.0, 0.3, 1e-3]) * rng.integers(rng.choice([0, -3]), 6, size=n).astype(float)
         scores = base + rng.choice([0, 1e-9, 1e-7, 5e-7, 2e-6]) * rng.choice([1, 30]) * rng.standard_normal(n)
         rows = rng.permutation(1000)[:n]
