@@ -141,11 +141,12 @@ def ranked_rows(scores: np.ndarray, depth: int) -> list[tuple[np.ndarray, np.nda
     want = depth + 1
     if n <= want or k == 0:
         return [_plain(scores[j], depth) for j in range(k)]
+    line = np.arange(k)[:, None]  # each route's own row of the matrix, for indexing it by column
     part = np.argpartition(scores, n - want, axis=1)[:, n - want:]
-    values = np.take_along_axis(scores, part, axis=1)
+    values = scores[line, part]
     order = np.lexsort((part, -values), axis=1)
-    rows = np.take_along_axis(part, order, axis=1).astype(np.int64)
-    kept = np.take_along_axis(values, order, axis=1).astype(np.float64)
+    rows = part[line, order].astype(np.int64)
+    kept = values[line, order].astype(np.float64)
     is_finite = np.isfinite(kept)
     finite = np.asarray(is_finite.all(axis=1))
     clean = np.where(is_finite, kept, 0.0)  # routes with a non-finite score go the plain way
