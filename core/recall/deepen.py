@@ -37,6 +37,7 @@ class UserRows(Protocol):
     chunks: Sequence[Chunk]
     vec_full: np.ndarray
     session_of: np.ndarray
+    session_rows: list[np.ndarray]
     is_session: np.ndarray
     static: PoolArrays
     neighbors: Mapping[str, tuple[str | None, str | None]]
@@ -76,19 +77,18 @@ def assemble(ix: UserRows, query: str, user_id: str, hits: dict[str, RouteHits],
     found = np.concatenate([lists[r][0] for r in ROUTES]).astype(np.int64)  # every list, route after route
     keep = np.zeros(n, dtype=bool)
     keep[found] = True
-    touched = np.zeros(int(ix.session_of.max(initial=-1)) + 1, dtype=bool)
+    touched = np.zeros(len(ix.session_rows), dtype=bool)
     touched[ix.session_of[keep]] = True
     keep |= ix.is_session & touched[ix.session_of]
     rows = np.flatnonzero(keep)
     pos = np.zeros(n, dtype=np.int64)
     pos[rows] = np.arange(len(rows))
-    ranks = np.zeros((len(rows), len(ROUTES)), dtype=np.int32)
+    at = pos[found], np.repeat(np.arange(len(ROUTES)), lengths)  # (pool row, route) of every list entry
+    places = np.arange(1, max(lengths, default=0) + 1)
+    ranks = np.zeros((len(rows), len(ROUTES)), dtype=np.int32)  # 1-based place in its route's list (a session's, for a session route)
+    ranks[at] = np.concatenate([places[:m] if lists[r][2] is None else lists[r][2] for r, m in zip(ROUTES, lengths)])
     scores = np.full((len(rows), len(ROUTES)), np.nan)
-    column = np.repeat(np.arange(len(ROUTES)), lengths)
-    place = np.concatenate([np.arange(1, m + 1) if lists[r][2] is None else lists[r][2]
-                            for r, m in zip(ROUTES, lengths)]) if len(found) else np.zeros(0, np.int64)
-    ranks[pos[found], column] = place  # 1-based place in its route's list (a session's, for a session route)
-    scores[pos[found], column] = np.concatenate([lists[r][1] for r in ROUTES])
+    scores[at] = np.concatenate([lists[r][1] for r in ROUTES])
     return _pool(ix, query, user_id, rows, ranks, scores, depth, timings, source)
 
 
