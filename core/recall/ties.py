@@ -141,12 +141,7 @@ def ranked_rows(scores: np.ndarray, depth: int) -> list[tuple[np.ndarray, np.nda
     want = depth + 1
     if n <= want or k == 0:
         return [_plain(scores[j], depth) for j in range(k)]
-    line = np.arange(k)[:, None]  # each route's own row of the matrix, for indexing it by column
-    part = np.argpartition(scores, n - want, axis=1)[:, n - want:]
-    values = scores[line, part]
-    order = np.lexsort((part, -values), axis=1)
-    rows = part[line, order].astype(np.int64)
-    kept = values[line, order].astype(np.float64)
+    rows, kept = _best_columns(scores, want)
     is_finite = np.isfinite(kept)
     finite = np.asarray(is_finite.all(axis=1))
     clean = np.where(is_finite, kept, 0.0)  # routes with a non-finite score go the plain way
@@ -160,6 +155,52 @@ def ranked_rows(scores: np.ndarray, depth: int) -> list[tuple[np.ndarray, np.nda
         _group(rows.reshape(-1), kept.reshape(-1), flat_close)
     cut = finite & (kept[:, depth - 1] != kept[:, -1])
     return [(rows[j, :depth], kept[j, :depth]) if cut[j] else _plain(scores[j], depth) for j in range(k)]
+
+
+def _best_columns(scores: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's `want` largest scores, best first, ties by column: (columns int64, scores
+    float64), each `(k, want)`. Which of several columns equal to the cut's score are kept is
+    left to the partition (see `ranked_rows`). A matrix `PRESELECT_FROM` or more wide is first
+    cut to the columns at or above a floor read from a sample of every row (`_candidates`)."""
+    k, n = scores.shape
+    if n >= PRESELECT_FROM:
+        found = _candidates(scores, want)
+        if found is not None:
+            return found
+    line = np.arange(k)[:, None]  # each route's own row of the matrix, for indexing it by column
+    part = np.argpartition(scores, n - want, axis=1)[:, n - want:]
+    values = scores[line, part]
+    order = np.lexsort((part, -values), axis=1)
+    return part[line, order].astype(np.int64), values[line, order].astype(np.float64)
+
+
+PRESELECT_FROM = 8192
+"""Route lists this long are cut to their candidates before they are ranked (`_candidates`)."""
+SAMPLE = 1024
+"""About how many scores of each route the floor is read from."""
+
+
+def _candidates(scores: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """`_best_columns` from the columns at or above a floor, or None (then the whole rows are
+    partitioned). The floor is a score of every `n // SAMPLE`-th column, far enough down that
+    about twice `want` of the row's scores lie above it; the result is exact whatever floor
+    is read, since it is used only when every row keeps at least `want` columns (each kept
+    score is at least the floor, each dropped one below it or NaN, which no list holds) and no
+    more than a quarter of all of them."""
+    k, n = scores.shape
+    sample = scores[:, :: max(1, n // SAMPLE)]
+    m = sample.shape[1]
+    place = m - 1 - min(m - 1, 2 * want * m // n + 2)
+    floor = np.partition(sample, place, axis=1)[:, place]
+    line, column = np.divmod(np.flatnonzero(scores >= floor[:, None]), n)  # row by row, columns ascending
+    counts = np.bincount(line, minlength=k)
+    if counts.min() < want or len(line) > k * n // 4:
+        return None
+    values = scores[line, column]
+    order = np.lexsort((column, -values, line))  # each row's best first, ties by column
+    first = (np.cumsum(counts) - counts)[:, None] + np.arange(want)
+    picked = order[first]
+    return column[picked].astype(np.int64), values[picked].astype(np.float64)
 
 
 def _plain(scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.recall.store import top_rows
+from core.recall import ties
 from core.recall.ties import TIE_TOLERANCE, rank_route, ranked_lists, ranked_rows, tied
 
 
@@ -94,11 +95,17 @@ def lists_one_by_one(matrix: np.ndarray, depth: int) -> list[tuple[list, list]]:
     return [(lists[r][0].tolist(), lists[r][1].tolist()) for r in range(len(matrix))]
 
 
+@pytest.mark.parametrize("preselect", [False, True])
 @pytest.mark.parametrize("seed", range(3))
-def test_ranked_rows_of_a_matrix_equal_the_lists_made_one_route_at_a_time(seed):
+def test_ranked_rows_of_a_matrix_equal_the_lists_made_one_route_at_a_time(seed, preselect, monkeypatch):
     """The batched ranking (one partition and one tie walk for every dense route) gives the
     plain path's arrays: noise ties across the cut, exact ties at the partition's cut, rows
-    without a vector (-inf), NaN, routes with fewer hits than asked, float32 and float64."""
+    without a vector (-inf), NaN, routes with fewer hits than asked, float32 and float64;
+    also when every matrix is first cut to the candidates above a sampled floor (as lists of
+    `PRESELECT_FROM` or more are), whether that cut is taken or refused."""
+    if preselect:
+        monkeypatch.setattr(ties, "PRESELECT_FROM", 1)
+        monkeypatch.setattr(ties, "SAMPLE", 16)
     rng = np.random.default_rng(seed)
     for _ in range(100):
         k, n, depth = int(rng.integers(1, 8)), int(rng.integers(1, 300)), int(rng.integers(1, 80))
@@ -112,3 +119,21 @@ def test_ranked_rows_of_a_matrix_equal_the_lists_made_one_route_at_a_time(seed):
         assert got == lists_one_by_one(matrix, depth)
         for rows, scores in ranked_rows(matrix, depth):
             assert rows.dtype == np.int64 and scores.dtype == np.float64
+
+
+def test_long_route_lists_cut_to_sampled_candidates_rank_as_the_plain_path():
+    """Routes of `PRESELECT_FROM` scores or more (a user of 8,192 chunks or more) are first cut to
+    the columns above a floor read from a sample; with exact ties at every level, noise, rows
+    without a vector and a route almost empty (its floor is -inf: every column a candidate), the
+    lists are the plain ones. (Refused cuts: the test above, with small lists cut the same way.)"""
+    rng = np.random.default_rng(7)
+    n = ties.PRESELECT_FROM + 808
+    for trial in range(12):
+        levels = rng.integers(0, rng.choice([50, 5000]), size=(7, n)) / 97.0
+        matrix = (levels + rng.choice([0, 3e-7]) * rng.standard_normal((7, n))).astype(np.float32)
+        matrix[rng.random((7, n)) < 0.1] = -np.inf
+        if trial % 3 == 0:
+            matrix[3, rng.random(n) < 0.995] = -np.inf
+        depth = int(rng.choice([8, 64, 200]))
+        got = [(rows.tolist(), scores.tolist()) for rows, scores in ranked_rows(matrix, depth)]
+        assert got == lists_one_by_one(matrix, depth)
