@@ -163,7 +163,7 @@ def _best_columns(scores: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray
     left to the partition (see `ranked_rows`). A matrix `PRESELECT_FROM` or more wide is first
     cut to the columns at or above a floor read from a sample of every row (`_candidates`)."""
     k, n = scores.shape
-    if n >= PRESELECT_FROM:
+    if n >= PRESELECT_FROM and want <= n // 8:  # deeper, the cut would keep over a quarter: refused
         found = _candidates(scores, want)
         if found is not None:
             return found
