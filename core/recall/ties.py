@@ -26,6 +26,10 @@ cosines are noisy near 1e-7; genuinely different scores closer than 1e-6 carry n
 WALK_UP_TO = 128
 """A list this short is grouped by walking it whole in plain floats: cheaper here than finding its
 runs with array calls (a list a recall ranks is its depth + 1 long, 65 by default)."""
+PRESELECT_FROM = 8192
+"""Route lists this long are cut to their candidates before they are ranked (`_candidates`)."""
+SAMPLE = 1024
+"""About how many scores of each route the bar of that cut is read from."""
 
 
 def tied(a: float, b: float) -> bool:
@@ -161,7 +165,7 @@ def _best_columns(scores: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray
     """Each row's `want` largest scores, best first, ties by column: (columns int64, scores
     float64), each `(k, want)`. Which of several columns equal to the cut's score are kept is
     left to the partition (see `ranked_rows`). A matrix `PRESELECT_FROM` or more wide is first
-    cut to the columns at or above a floor read from a sample of every row (`_candidates`)."""
+    cut to the columns at or above a bar read from a sample of every row (`_candidates`)."""
     k, n = scores.shape
     if n >= PRESELECT_FROM and want <= n // 8:  # deeper, the cut would keep over a quarter: refused
         found = _candidates(scores, want)
@@ -174,25 +178,19 @@ def _best_columns(scores: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray
     return part[line, order].astype(np.int64), values[line, order].astype(np.float64)
 
 
-PRESELECT_FROM = 8192
-"""Route lists this long are cut to their candidates before they are ranked (`_candidates`)."""
-SAMPLE = 1024
-"""About how many scores of each route the floor is read from."""
-
-
 def _candidates(scores: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """`_best_columns` from the columns at or above a floor, or None (then the whole rows are
-    partitioned). The floor is a score of every `n // SAMPLE`-th column, far enough down that
-    about twice `want` of the row's scores lie above it; the result is exact whatever floor
+    """`_best_columns` from the columns at or above a bar, or None (then the whole rows are
+    partitioned). A row's bar is a score of every `n // SAMPLE`-th column, far enough down that
+    about twice `want` of the row's scores lie above it; the result is exact whatever bar
     is read, since it is used only when every row keeps at least `want` columns (each kept
-    score is at least the floor, each dropped one below it or NaN, which no list holds) and no
+    score is at least the bar, each dropped one below it or NaN, which no list holds) and no
     more than a quarter of all of them."""
     k, n = scores.shape
     sample = scores[:, :: max(1, n // SAMPLE)]
     m = sample.shape[1]
     place = m - 1 - min(m - 1, 2 * want * m // n + 2)
-    floor = np.partition(sample, place, axis=1)[:, place]
-    line, column = np.divmod(np.flatnonzero(scores >= floor[:, None]), n)  # row by row, columns ascending
+    bar = np.partition(sample, place, axis=1)[:, place]
+    line, column = np.divmod(np.flatnonzero(scores >= bar[:, None]), n)  # row by row, columns ascending
     counts = np.bincount(line, minlength=k)
     if counts.min() < want or len(line) > k * n // 4:
         return None

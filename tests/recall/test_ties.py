@@ -101,7 +101,7 @@ def test_ranked_rows_of_a_matrix_equal_the_lists_made_one_route_at_a_time(seed, 
     """The batched ranking (one partition and one tie walk for every dense route) gives the
     plain path's arrays: noise ties across the cut, exact ties at the partition's cut, rows
     without a vector (-inf), NaN, routes with fewer hits than asked, float32 and float64;
-    also when every matrix is first cut to the candidates above a sampled floor (as lists of
+    also when every matrix is first cut to the candidates above a sampled bar (as lists of
     `PRESELECT_FROM` or more are), whether that cut is taken or refused."""
     if preselect:
         monkeypatch.setattr(ties, "PRESELECT_FROM", 1)
@@ -123,8 +123,8 @@ def test_ranked_rows_of_a_matrix_equal_the_lists_made_one_route_at_a_time(seed, 
 
 def test_long_route_lists_cut_to_sampled_candidates_rank_as_the_plain_path():
     """Routes of `PRESELECT_FROM` scores or more (a user of 8,192 chunks or more) are first cut to
-    the columns above a floor read from a sample; with exact ties at every level, noise, rows
-    without a vector and a route almost empty (its floor is -inf: every column a candidate), the
+    the columns above a bar read from a sample; with exact ties at every level, noise, rows
+    without a vector and a route almost empty (its bar is -inf: every column a candidate), the
     lists are the plain ones. (Refused cuts: the test above, with small lists cut the same way.)"""
     rng = np.random.default_rng(7)
     n = ties.PRESELECT_FROM + 808
