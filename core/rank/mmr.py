@@ -113,9 +113,9 @@ class Redundancy:
                  tag_counts: np.ndarray | None = None, picks: int = 1) -> None:
         self.unit = np.ascontiguousarray(unit, dtype=np.float64)
         self.dims, self.tags, self.tag_weight = dims, tags, tag_weight
-        self.tag_counts = tags.sum(axis=1) if tag_counts is None else tag_counts
         self.uniform = len(dims) > 0 and bool((dims == dims[0]).all() and dims[0] > 0)
         self.table = _tag_table(tags, tag_weight, picks)
+        self.tag_counts = tags.sum(axis=1) if tag_counts is None and self.table is None else tag_counts
         self.tag_in_unit = 0.0 <= tag_weight <= 1.0 and math.copysign(1.0, tag_weight) > 0  # every tag term is in [0, 1] (no -0)
 
     def __call__(self, row: int) -> np.ndarray:
@@ -140,31 +140,34 @@ TAG_TABLE_WORK = 8
 at most this many times the picks' n each: otherwise each pick computes its row's Jaccards.
 When the rows are few enough that every row may be its own set (k = n) within that bound, the
 table is of every pair, and the distinct sets are not looked for."""
+_BITS = np.int64(1) << np.arange(62, dtype=np.int64)
 
 
 def _tag_table(tags: np.ndarray, tag_weight: float, picks: int) -> tuple[np.ndarray, list[int]] | None:
     """(terms, set_of): `tag_weight · jaccard` of every distinct tag set against every row
     (k, n), and each row's set (a list: a pick reads its set's row); None when a table would
-    cost more than the picks save."""
+    cost more than the picks save. The distinct sets are found by a dict over each row's set as
+    bits; their order changes no value of the table."""
     n, vocabulary = tags.shape
-    if n == 0 or vocabulary > 62:
+    if n == 0 or vocabulary > len(_BITS):
         return None
     if 2 * n * n <= TAG_TABLE_WORK * picks * n:  # every pair: no search for the distinct sets
-        sets, set_of = tags, np.arange(n)
+        sets, set_of = tags, list(range(n))
     else:
-        codes = tags.astype(np.int64) @ (np.int64(1) << np.arange(vocabulary, dtype=np.int64))  # a set as bits
-        _, first, set_of = np.unique(codes, return_index=True, return_inverse=True)
+        codes = (tags.astype(np.int64) @ _BITS[:vocabulary]).tolist()  # a set as bits
+        first = dict(zip(reversed(codes), range(n - 1, -1, -1)))  # each set's first row: the last write wins
         k = len(first)
         if k * (k + n) > TAG_TABLE_WORK * picks * n:
             return None
-        sets = tags[first]
+        number = {code: j for j, code in enumerate(first)}
+        set_of = list(map(number.__getitem__, codes))
+        sets = tags[list(first.values())]
     inter = sets @ sets.T  # counts of shared tags: whole numbers, exact in any order
     counts = sets.sum(axis=1)
     union = counts[:, None] + counts[None, :] - inter  # symmetric, as each pick's own union (a sum of two counts)
     jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-    set_of = set_of.reshape(-1)
     terms = tag_weight * jac  # symmetric: row j is set j against each set, then against each row
-    return (terms if sets is tags else np.ascontiguousarray(terms[:, set_of])), set_of.tolist()
+    return (terms if sets is tags else np.ascontiguousarray(terms[:, set_of])), set_of
 
 
 def select(
@@ -202,8 +205,9 @@ class _Picks:
     neither picked, nor skipped by session, nor a duplicate (`max_redundancy ≥ duplicate_threshold`:
     once one, always one, as max_redundancy only grows); `open` holds the relevance of the free
     rows and −inf for the others, so `open − (1 − λ) · max_redundancy` is each free row's mmr and
-    −inf elsewhere: one argmax finds the earliest free row of the largest mmr. Until a pick's
-    redundancy reaches the threshold on a row still selectable there is no duplicate to look for."""
+    −inf elsewhere: one argmax finds the earliest free row of the largest mmr, and when that mmr
+    is above −inf the row is free. Until a pick's redundancy reaches the threshold on a row
+    other than itself there is no duplicate to look for."""
 
     def __init__(self, final: np.ndarray, mmr_lambda: float, duplicate_threshold: float,
                  redundancy: Redundancy, unselectable: list[int]) -> None:
@@ -211,9 +215,10 @@ class _Picks:
         self.redundancy, self.threshold, self.penalty = redundancy, duplicate_threshold, 1.0 - mmr_lambda
         self.max_red, self.cause = np.zeros(n), np.full(n, -1, dtype=np.int64)
         self.remaining = np.ones(n, dtype=bool)
-        self.remaining[unselectable] = False
         self.open = mmr_lambda * final  # mmr = relevance − (1 − λ) · max_redundancy
-        self.open[unselectable] = -np.inf
+        if unselectable:
+            self.remaining[unselectable] = False
+            self.open[unselectable] = -np.inf
         self.dup = np.zeros(n, dtype=bool)
         self.crowded = bool(0.0 >= duplicate_threshold)  # whether there may be duplicates: every row is one at 0
         self.order: list[int] = []
@@ -250,10 +255,11 @@ class _Picks:
                 self.open[dups] = -np.inf
         mmr = self.open - self.penalty * max_red
         row = int(mmr.argmax())  # the earliest free row of the largest mmr
-        if self.remaining[row] and not dup[row]:
-            self.take(row, mmr.item(row), False, skipped)
-        elif (free := self.remaining & ~dup).any():  # every free row's mmr is -inf (never with finite scores)
-            row = int(free.argmax())
+        score = mmr.item(row)
+        if score > -np.inf:  # finite (or +inf): a free row, as every other row's mmr is -inf
+            self.take(row, score, False, skipped)
+        elif (free := self.remaining & ~dup).any():  # every free row's mmr is -inf (never with finite scores), or nan
+            row = row if free[row] else int(free.argmax())
             self.take(row, mmr.item(row), False, skipped)
         elif fallback_fill:
             self.take(int(self.remaining.argmax()), None, True, skipped)

@@ -24,6 +24,7 @@ from core.rank import mmr
 from core.config import Config
 from core.errors import MemsenseError
 from core.rank.score import clamp01, final_score, round6
+from core.records import DEFAULT_MEMORY_SCORE
 
 OPTION_FIELDS = {"alpha": "alpha", "lambda": "mmr_lambda", "duplicateThreshold": "duplicate_threshold"}
 NUMBERS = (float, int)  # exact types: bool is refused everywhere a number is asked for
@@ -56,6 +57,9 @@ NUMBER_TEXT = re.compile(r"[-+0-9.eE,\s]*")
 """What the second reader takes: digits, signs, points, exponents, commas, spaces (so also `.5`,
 `1.`, `+1`, which JSON refuses). Anything else (NaN, Infinity, quotes, brackets) goes to the
 exact per-row path and its message."""
+EMPTY_FIELD = re.compile(r"(?:^|,)\s*(?:,|$)")
+"""A comma with no number before or after it (`[1, ]`, `[1,,2]`, `[ ,1]`): numpy reads the gap as
+-1, so such a string goes to the per-row path, which names it."""
 
 
 def case_vectors(values: list[Any], where: Callable[[int], str]) -> tuple[np.ndarray, np.ndarray]:
@@ -87,14 +91,13 @@ def embedding_rows(values: list[Any], where: Callable[[int], str]) -> tuple[np.n
 
 
 def _text_block(values: list[Any]) -> np.ndarray | None:
-    """The (n, d) matrix when every value is a `"[..]"` string of d finite numbers; else None."""
+    """The (n, d) matrix when every value is a `"[..]"` string of d numbers; else None."""
     if not values or set(map(type, values)) != {str}:
         return None
     read = _json_texts(values)
     if read is None or read[1].count(read[1][0]) != len(values):
         return None
-    flat = read[0]
-    return flat.reshape(len(values), -1) if np.isfinite(flat).all() else None
+    return read[0].reshape(len(values), -1)
 
 
 def _json_texts(texts: list[str]) -> tuple[np.ndarray, list[int]] | None:
@@ -102,20 +105,25 @@ def _json_texts(texts: list[str]) -> tuple[np.ndarray, list[int]] | None:
     JSON parse (simdjson: correctly rounded, into a buffer of doubles, no Python float per
     number); None when that parse cannot vouch for every string, so a slower reader decides.
 
-    Each string must start with `[`, end with `]` and hold no other `[` (`str.find`, a memchr:
-    `str.count` would cost more than the parse). The text of them all, joined by commas into one
-    array, must parse, and that array must hold as many elements as there are strings, each an
-    array (`len` refuses a number): then its elements are the strings, one flat list each (any
-    text between one string's first `]` and the next string would be one more element, or close
-    the outer array early), and each string's count is its array's length. The buffer refuses
-    any element that is not a number (true, null, "1"). An empty list sends the case to the
-    slower reader. (A `-0` is read as 0: the sign of a zero changes no cosine.)
+    Each string's one `[` must be its first character (`str.rfind`, a memrchr: `str.count`
+    would cost more than the parse). The text of them all, joined by commas into one array,
+    must parse, and that array must hold as many elements as there are strings, each an array
+    (`len` refuses a number, the buffer a string or an object). Then the n arrays inside are
+    opened by the n strings' `[`, one each, in order, and none holds another; each closes
+    within its own string (else the next string's `[` would open an array inside it), and what
+    follows its `]` there can only be blanks (a comma and a value would be one more element,
+    another `]` would close the outer array early): the elements are the strings, one flat list
+    each, and each string's count is its array's length. The buffer refuses any element that
+    is not a number (true, null, "1"), and JSON has no NaN or infinity while simdjson refuses a
+    number past the largest double: every value read is finite. An empty list sends the case
+    to the slower reader. (A `-0` is read as 0: the sign of a zero changes no cosine.)
     """
-    if (not all(map(str.startswith, texts, itertools.repeat("[")))
-            or not all(map(str.endswith, texts, itertools.repeat("]")))
-            or max(map(str.find, texts, itertools.repeat("["), itertools.repeat(1)), default=-1) >= 0):
+    if not texts or list(map(str.rfind, texts, itertools.repeat("["))).count(0) != len(texts):
         return None
-    text = "[" + ",".join(texts) + "]"
+    parts = texts.copy()  # the brackets on the first and last string: the join is the one copy of the text
+    parts[0] = "[" + parts[0]
+    parts[-1] = parts[-1] + "]"
+    text = ",".join(parts)
     parser = _parser(len(text))
     try:
         doc: Any = parser.parse(text)  # read as UTF-8 (an ASCII text as it is, uncopied)
@@ -188,7 +196,7 @@ def _parse_texts(texts: list[str]) -> Sequence[np.ndarray | None]:
     inner = [t[1:-1] for t in inner]
     counts = [t.count(",") + 1 if t.strip() else 0 for t in inner]
     joined = ",".join(t for t, n in zip(inner, counts) if n)
-    if not NUMBER_TEXT.fullmatch(joined):
+    if not NUMBER_TEXT.fullmatch(joined) or EMPTY_FIELD.search(joined):
         return [None] * len(texts)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # a short read is caught by the count below
@@ -276,13 +284,13 @@ def _bulk_rows(raw: list[Any]) -> Columns | None:
     if any(issubclass(k, NUMBERS) and k not in (float, int, bool) for k in score_kinds):
         return None  # a subclass of int or float (numpy's float64): the row reader decides
     numeric = scores if score_kinds <= {float, int} else [s for s in scores if type(s) in NUMBERS]
-    if not set(map(type, rrf)) <= set(NUMBERS):
+    rrf_kinds = set(map(type, rrf))
+    if not rrf_kinds <= {float, int} or not _all_finite(rrf) or not _all_finite(numeric):
         return None
-    numbers = _finite_array(rrf + numeric)  # rrf_score and the numeric scores, checked at once
     tags, routes = _name_columns(_column(raw, "tags")), _name_columns(_column(raw, "routes"))
-    if numbers is None or tags is None or routes is None:
+    if tags is None or routes is None:
         return None
-    return ids, numbers[: len(rrf)].tolist(), scores, tags, routes
+    return ids, rrf if rrf_kinds == {float} else list(map(float, rrf)), scores, tags, routes
 
 
 def _column(rows: list[dict], field: str) -> list[Any]:
@@ -290,13 +298,14 @@ def _column(rows: list[dict], field: str) -> list[Any]:
     return list(map(dict.get, rows, itertools.repeat(field)))
 
 
-def _finite_array(numbers: list[float | int]) -> np.ndarray | None:
-    """The numbers as doubles when every one is finite (an integer too large for a double is not)."""
+def _all_finite(numbers: list[float | int]) -> bool:
+    """Whether every number is a finite double (an integer too large for one is not), by their
+    exact sum (`math.fsum` reads each as a double); numbers whose sum overflows go to the row
+    reader, which decides."""
     try:
-        out = np.array(numbers, dtype=np.float64)
-    except OverflowError:
-        return None
-    return out if np.isfinite(out).all() else None
+        return math.isfinite(math.fsum(numbers))
+    except (OverflowError, ValueError):  # an integer past the doubles, a partial sum past them, inf - inf
+        return False
 
 
 def _name_columns(values: list[Any]) -> list[tuple[str, ...]] | None:
@@ -310,9 +319,13 @@ def _name_columns(values: list[Any]) -> list[tuple[str, ...]] | None:
 
 def final_scores(rrf: list[float], scores: list[Any], alpha: float) -> list[float]:
     """`final_score` of every row; one array pass when the memory scores are numbers or null."""
-    if not set(map(type, scores)) <= {float, int, type(None)}:
+    kinds = set(map(type, scores))
+    if not kinds <= {float, int, type(None)}:
         return [final_score(r, s, alpha) for r, s in zip(rrf, scores)]
-    memory = np.clip(np.array([0.5 if s is None else s for s in scores], dtype=np.float64), 0.0, 1.0) + 0.0  # no -0.0
+    memory = np.array(scores if type(None) not in kinds else [DEFAULT_MEMORY_SCORE if s is None else s for s in scores],
+                      dtype=np.float64)
+    np.minimum(np.maximum(memory, 0.0, out=memory), 1.0, out=memory)  # clamp01 of a finite number
+    memory += 0.0  # no -0.0
     return round6(np.array(rrf, dtype=np.float64) + alpha * memory).tolist()
 
 
@@ -322,7 +335,7 @@ def score_order(final: list[float], ids: list[str]) -> list[int]:
     scores = np.array(final, dtype=np.float64)
     order = np.argsort(-scores, kind="stable")
     ranked = scores[order]
-    tied = np.flatnonzero(ranked[1:] == ranked[:-1])
+    tied = (ranked[1:] == ranked[:-1]).nonzero()[0]
     order = order.tolist()
     if len(tied):
         starts = tied[np.r_[True, np.diff(tied) > 1]].tolist()  # the first row of each run of ties
@@ -402,22 +415,23 @@ def _results(sel: mmr.Selection, order: list[int], ids: list[str], final: list[f
     def id_of(r: int | None) -> str | None:
         return None if r is None else ids[order[r]]
 
+    alpha, mmr_lambda, threshold = cfg.alpha, cfg.mmr_lambda, cfg.duplicate_threshold
     out = []
     for step, rank in zip(sel.steps, sel.selected_rank):
         i = order[step.row]
         row, row_routes = raw[i], routes[i]
+        rrf = row["rrf_score"]
         out.append({
             "memory_id": ids[i],
             "final_score": final[i],
-            "rrf_score": row["rrf_score"],
+            "rrf_score": rrf,
             "routes": list(row_routes),
             "explain": {
-                "rrf_score": row["rrf_score"],
+                "rrf_score": rrf,
                 "memory_score": clamp01(row.get("score")),
-                "alpha": cfg.alpha,
+                "alpha": alpha,
                 "routes": list(row_routes),
-                "diversity": {"lambda": cfg.mmr_lambda, "duplicate_threshold": cfg.duplicate_threshold,
-                              "selected_rank": rank},
+                "diversity": {"lambda": mmr_lambda, "duplicate_threshold": threshold, "selected_rank": rank},
                 "mmr": mmr.step_explain(step, id_of),
             },
         })

@@ -48,12 +48,18 @@ def js_round(value: float, decimals: int) -> float:
 
 def round6(values: np.ndarray) -> np.ndarray:
     """`js_round(x, 6)` for every value: `rint(x·10⁶) / 10⁶`, and `js_round` itself where `x·10⁶`
-    lies too near a half for the product's rounding error to be ruled out."""
+    lies too near a half for the product's rounding error to be ruled out (or is not below 2⁵²,
+    or not finite). When every `x·10⁶` is below 2⁵², its distance to a half is `0.5 − |x·10⁶ −
+    rint(x·10⁶)|`, as `|frac − 0.5|` would give it: both are exact where they are near 0."""
     values = np.asarray(values, dtype=np.float64)
     scaled = values * 1e6
-    out = np.rint(scaled) / 1e6
-    with np.errstate(invalid="ignore"):  # inf and nan go to Python's round below
-        near = ~(np.abs(scaled) < 2.0 ** 52) | (np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6)
-    for i in np.flatnonzero(near).tolist():
+    out = np.rint(scaled)
+    if np.abs(scaled).max(initial=0.0) < 2.0 ** 52:  # nan fails this too
+        near = (0.5 - np.abs(scaled - out) < 1e-6).ravel().nonzero()[0]
+    else:
+        with np.errstate(invalid="ignore"):  # inf and nan go to Python's round below
+            near = np.flatnonzero(~(np.abs(scaled) < 2.0 ** 52) | (np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6))
+    out /= 1e6
+    for i in near.tolist():
         out.flat[i] = js_round(float(values.flat[i]), 6)
     return out

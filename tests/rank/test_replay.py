@@ -279,3 +279,50 @@ def test_the_kept_parser_survives_bad_cases_and_threads(monkeypatch):
     for t in threads:
         t.join()
     assert all(got[k] == want * 5 for k in range(4))
+
+
+@pytest.mark.parametrize("bad", ["[1, ]", "[1,2, ]", "[ ,1]", "[1, ,2]", "[.5, ]"])
+def test_a_missing_number_between_commas_is_named_not_read_as_minus_one(bad):
+    """A gap between commas is refused as the row reader refuses it (numpy's text reader gave -1
+    for it, silently)."""
+    values = ["[0.5, 1]"] * 5
+    values[3] = bad  # outside JSON's grammar: read by the second reader, whose numbers numpy reads
+    with pytest.raises(MemsenseError, match=re.escape("row 3: embedding string is not a JSON list of numbers")):
+        embedding_rows(values, lambda i: f"row {i}")
+
+
+TOKENS = ["[", "]", ",", " ", "1", "2.5", "-0", ".5", "01", '"', "{", "}", ":", "true", "null", "NaN", "1e999", "\n",
+          "[]", "],[", "0"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from(TOKENS), max_size=6),
+                          st.sampled_from(["]", "] ", "", "]]", "],", " ]"])), min_size=1, max_size=4))
+def test_strings_of_json_tokens_read_as_the_row_reader_or_the_lenient_reader(parts):
+    """Whatever text the strings hold (brackets, commas, quotes, objects, gaps, text after the list),
+    the bulk readers give the row reader's values or its first error, or, for numbers outside
+    JSON's grammar (`.5`, `01`), each number as `float` reads it: never other values."""
+    values = ["[" + "".join(body) + end for body, end in parts]
+    try:
+        want = reference(values)
+    except MemsenseError as exc:
+        try:
+            got, dims = embedding_rows(values, lambda i: f"row {i}")
+        except MemsenseError as again:
+            assert str(again) == str(exc)
+            return
+        lenient = [[float(x) for x in v.strip()[1:-1].split(",")] if v.strip()[1:-1].strip() else [] for v in values]
+        assert dims.tolist() == [len(r) for r in lenient]
+        assert [x for row, d in zip(got.tolist(), dims.tolist()) for x in row[:d]] == [x for r in lenient for x in r]
+        return
+    got, dims = embedding_rows(values, lambda i: f"row {i}")
+    assert np.array_equal(got, want[0]) and np.array_equal(dims, want[1])
+
+
+def test_integers_past_the_doubles_are_named_even_when_their_sum_is_small():
+    raw = [{"memory_id": f"m{i}", "rrf_score": x} for i, x in enumerate([10 ** 400, -(10 ** 400), 1.0])]
+    with pytest.raises(MemsenseError, match=re.escape("case 'c' row 0: rrf_score must be a finite number")):
+        case_rows(raw, "c")
+    raw = [{"memory_id": f"m{i}", "rrf_score": 0.1, "score": x} for i, x in enumerate([10 ** 400, -(10 ** 400)])]
+    with pytest.raises(MemsenseError, match=re.escape("case 'c' row 0: score must be a finite number or null")):
+        case_rows(raw, "c")
