@@ -115,7 +115,7 @@ class Redundancy:
         self.dims, self.tags, self.tag_weight = dims, tags, tag_weight
         self.uniform = len(dims) > 0 and bool((dims == dims[0]).all() and dims[0] > 0)
         self.table = _tag_table(tags, tag_weight, picks)
-        self.tag_counts = tags.sum(axis=1) if tag_counts is None and self.table is None else tag_counts
+        self.tag_counts: np.ndarray | None = tags.sum(axis=1) if tag_counts is None and self.table is None else tag_counts
         self.tag_in_unit = 0.0 <= tag_weight <= 1.0 and math.copysign(1.0, tag_weight) > 0  # every tag term is in [0, 1] (no -0)
 
     def __call__(self, row: int) -> np.ndarray:
@@ -126,8 +126,9 @@ class Redundancy:
             terms, set_of = self.table
             tag = terms[set_of[row]]
         else:
+            counts = self.tags.sum(axis=1) if self.tag_counts is None else self.tag_counts  # None only beside a table
             inter = self.tags @ self.tags[row]
-            union = self.tag_counts + self.tag_counts[row] - inter
+            union = counts + counts[row] - inter
             tag = self.tag_weight * np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
         if self.tag_in_unit:  # max(clip(cos, 0, 1), tag) is min(max(cos, tag), 1) for a tag term in [0, 1], zeros and all
             return np.minimum(np.maximum(cos, tag, out=cos), 1.0, out=cos)
