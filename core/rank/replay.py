@@ -312,7 +312,9 @@ def _name_columns(values: list[Any]) -> list[tuple[str, ...]] | None:
     kinds = set(map(type, values))
     if not kinds <= {list, type(None)}:
         return None
-    if not set(map(type, itertools.chain.from_iterable(filter(None, values)))) <= {str}:
+    try:
+        "".join(itertools.chain.from_iterable(filter(None, values)))  # refuses any element that is not text
+    except TypeError:
         return None
     return list(map(tuple, values)) if kinds == {list} else [() if v is None else tuple(v) for v in values]
 
