@@ -164,10 +164,12 @@ def _tag_table(tags: np.ndarray, tag_weight: float, picks: int) -> tuple[np.ndar
         set_of = list(map(number.__getitem__, codes))
         sets = tags[list(first.values())]
     inter = sets @ sets.T  # counts of shared tags: whole numbers, exact in any order
-    counts = sets.sum(axis=1)
-    union = counts[:, None] + counts[None, :] - inter  # symmetric, as each pick's own union (a sum of two counts)
-    jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-    terms = tag_weight * jac  # symmetric: row j is set j against each set, then against each row
+    counts = inter.diagonal()  # each set's own count
+    union = counts[:, None] + counts  # symmetric, as each pick's own union (a sum of two counts, less the shared)
+    union -= inter
+    np.maximum(union, 1.0, out=union)  # an empty union shares nothing: 0 / 1 is the 0 it gets
+    terms = np.divide(inter, union, out=union)
+    terms *= tag_weight  # symmetric: row j is set j against each set, then against each row
     return (terms if sets is tags else np.ascontiguousarray(terms[:, set_of])), set_of
 
 
