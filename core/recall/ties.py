@@ -105,8 +105,7 @@ def _group_run(rows: np.ndarray, scores: np.ndarray, a: int, b: int) -> None:
     start, n = 0, b - a
     while start < n:
         head, end = seg_scores[start], start + 1
-        scale = max(1.0, abs(head))
-        while end < n and abs(head - seg_scores[end]) <= TIE_TOLERANCE * max(scale, abs(seg_scores[end])):  # `tied`, inlined
+        while end < n and tied(head, seg_scores[end]):
             end += 1
         if end - start > 1:
             seg_rows[start:end] = sorted(seg_rows[start:end])
