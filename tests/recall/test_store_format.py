@@ -20,7 +20,7 @@ from core.recall.engine import Engine
 from core.cli.bench_scale import RandomEmbedder
 from core.recall.user_index import UserColumns
 from tests.recall.test_store import damage_vectors
-from tests.recall.test_user_index import QUERIES, columns_path, make_store, pools_of, same_pool
+from tests.recall.test_user_index import QUERIES, columns_path, make_store, pools_of, recall_fails, same_pool
 
 
 def vector_file(store: Path, user: str) -> Path:
@@ -104,12 +104,7 @@ def test_an_older_store_keeps_checking_its_adler32(tmp_path):
     make_store(tmp_path / "s", {"u": 60})
     as_older_store(tmp_path / "s")
     damage_vectors(tmp_path / "s", "u")
-    engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
-    try:
-        with pytest.raises(MemsenseError, match=r"does not match its checksum"):
-            engine.recall("u", "alpha", 40)
-    finally:
-        engine.close()
+    recall_fails(tmp_path / "s", r"does not match its checksum")
 
 
 def test_writing_into_an_older_store_keeps_its_format_and_checksum(tmp_path):
@@ -172,12 +167,7 @@ def test_a_missing_row_is_an_error_of_the_recall_that_reads_it(tmp_path):
     db.execute("DELETE FROM chunks WHERE user_id='u' AND row=7")
     db.commit()
     db.close()
-    engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
-    try:
-        with pytest.raises(MemsenseError, match=r"the data of user 'u' .* is damaged \(119 readable chunks of (the )?120"):
-            engine.recall("u", "alpha", 120)
-    finally:
-        engine.close()
+    recall_fails(tmp_path / "s", r"the data of user 'u' .* is damaged \(119 readable chunks of (the )?120", depth=120)
 
 
 def test_a_store_of_a_newer_format_is_one_error_naming_the_formats_read(tmp_path):

@@ -43,6 +43,16 @@ def columns_path(store: Path, user: str) -> Path:
     return store / "vectors" / columns_file(file)
 
 
+def recall_fails(store: Path, match: str, depth: int = 40) -> None:
+    """A recall of user 'u' in `store` raises one `MemsenseError` matching `match`."""
+    engine = Engine(store, embedder=RandomEmbedder())
+    try:
+        with pytest.raises(MemsenseError, match=match):
+            engine.recall("u", "alpha", depth)
+    finally:
+        engine.close()
+
+
 def pools_of(store: Path, user: str) -> list:
     engine = Engine(store, embedder=RandomEmbedder())
     try:
@@ -164,12 +174,7 @@ def test_a_damaged_payload_is_an_error_of_the_recall_that_reads_it(tmp_path):
     db.execute("UPDATE chunks SET payload='{\"memory_id\": 5' WHERE user_id='u'")
     db.commit()
     db.close()
-    engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
-    try:
-        with pytest.raises(MemsenseError, match=r"the data of user 'u' .* is damaged"):
-            engine.recall("u", "alpha", 40)
-    finally:
-        engine.close()
+    recall_fails(tmp_path / "s", r"the data of user 'u' .* is damaged")
 
 
 def test_migrate_in_place_adds_the_columns_an_older_store_lacks(tmp_path, capsys):
@@ -238,12 +243,7 @@ def test_a_payload_holding_another_rows_id_is_an_error_of_the_recall(tmp_path):
     make_store(tmp_path / "s", {"u": 30})
     for row in range(30):
         set_payload(tmp_path / "s", "u", row, lambda p: p.replace('"u:S', '"u:X', 1))
-    engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
-    try:
-        with pytest.raises(MemsenseError, match=r"the data of user 'u' .* is damaged .*does not match its row"):
-            engine.recall("u", "alpha", 40)
-    finally:
-        engine.close()
+    recall_fails(tmp_path / "s", r"the data of user 'u' .* is damaged .*does not match its row")
 
 
 def test_a_payload_simdjson_refuses_but_python_reads_recalls_as_before(tmp_path):
