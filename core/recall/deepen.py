@@ -22,7 +22,7 @@ import numpy as np
 from core.config import MAX_ROUTE_DEPTH
 from core.recall.pool import ChunkRows, PoolArrays, RecallPool, UnitRows
 from core.recall.sessions import NO_ROWS, SessionIndex
-from core.recall.store import RouteHits, top_rows
+from core.recall.store import RouteHits, matching_rows
 from core.recall.ties import ranked_lists, ranked_rows
 from core.records import DENSE_ROUTES, ROUTES, SESSION_ROUTES, Chunk
 
@@ -46,8 +46,7 @@ class UserRows(Protocol):
 
 def best_lexical(scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The `n` best rows with a positive score (BM25: no match is no hit), and their scores."""
-    hit = np.flatnonzero((scores > 0) & (scores < np.inf))  # few rows match: rank only them
-    rows = hit[top_rows(scores[hit], n)]
+    rows = matching_rows(scores, n)
     return rows, scores[rows]
 
 

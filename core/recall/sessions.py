@@ -25,7 +25,7 @@ import numpy as np
 from core.errors import MemsenseError
 from core.recall.lexical.analyzer import PLAIN, AnalyzedIndex, Analyzer, analyzed, analyzer
 from core.recall.lexical.bm25 import LexicalIndex
-from core.recall.store import top_rows
+from core.recall.store import matching_rows, top_rows
 from core.recall.ties import ranked_lists
 from core.records import Chunk
 
@@ -97,7 +97,7 @@ class SessionIndex:
     def hits(self, scores: np.ndarray, depth: int, lexical: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The route's list to `depth` sessions as pool entries: (rows, scores, ranks), every session
         chunk of a ranked session at the session's rank and score."""
-        best: Callable[[np.ndarray, int], np.ndarray] = _matching if lexical else _finite
+        best: Callable[[np.ndarray, int], np.ndarray] = matching_rows if lexical else top_rows
 
         def fetch(_: list[str], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
             found = best(scores, n)
@@ -146,15 +146,6 @@ def _means(groups: list[np.ndarray], vec_full: np.ndarray, dim: int) -> np.ndarr
         if norm > 0:
             means[i] = m / norm
     return means
-
-
-def _matching(scores: np.ndarray, n: int) -> np.ndarray:
-    hit = np.flatnonzero((scores > 0) & (scores < np.inf))
-    return hit[top_rows(scores[hit], n)]
-
-
-def _finite(scores: np.ndarray, n: int) -> np.ndarray:
-    return top_rows(scores, n)
 
 
 def _top2(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
