@@ -44,6 +44,7 @@ class _Mailbox:
         self._lock = threading.Lock()
         self._messages: deque[tuple] = deque()
         self._queued_progress: dict[tuple[int, int], int] = {}  # (runner id, task key) -> reports queued
+        self._posted = self._taken = 0  # messages queued and taken off the queue so far
         self._wake_pending = False
         self._recv, self._send = socket.socketpair()
         self._recv.setblocking(False)
@@ -56,6 +57,7 @@ class _Mailbox:
         """Any thread: queue `(runner id, task key, kind, payload)` for the GUI thread."""
         with self._lock:
             self._messages.append(message)
+            self._posted += 1
             if message[2] == _PROGRESS:
                 self._queued_progress[message[:2]] = self._queued_progress.get(message[:2], 0) + 1
             wake, self._wake_pending = not self._wake_pending, True
@@ -70,6 +72,7 @@ class _Mailbox:
         with self._lock:
             while self._messages:
                 message = self._messages.popleft()
+                self._taken += 1
                 if message[2] != _PROGRESS:
                     return message
                 left = self._queued_progress.pop(message[:2]) - 1
@@ -80,7 +83,10 @@ class _Mailbox:
 
     def _drain(self, *_: Any) -> None:
         """GUI thread: deliver the queued messages one at a time, oldest first. A slot may run a
-        nested event loop (a modal progress dialog does) that drains too: order still holds."""
+        nested event loop (a modal progress dialog does) that drains too: order still holds.
+        One drain ends once it has taken off the queue every message posted before it began: a
+        message posted meanwhile has woken the next drain, so a worker that reports faster than
+        its slots run cannot keep the GUI thread here (events, timers and input run in between)."""
         try:
             while self._recv.recv(4096):
                 pass
@@ -88,7 +94,8 @@ class _Mailbox:
             pass
         with self._lock:
             self._wake_pending = False
-        while (message := self._next()) is not None:
+            end = self._posted
+        while self._taken < end and (message := self._next()) is not None:
             runner_id, key, kind, payload = message
             runner = self._runners.get(runner_id)
             if runner is None:

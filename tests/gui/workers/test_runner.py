@@ -112,6 +112,33 @@ def test_progress_and_results_arrive_on_the_gui_thread_in_order_latest_progress_
     assert sum(1 for e in events if e[0] == "p") < 20 * 2000  # not one GUI event per report
 
 
+def test_a_worker_reporting_faster_than_its_slot_runs_does_not_hold_the_gui_thread(qtbot):
+    """Each report's slot takes longer than the worker takes to send the next one (as Auto-tune's
+    table refresh did with thousands of quick synthetic trials): the GUI thread still gets back to
+    its event loop between drains, so a timer fires and stops the worker."""
+    runner = TaskRunner("test-flood")
+    stop, seen = threading.Event(), []
+
+    def flood(task=None):
+        n = 0
+        while not stop.is_set() and n < 200_000:
+            n += 1
+            task.report(n, 0, "")
+        return n
+
+    def slow_slot(done, total, what):
+        seen.append(done)
+        time.sleep(0.002)
+
+    task = runner.submit("flood", flood, progressed=slow_slot)
+    qtbot.waitUntil(lambda: len(seen) >= 3, timeout=10_000)
+    QTimer.singleShot(0, stop.set)
+    with qtbot.waitSignal(task.succeeded, timeout=10_000) as blocker:
+        pass
+    assert blocker.args[0] < 200_000  # stopped by the timer, not by running out of reports
+    runner.shutdown(wait=True)
+
+
 def test_a_failure_carries_its_traceback_to_the_gui_thread(qtbot):
     runner = TaskRunner("test-fail")
 
