@@ -6,7 +6,7 @@ BM25 scores every chunk, so the query's full per-route scores are at hand after 
 for (`core.recall.pool.deepen`, an explicit step), and a pool already ranked deeper is cut,
 with no new search.
 Either way the pool is the one a fresh recall at that depth gives: route lists are ranked by
-`core.recall.ties.ranked_lists` (the same tie rules, the same noise grouping), and a list `n`
+`core.recall.ties` (the same tie rules, the same noise grouping), and a list `n`
 deep is the first `n` of any deeper list.
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ import numpy as np
 from core.config import MAX_ROUTE_DEPTH
 from core.recall.pool import ChunkRows, PoolArrays, RecallPool, UnitRows
 from core.recall.sessions import NO_ROWS, SessionIndex
-from core.recall.store import RouteHits, matching_rows
-from core.recall.ties import ranked_lists, ranked_rows
+from core.recall.store import RouteHits
+from core.recall.ties import ranked_rows, ranked_scores
 from core.records import DENSE_ROUTES, ROUTES, SESSION_ROUTES, Chunk
 
 KEEP_POOLS = 6
@@ -42,12 +42,6 @@ class UserRows(Protocol):
     static: PoolArrays
     neighbors: Mapping[str, tuple[str | None, str | None]]
     by_id: Mapping[str, Chunk]
-
-
-def best_lexical(scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The `n` best rows with a positive score (BM25: no match is no hit), and their scores."""
-    rows = matching_rows(scores, n)
-    return rows, scores[rows]
 
 
 class SessionScores(NamedTuple):
@@ -155,8 +149,7 @@ class ScanPools:
         t0 = time.perf_counter()
         hits = {r: RouteHits(*h) for r, h in zip(DENSE_ROUTES, ranked_rows(self.dense, depth))}
         t1 = time.perf_counter()
-        lists = ranked_lists(lambda _, n: {"lexical": best_lexical(self.lexical, n)}, ["lexical"], depth)
-        hits["lexical"] = RouteHits(*lists["lexical"])
+        hits["lexical"] = RouteHits(*ranked_scores(self.lexical, depth, positive=True))  # BM25: no match is no hit
         t2 = time.perf_counter()
         session_lists = self.sessions.hits(depth) if self.sessions is not None else None
         t3 = time.perf_counter()

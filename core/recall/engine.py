@@ -18,14 +18,14 @@ from core.config import MAX_ROUTE_DEPTH, Config
 from core.errors import Cancelled, MemsenseError
 from core.files import packaged_file
 from core.recall.backends import open_store
-from core.recall.deepen import ScanPools, SessionScores, assemble, best_lexical
+from core.recall.deepen import ScanPools, SessionScores, assemble
 from core.recall.lexical.analyzer import PLAIN, analyzer
 from core.recall.sessions import AGGREGATIONS, DEFAULT_AGGREGATION, DEFAULT_SESSION_ANALYZER
 from core.recall.embedding.embedder import Embedder, TextEmbedder, is_content_key, legacy_model_key
 from core.recall.pool import RecallPool
 from core.recall.query_text import check_query, for_local_model
 from core.recall.store import RouteHits, Store, StoreMeta, is_url
-from core.recall.ties import ranked_lists
+from core.recall.ties import ranked_lists, ranked_scores
 from core.recall.user_index import LEXICAL_MODES, UserIndex
 from core.records import DENSE_ROUTES, Chunk
 from core.redact import redact_url
@@ -263,7 +263,7 @@ class Engine:
         hits = {r: RouteHits(*h) for r, h in lists.items()}
         t2 = time.perf_counter()
         lex = ix.lexical.scores(query)
-        hits["lexical"] = RouteHits(*ranked_lists(lambda _, n: {"lexical": best_lexical(lex, n)}, ["lexical"], depth)["lexical"])
+        hits["lexical"] = RouteHits(*ranked_scores(lex, depth, positive=True))
         t3 = time.perf_counter()
         timings = {"embed": embed_ms, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}
         cosines = np.where(ix.vec_full.any(axis=1), ix.vec_full @ _unit32(qvec), -np.inf)  # as a scan computes them

@@ -18,15 +18,14 @@ store keeps (`session_lexicons`, written at ingest), or else from the user's ses
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from core.errors import MemsenseError
 from core.recall.lexical.analyzer import PLAIN, AnalyzedIndex, Analyzer, analyzed, analyzer
 from core.recall.lexical.bm25 import LexicalIndex
-from core.recall.store import matching_rows, top_rows
-from core.recall.ties import ranked_lists
+from core.recall.ties import ranked_scores
 from core.records import Chunk
 
 NO_ROWS = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int32))
@@ -97,13 +96,7 @@ class SessionIndex:
     def hits(self, scores: np.ndarray, depth: int, lexical: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The route's list to `depth` sessions as pool entries: (rows, scores, ranks), every session
         chunk of a ranked session at the session's rank and score."""
-        best: Callable[[np.ndarray, int], np.ndarray] = matching_rows if lexical else top_rows
-
-        def fetch(_: list[str], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-            found = best(scores, n)
-            return {"": (found, scores[found])}
-
-        docs, values = ranked_lists(fetch, [""], depth)[""]
+        docs, values = ranked_scores(scores, depth, positive=lexical)
         if not len(docs):
             return NO_ROWS
         picked = [self.rows[d] for d in docs.tolist()]

@@ -16,7 +16,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from core.recall.store import top_rows
+from core.recall.store import matching_rows, top_rows
 
 TIE_TOLERANCE = 1e-6
 """Scores this close (relative to their size, at least this absolute) are equal. Float32
@@ -30,6 +30,8 @@ PRESELECT_FROM = 8192
 """Route lists this long are cut to their candidates before they are ranked (`_candidates`)."""
 SAMPLE = 1024
 """About how many scores of each route the bar of that cut is read from."""
+SORT_UP_TO = 1024
+"""A route with at most this many hits in its full scores is ranked by sorting them all (`ranked_scores`)."""
 
 
 def tied(a: float, b: float) -> bool:
@@ -102,16 +104,25 @@ def _group_run(rows: np.ndarray, scores: np.ndarray, a: int, b: int) -> None:
     """Group `[a, b)` in place: each group is its head and every later score `tied` to it.
     Runs are short, so plain floats beat array calls here."""
     seg_rows, seg_scores = rows[a:b].tolist(), scores[a:b].tolist()
-    start, n = 0, b - a
-    while start < n:
-        head, end = seg_scores[start], start + 1
-        while end < n and tied(head, seg_scores[end]):
+    _walk(seg_rows, seg_scores, b - a)
+    rows[a:b], scores[a:b] = seg_rows, seg_scores
+
+
+def _walk(rows: list[int], scores: list[float], stop: int) -> None:
+    """Group, in place, each group of the sorted lists that starts before `stop`: its head and
+    every later score `tied` to it, ordered by row, each given the head's score. A later score
+    within the head's own scale of it (`head - x`, as `tied` computes it for `x <= head`) is
+    tied without asking, so `tied` decides only where a group may end."""
+    start, n = 0, len(scores)
+    while start < min(stop, n):
+        head, end = scores[start], start + 1
+        near = TIE_TOLERANCE * max(1.0, abs(head))
+        while end < n and (head - scores[end] <= near or tied(head, scores[end])):
             end += 1
         if end - start > 1:
-            seg_rows[start:end] = sorted(seg_rows[start:end])
-            seg_scores[start:end] = [head] * (end - start)
+            rows[start:end] = sorted(rows[start:end])
+            scores[start:end] = [head] * (end - start)
         start = end
-    rows[a:b], scores[a:b] = seg_rows, seg_scores
 
 
 def ranked_lists(fetch: Callable[[list[str], int], Mapping[str, tuple[np.ndarray, np.ndarray]]],
@@ -143,7 +154,7 @@ def ranked_rows(scores: np.ndarray, depth: int) -> list[tuple[np.ndarray, np.nda
     k, n = scores.shape
     want = depth + 1
     if n <= want or k == 0:
-        return [_plain(scores[j], depth) for j in range(k)]
+        return [ranked_scores(scores[j], depth) for j in range(k)]
     rows, kept = _best_columns(scores, want)
     is_finite = np.isfinite(kept)
     finite = np.asarray(is_finite.all(axis=1))
@@ -157,7 +168,7 @@ def ranked_rows(scores: np.ndarray, depth: int) -> list[tuple[np.ndarray, np.nda
     if flat_close.any():
         _group(rows.reshape(-1), kept.reshape(-1), flat_close)
     cut = finite & (kept[:, depth - 1] != kept[:, -1])
-    return [(rows[j, :depth], kept[j, :depth]) if cut[j] else _plain(scores[j], depth) for j in range(k)]
+    return [(rows[j, :depth], kept[j, :depth]) if cut[j] else ranked_scores(scores[j], depth) for j in range(k)]
 
 
 def _best_columns(scores: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray]:
@@ -200,10 +211,30 @@ def _candidates(scores: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray] 
     return column[picked].astype(np.int64), values[picked].astype(np.float64)
 
 
-def _plain(scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """One route's list by `ranked_lists` from its scores (best first, ties by row)."""
-    def fetch(_: list[str], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        rows = top_rows(scores, n)
-        return {"": (rows.astype(np.int64), scores[rows].astype(np.float64))}
+def ranked_scores(scores: np.ndarray, depth: int, positive: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """One route's list to `depth` from its full scores (one per row; a hit is a finite score,
+    with `positive` a finite score above 0: BM25's no match is no hit), the same arrays as
+    `ranked_lists` fetching `top_rows` (`matching_rows`) of them.
 
-    return ranked_lists(fetch, [""], depth)[""]
+    Up to `SORT_UP_TO` hits are sorted whole and grouped from the top until the group at the
+    cut is whole: the groups of a list's first places are the same however far it goes on, and
+    the fetches of `ranked_lists` stop at the first whole group at the cut. More hits go
+    through `ranked_lists`, whose fetches partition."""
+    hit = np.flatnonzero((scores > 0) & (scores < np.inf) if positive else np.isfinite(scores))
+    if len(hit) > SORT_UP_TO:
+        best = matching_rows if positive else top_rows
+
+        def fetch(_: list[str], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+            rows = best(scores, n)
+            return {"": (rows, scores[rows])}
+
+        return ranked_lists(fetch, [""], depth)[""]
+    values = scores[hit].astype(np.float64)
+    order = np.lexsort((hit, -values))
+    rows, values = hit[order].astype(np.int64), values[order]
+    top = values[: depth + 1]  # up to the first place past the cut: no gap close there, no group to walk
+    if len(top) < 2 or not ((top[:-1] - top[1:]) <= TIE_TOLERANCE * max(1.0, float(np.abs(top).max()))).any():
+        return rows[:depth], values[:depth]
+    row_list, score_list = rows.tolist(), values.tolist()
+    _walk(row_list, score_list, depth)
+    return np.array(row_list[:depth], dtype=np.int64), np.array(score_list[:depth], dtype=np.float64)

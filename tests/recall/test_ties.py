@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.recall.store import top_rows
+from core.recall.store import matching_rows, top_rows
 from core.recall import ties
-from core.recall.ties import TIE_TOLERANCE, rank_route, ranked_lists, ranked_rows, tied
+from core.recall.ties import TIE_TOLERANCE, rank_route, ranked_lists, ranked_rows, ranked_scores, tied
 
 
 def test_noise_tied_scores_are_one_group_in_row_order_with_the_best_score():
@@ -137,3 +137,30 @@ def test_long_route_lists_cut_to_sampled_candidates_rank_as_the_plain_path():
         depth = int(rng.choice([8, 64, 200]))
         got = [(rows.tolist(), scores.tolist()) for rows, scores in ranked_rows(matrix, depth)]
         assert got == lists_one_by_one(matrix, depth)
+
+
+@pytest.mark.parametrize("sort_up_to", [ties.SORT_UP_TO, 0])
+@pytest.mark.parametrize("seed", range(3))
+def test_ranked_scores_equal_ranked_lists_fetching_the_best_rows(seed, sort_up_to, monkeypatch):
+    """One route's list from its full scores (lexical, session routes) is what `ranked_lists`
+    gives fetching `top_rows` (`matching_rows` with `positive`: 0 and below is no hit), whether
+    the hits are sorted whole or fetched deeper and deeper: noise ties and exact ties across
+    the cut, zeros, negatives, -inf, NaN, fewer hits than asked, float32 and float64."""
+    monkeypatch.setattr(ties, "SORT_UP_TO", sort_up_to)
+    rng = np.random.default_rng(seed)
+    for _ in range(300):
+        n, depth = int(rng.integers(0, 400)), int(rng.integers(1, 80))
+        levels = rng.choice([1.0, 0.37, 12.0]) * rng.integers(int(rng.choice([0, -3])), int(rng.integers(1, 40)), size=n)
+        scores = (levels + rng.choice([0, 1e-9, 3e-7, 2e-6]) * rng.standard_normal(n)).astype(rng.choice([np.float32, np.float64]))
+        scores[rng.random(n) < rng.choice([0, 0.1, 0.9])] = -np.inf
+        if rng.random() < 0.1:
+            scores[rng.random(n) < 0.05] = np.nan
+        for positive, best in ((False, top_rows), (True, matching_rows)):
+            def fetch(_, k, best=best):
+                rows = best(scores, k)
+                return {"": (rows, scores[rows])}
+
+            want = ranked_lists(fetch, [""], depth)[""]
+            rows, values = ranked_scores(scores, depth, positive=positive)
+            assert (rows.tolist(), values.tolist()) == (want[0].tolist(), want[1].tolist())
+            assert rows.dtype == np.int64 and values.dtype == np.float64
