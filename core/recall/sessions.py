@@ -18,6 +18,7 @@ store keeps (`session_lexicons`, written at ingest), or else from the user's ses
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -99,9 +100,20 @@ class SessionIndex:
         docs, values = ranked_scores(scores, depth, positive=lexical)
         if not len(docs):
             return NO_ROWS
-        picked = [self.rows[d] for d in docs.tolist()]
-        counts = np.fromiter(map(len, picked), dtype=np.int64, count=len(picked))
-        return np.concatenate(picked), np.repeat(values, counts), np.repeat(np.arange(1, len(docs) + 1, dtype=np.int32), counts)
+        flat, bounds = self._flat_rows
+        starts, counts = bounds[docs], bounds[docs + 1] - bounds[docs]
+        ranks = np.arange(1, len(docs) + 1, dtype=np.int32)
+        if (counts == 1).all():  # a session chunk each (none split at 4,000 characters)
+            return flat[starts], values, ranks
+        at = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+        return flat[at], np.repeat(values, counts), np.repeat(ranks, counts)
+
+    @cached_property
+    def _flat_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every document's rows in one array, document after document, and where each starts
+        (a last entry: where they end)."""
+        bounds = np.cumsum([0, *map(len, self.rows)]).astype(np.int64)
+        return (np.concatenate(self.rows).astype(np.int64) if self.rows else np.zeros(0, np.int64)), bounds
 
 
 def documents(session_rows: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:

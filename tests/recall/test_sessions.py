@@ -17,7 +17,7 @@ from core.recall.backends import open_store
 from core.recall.engine import Engine
 from core.recall.lexical.analyzer import ANALYZERS, AnalyzedIndex
 from core.recall.lexical.bm25 import LexicalIndex
-from core.recall.sessions import session_document
+from core.recall.sessions import SessionIndex, session_document
 from core.records import ROUTES
 
 DOCS = ["The cats were running quickly to the houses", "A house is where the cat runs",
@@ -124,3 +124,18 @@ def test_stemming_runs_in_c():
     stemmer = snowballstemmer.stemmer("english")
     assert not type(stemmer).__module__.startswith("snowballstemmer"), type(stemmer)
     assert stemmer.stemWord("running") == "run"
+
+
+def test_a_sessions_chunks_all_take_its_rank_and_score_however_many_it_has():
+    """A session split in several session chunks gives each of them the session's place and
+    score; a session of one chunk, that one (the arrays go straight through)."""
+    one_each = SessionIndex(np.arange(3), [np.array([4]), np.array([2]), np.array([7])], None, np.zeros(0, np.int64),
+                            np.zeros(3, np.int64), np.zeros((0, 1), np.float32), "max")
+    split = replace(one_each, rows=[np.array([0, 1]), np.array([2]), np.array([3, 4, 5])])
+    scores = np.array([0.5, 0.0, 0.9])
+    assert [a.tolist() for a in one_each.hits(scores, 3, lexical=True)] == [[7, 4], [0.9, 0.5], [1, 2]]
+    assert [a.tolist() for a in split.hits(scores, 2, lexical=True)] == [[3, 4, 5, 0, 1], [0.9] * 3 + [0.5] * 2,
+                                                                          [1, 1, 1, 2, 2]]
+    rows, values, ranks = split.hits(scores, 3, lexical=False)  # a dense 0 is a hit
+    assert (rows.tolist(), ranks.tolist()) == ([3, 4, 5, 0, 1, 2], [1, 1, 1, 2, 2, 3])
+    assert rows.dtype == np.int64 and values.dtype == np.float64 and ranks.dtype == np.int32

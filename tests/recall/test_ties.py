@@ -156,7 +156,7 @@ def test_ranked_scores_equal_ranked_lists_fetching_the_best_rows(seed, sort_up_t
         if rng.random() < 0.1:
             scores[rng.random(n) < 0.05] = np.nan
         for positive, best in ((False, top_rows), (True, matching_rows)):
-            def fetch(_, k, best=best):
+            def fetch(_, k, best=best, scores=scores):
                 rows = best(scores, k)
                 return {"": (rows, scores[rows])}
 
