@@ -57,12 +57,6 @@ def top_rows(scores: np.ndarray, limit: int) -> np.ndarray:
     return finite[np.lexsort((finite, -scores[finite]))]
 
 
-def matching_rows(scores: np.ndarray, limit: int) -> np.ndarray:
-    """`top_rows` of the positive finite scores only: a lexical score of 0 is no match, no hit."""
-    hit = np.flatnonzero((scores > 0) & (scores < np.inf))  # few rows match: rank only them
-    return hit[top_rows(scores[hit], limit)]
-
-
 class Store(Protocol):
     """What the engine needs from a memory store; every backend (embedded, Qdrant server,
     PostgreSQL) implements it. Errors a user can cause raise `MemsenseError` naming the user

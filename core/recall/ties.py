@@ -16,7 +16,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from core.recall.store import matching_rows, top_rows
+from core.recall.store import top_rows
 
 TIE_TOLERANCE = 1e-6
 """Scores this close (relative to their size, at least this absolute) are equal. Float32
@@ -55,7 +55,7 @@ def rank_route(rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.nda
     rows, scores = rows[order], scores[order]
     if len(rows) < 2:
         return rows, scores
-    close = (scores[:-1] - scores[1:]) <= TIE_TOLERANCE * max(1.0, float(np.abs(scores).max()))
+    close = _close(scores)
     if not close.any():
         return rows, scores
     rows, scores = rows.copy(), scores.copy()
@@ -64,6 +64,12 @@ def rank_route(rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.nda
     else:
         _group(rows, scores, close)
     return rows, scores
+
+
+def _close(scores: np.ndarray) -> np.ndarray:
+    """For sorted scores (two or more), whether each gap is within the tolerance at the list's
+    largest scale: a pair `tied` has such a gap, so where none is, no group forms."""
+    return (scores[:-1] - scores[1:]) <= TIE_TOLERANCE * max(1.0, float(np.abs(scores).max()))
 
 
 def _group(rows: np.ndarray, scores: np.ndarray, close: np.ndarray) -> None:
@@ -216,26 +222,25 @@ def _candidates(scores: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray] 
 def ranked_scores(scores: np.ndarray, depth: int, positive: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """One route's list to `depth` from its full scores (one per row; a hit is a finite score,
     with `positive` a finite score above 0: BM25's no match is no hit), the same arrays as
-    `ranked_lists` fetching `top_rows` (`matching_rows`) of them.
+    `ranked_lists` fetching `top_rows` of its hits.
 
     Up to `SORT_UP_TO` hits are sorted whole and grouped from the top until the group at the
     cut is whole: the groups of a list's first places are the same however far it goes on, and
     the fetches of `ranked_lists` stop at the first whole group at the cut. More hits go
     through `ranked_lists`, whose fetches partition."""
     hit = np.flatnonzero((scores > 0) & (scores < np.inf) if positive else np.isfinite(scores))
+    values = scores[hit]
     if len(hit) > SORT_UP_TO:
-        best = matching_rows if positive else top_rows
-
         def fetch(_: list[str], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-            rows = best(scores, n)
+            rows = hit[top_rows(values, n)]  # the hits' order is the rows': ties stay by row
             return {"": (rows, scores[rows])}
 
         return ranked_lists(fetch, [""], depth)[""]
-    values = scores[hit].astype(np.float64)
+    values = values.astype(np.float64)
     order = np.lexsort((hit, -values))
     rows, values = hit[order].astype(np.int64), values[order]
     top = values[: depth + 1]  # up to the first place past the cut: no gap close there, no group to walk
-    if len(top) < 2 or not ((top[:-1] - top[1:]) <= TIE_TOLERANCE * max(1.0, float(np.abs(top).max()))).any():
+    if len(top) < 2 or not _close(top).any():
         return rows[:depth], values[:depth]
     row_list, score_list = rows.tolist(), values.tolist()
     _walk(row_list, score_list, depth)

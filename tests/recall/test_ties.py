@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.recall.store import matching_rows, top_rows
+from core.recall.store import top_rows
 from core.recall import ties
 from core.recall.ties import TIE_TOLERANCE, rank_route, ranked_lists, ranked_rows, ranked_scores, tied
 
@@ -139,11 +139,17 @@ def test_long_route_lists_cut_to_sampled_candidates_rank_as_the_plain_path():
         assert got == lists_one_by_one(matrix, depth)
 
 
+def positive_rows(scores: np.ndarray, limit: int) -> np.ndarray:
+    """`top_rows` of the positive finite scores only: a lexical score of 0 is no match."""
+    hit = np.flatnonzero((scores > 0) & (scores < np.inf))
+    return hit[top_rows(scores[hit], limit)]
+
+
 @pytest.mark.parametrize("sort_up_to", [ties.SORT_UP_TO, 0])
 @pytest.mark.parametrize("seed", range(3))
 def test_ranked_scores_equal_ranked_lists_fetching_the_best_rows(seed, sort_up_to, monkeypatch):
     """One route's list from its full scores (lexical, session routes) is what `ranked_lists`
-    gives fetching `top_rows` (`matching_rows` with `positive`: 0 and below is no hit), whether
+    gives fetching `top_rows` (of the positive scores only with `positive`: 0 and below is no hit), whether
     the hits are sorted whole or fetched deeper and deeper: noise ties and exact ties across
     the cut, zeros, negatives, -inf, NaN, fewer hits than asked, float32 and float64."""
     monkeypatch.setattr(ties, "SORT_UP_TO", sort_up_to)
@@ -155,7 +161,7 @@ def test_ranked_scores_equal_ranked_lists_fetching_the_best_rows(seed, sort_up_t
         scores[rng.random(n) < rng.choice([0, 0.1, 0.9])] = -np.inf
         if rng.random() < 0.1:
             scores[rng.random(n) < 0.05] = np.nan
-        for positive, best in ((False, top_rows), (True, matching_rows)):
+        for positive, best in ((False, top_rows), (True, positive_rows)):
             def fetch(_, k, best=best, scores=scores):
                 rows = best(scores, k)
                 return {"": (rows, scores[rows])}
