@@ -126,7 +126,8 @@ class Redundancy:
             terms, set_of = self.table
             tag = terms[set_of[row]]
         else:
-            counts = self.tags.sum(axis=1) if self.tag_counts is None else self.tag_counts  # None only beside a table
+            counts = self.tag_counts
+            assert counts is not None  # set in __init__ whenever there is no table
             inter = self.tags @ self.tags[row]
             union = counts + counts[row] - inter
             tag = self.tag_weight * np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
