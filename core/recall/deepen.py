@@ -4,7 +4,8 @@ The embedded store scans every vector of the user for each query (`EmbeddedStore
 BM25 scores every chunk, so the query's full per-route scores are at hand after a recall
 (a few MB). `ScanPools` keeps them: a pool of any depth is ranked from them when first asked
 for (`core.recall.pool.deepen`, an explicit step), and a pool already ranked deeper is cut,
-with no new search.
+with no new search. What all queries keep is bounded (`SCORES_HELD_BYTES`): past it, the least
+recently used keep only the rows their deepest lists can hold.
 Either way the pool is the one a fresh recall at that depth gives: route lists are ranked by
 `core.recall.ties` (the same tie rules, the same noise grouping), and a list `n`
 deep is the first `n` of any deeper list.
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Mapping, NamedTuple, Protocol, Sequence
+from typing import Callable, Mapping, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
@@ -23,7 +25,7 @@ from core.config import MAX_ROUTE_DEPTH
 from core.recall.pool import ChunkRows, PoolArrays, RecallPool, UnitRows
 from core.recall.sessions import NO_ROWS, SessionIndex
 from core.recall.store import RouteHits
-from core.recall.ties import ranked_rows, ranked_scores
+from core.recall.ties import list_reach, ranked_rows, ranked_scores
 from core.records import DENSE_ROUTES, ROUTES, SESSION_ROUTES, Chunk
 
 KEEP_POOLS = 6
@@ -97,23 +99,37 @@ def _pool(ix: UserRows, query: str, user_id: str, rows: np.ndarray, ranks: np.nd
                       arrays=arrays, exact=source is not None, source=source)
 
 
-@dataclass(eq=False)
+SCORES_HELD_BYTES = 512 * 2 ** 20
+"""What the exact scores and cached pools of every live `ScanPools` may hold together before the
+least recently used are shrunk (`ScanPools.shrink`). Without a bound, a question set on a
+100,000-chunk user held 3.6 MB of scores per question and 8.9 MB more for each question whose
+"why not" read its deepest pool: 9.5 GB for 760 questions."""
+
+
 class ScanPools:
-    """One query's exact scores on every route, and the pools ranked from them so far."""
+    """One query's exact scores on every route, and the pools ranked from them so far.
 
-    ix: UserRows
-    user_id: str
-    query: str
-    dense: np.ndarray  # float32 (7, n) cosine per dense route, -inf where the chunk has no vector
-    lexical: np.ndarray  # float64 (n,) BM25, 0 = no match
-    timings: dict[str, float]
-    max_depth: int = MAX_ROUTE_DEPTH
-    sessions: SessionScores | None = None  # None: the session routes are off
+    Its scores and cached pools count against `SCORES_HELD_BYTES` with those of every other
+    query (`HELD`): past it, the least recently used drop their cached pools and keep only the
+    rows of each route a list `max_depth` deep can hold (`core.recall.ties.list_reach`), from
+    which every pool is ranked exactly as from the full scores."""
 
-    def __post_init__(self) -> None:
+    def __init__(self, ix: UserRows, user_id: str, query: str, dense: np.ndarray, lexical: np.ndarray,
+                 timings: dict[str, float], max_depth: int = MAX_ROUTE_DEPTH,
+                 sessions: SessionScores | None = None) -> None:
+        """`dense`: float32 (7, n) cosine per dense route, -inf where the chunk has no vector;
+        `lexical`: float64 (n,) BM25, 0 = no match; `sessions`: None when the session routes are off."""
+        self.ix, self.user_id, self.query, self.timings = ix, user_id, query, timings
+        self.max_depth, self.sessions = max_depth, sessions
+        self._scores: tuple[np.ndarray, np.ndarray] | _Reach = (dense, lexical)
+        self._whole_is_least = False
+        self._fresh()
+
+    def _fresh(self) -> None:
         self._lock = threading.Lock()
         self._deepest: RecallPool | None = None
         self._pools: OrderedDict[int, RecallPool] = OrderedDict()
+        HELD.note(self, self._score_bytes(), used=True)
 
     def __getstate__(self) -> dict:
         """Pickled (a pool sent to another process) without its lock and cached pools."""
@@ -121,7 +137,12 @@ class ScanPools:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self.__post_init__()
+        self._fresh()
+
+    @property
+    def shrunk(self) -> bool:
+        """Whether only the rows lists `max_depth` deep can hold are kept (`shrink`)."""
+        return isinstance(self._scores, _Reach)
 
     def ready(self, depth: int) -> bool:
         with self._lock:
@@ -134,8 +155,13 @@ class ScanPools:
         with self._lock:
             if depth in self._pools:
                 self._pools.move_to_end(depth)
-                return self._pools[depth]
-            deeper = self._deepest if self._deepest is not None and self._deepest.depth >= depth else None
+                pool = self._pools[depth]
+            else:
+                deeper = self._deepest if self._deepest is not None and self._deepest.depth >= depth else None
+                pool = None
+        if pool is not None:
+            HELD.note(self, self.nbytes, used=True)
+            return pool
         pool = self._cut(deeper, depth) if deeper is not None else self._rank(depth)
         with self._lock:
             if self._deepest is None or depth > self._deepest.depth:
@@ -143,13 +169,48 @@ class ScanPools:
             self._pools[depth] = pool
             while len(self._pools) > KEEP_POOLS:
                 self._pools.popitem(last=False)
+        HELD.note(self, self.nbytes, used=True)
         return pool
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the scores and of every cached pool (not counting the user's own arrays)."""
+        with self._lock:
+            pools = {id(p): p for p in (*self._pools.values(), self._deepest) if p is not None}
+        return self._score_bytes() + sum(p.nbytes for p in pools.values())
+
+    def _score_bytes(self) -> int:
+        scores = self._scores
+        return scores.nbytes if isinstance(scores, _Reach) else scores[0].nbytes + scores[1].nbytes
+
+    def shrink(self) -> None:
+        """Drop the cached pools and keep only the rows each route's list `max_depth` deep can
+        hold: the same pools at every depth, a fraction of the memory on a large user."""
+        with self._lock:
+            self._deepest = None
+            self._pools.clear()
+        scores = self._scores
+        if not isinstance(scores, _Reach) and not self._whole_is_least:
+            reach = _Reach.of(*scores, self.max_depth)
+            if reach.nbytes < self._score_bytes():
+                self._scores = reach
+            else:  # a small user: lists that deep reach most rows
+                self._whole_is_least = True
+        HELD.note(self, self._score_bytes(), used=False)
 
     def _rank(self, depth: int) -> RecallPool:
         t0 = time.perf_counter()
-        hits = {r: RouteHits(*h) for r, h in zip(DENSE_ROUTES, ranked_rows(self.dense, depth))}
-        t1 = time.perf_counter()
-        hits["lexical"] = RouteHits(*ranked_scores(self.lexical, depth, positive=True))  # BM25: no match is no hit
+        scores = self._scores
+        if isinstance(scores, _Reach):
+            if depth > self.max_depth:
+                raise ValueError(f"a pool {depth} deep from scores kept {self.max_depth} deep")
+            hits = {r: scores.ranked(rows, values, depth) for r, (rows, values) in zip(DENSE_ROUTES, scores.dense)}
+            t1 = time.perf_counter()
+            hits["lexical"] = scores.ranked(*scores.lexical, depth, positive=True)
+        else:
+            hits = {r: RouteHits(*h) for r, h in zip(DENSE_ROUTES, ranked_rows(scores[0], depth))}
+            t1 = time.perf_counter()
+            hits["lexical"] = RouteHits(*ranked_scores(scores[1], depth, positive=True))  # BM25: no match is no hit
         t2 = time.perf_counter()
         session_lists = self.sessions.hits(depth) if self.sessions is not None else None
         t3 = time.perf_counter()
@@ -163,3 +224,91 @@ class ScanPools:
     def _cut(self, deeper: RecallPool, depth: int) -> RecallPool:
         """The first `depth` of every list of a deeper pool (`RecallPool.cut`)."""
         return deeper.cut(depth)
+
+
+@dataclass(frozen=True)
+class _Reach:
+    """One query's route scores kept only on the rows lists `depth` deep can hold
+    (`core.recall.ties.list_reach`): every other row is no hit."""
+
+    dense: tuple[tuple[np.ndarray, np.ndarray], ...]  # each dense route's (rows, float32 scores)
+    lexical: tuple[np.ndarray, np.ndarray]  # (rows, float64 BM25)
+
+    @staticmethod
+    def of(dense: np.ndarray, lexical: np.ndarray, depth: int) -> "_Reach":
+        routes = [list_reach(row, depth) for row in dense]
+        lexical_rows = list_reach(lexical, depth, positive=True)
+        return _Reach(tuple((r.astype(np.int32), row[r]) for r, row in zip(routes, dense)),
+                      (lexical_rows.astype(np.int32), lexical[lexical_rows]))
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes + b.nbytes for a, b in (*self.dense, self.lexical))
+
+    @staticmethod
+    def ranked(rows: np.ndarray, values: np.ndarray, depth: int, positive: bool = False) -> RouteHits:
+        """The route's list `depth` deep (at most the reach's), ranked from the kept rows alone:
+        they rise, so ties by place among them are ties by row."""
+        places, scores = ranked_scores(values, depth, positive)
+        return RouteHits(rows[places].astype(np.int64), scores)
+
+
+class _Held:
+    """Every live `ScanPools` by recency of use, with the bytes it holds; past the budget, the
+    least recently used are shrunk, one at a time, until the rest fit. One shrunk is not
+    shrunk again until it is used. Entries of collected ones are dropped on the next note (a
+    weakref callback only queues them: it may run inside any allocation, this class's own
+    included)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._lock = threading.Lock()
+        self._held: OrderedDict[int, tuple[weakref.ref, int, bool]] = OrderedDict()  # (ref, bytes, shrinkable)
+        self._gone: list[tuple[int, weakref.ref]] = []
+        self.total = 0
+
+    def note(self, pools: ScanPools, nbytes: int, used: bool) -> None:
+        """`pools` now holds `nbytes`; `used`: it was just used (it becomes the most recent and
+        may be shrunk again), else it was just shrunk."""
+        key = id(pools)
+        with self._lock:
+            self._drop_gone()
+            entry = self._held.get(key)
+            if entry is None:
+                ref = weakref.ref(pools, self._queue(key))
+            else:
+                ref = entry[0]
+                self.total -= entry[1]
+            self._held[key] = (ref, nbytes, used)
+            self.total += nbytes
+            if used:
+                self._held.move_to_end(key)
+            over = self.total > self.budget
+        if over and used:
+            self._trim(pools)
+
+    def _queue(self, key: int) -> Callable[[weakref.ref], None]:
+        return lambda ref: self._gone.append((key, ref))
+
+    def _drop_gone(self) -> None:
+        while self._gone:
+            key, ref = self._gone.pop()
+            entry = self._held.get(key)
+            if entry is not None and entry[0] is ref:
+                del self._held[key]
+                self.total -= entry[1]
+
+    def _trim(self, keep: ScanPools) -> None:
+        while True:
+            with self._lock:
+                self._drop_gone()
+                if self.total <= self.budget:
+                    return
+                victim = next((p for ref, _, shrinkable in self._held.values()
+                               if shrinkable and (p := ref()) is not None and p is not keep), None)
+            if victim is None:
+                return
+            victim.shrink()
+
+
+HELD = _Held(SCORES_HELD_BYTES)

@@ -246,8 +246,9 @@ class Engine:
         t4 = time.perf_counter()
         timings = {"embed": (t1 - t0) * 1e3, "dense": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3,
                    "sessions": (t4 - t3) * 1e3}
-        return ScanPools(ix, user_id, query, dense, lex, timings, sessions=sessions).pool(
-            _default_depth() if depth is None else depth)
+        depth = _default_depth() if depth is None else depth
+        return ScanPools(ix, user_id, query, dense, lex, timings, max_depth=max(MAX_ROUTE_DEPTH, depth),
+                         sessions=sessions).pool(depth)
 
     def _sessions(self, ix: UserIndex, query: str, qvec: np.ndarray, cosines: np.ndarray) -> SessionScores | None:
         """Every session's scores on the session routes (None when they are off)."""

@@ -85,6 +85,19 @@ class RecallPool:
     def size(self) -> int:
         return len(self.chunks)
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes of this pool's own arrays and of the cuts kept with it (the user's chunks
+        and vectors it reads by row are not its own)."""
+        own = [self.ranks, self.scores]
+        if self.arrays is not None:
+            own += [self.arrays.is_turn, self.arrays.session_of, self.arrays.memory_score, self.arrays.dims]
+        if isinstance(self.chunks, ChunkRows):
+            own.append(self.chunks.rows)
+        own.append(self.vectors.rows if isinstance(self.vectors, UnitRows) else self.vectors)
+        cuts = self.__dict__.get("_cuts", {})
+        return sum(a.nbytes for a in own) + sum(c.nbytes for c in list(cuts.values()))
+
     @cached_property
     def ids(self) -> tuple[str, ...]:
         """Every row's memory_id, in row order."""
@@ -246,19 +259,19 @@ class UnitRows:
     """(n, d) float64 unit vectors of the pool rows, converted from the store's float32 rows
     only for the rows read (`vectors[idx]`): a re-rank reads the few hundred MMR sees."""
 
-    __slots__ = ("_matrix", "_rows", "shape")
+    __slots__ = ("_matrix", "rows", "shape")
     ndim = 2
     dtype = np.dtype(np.float64)
 
     def __init__(self, matrix: np.ndarray, rows: np.ndarray):
-        self._matrix, self._rows = matrix, rows
+        self._matrix, self.rows = matrix, rows
         self.shape = (len(rows), matrix.shape[1])
 
     def __len__(self) -> int:
         return self.shape[0]
 
     def __getitem__(self, idx) -> np.ndarray:
-        out = self._matrix[self._rows[idx]].astype(np.float64)
+        out = self._matrix[self.rows[idx]].astype(np.float64)
         if out.ndim == 1:
             return _unit(out[None, :])[0]
         return _unit(out)
@@ -272,7 +285,7 @@ class UnitRows:
 
     def take(self, keep: np.ndarray) -> "UnitRows":
         """The rows at positions `keep`, still read on use."""
-        return UnitRows(self._matrix, self._rows[keep])
+        return UnitRows(self._matrix, self.rows[keep])
 
 
 def _widen(matrix: np.ndarray, empty: float) -> np.ndarray:

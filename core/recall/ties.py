@@ -245,3 +245,20 @@ def ranked_scores(scores: np.ndarray, depth: int, positive: bool = False) -> tup
     row_list, score_list = rows.tolist(), values.tolist()
     _walk(row_list, score_list, depth)
     return np.array(row_list[:depth], dtype=np.int64), np.array(score_list[:depth], dtype=np.float64)
+
+
+def list_reach(scores: np.ndarray, depth: int, positive: bool = False) -> np.ndarray:
+    """The rows of one route's full scores (hits as in `ranked_scores`) that a list at most
+    `depth` deep can hold, ascending: every hit within the tolerance at the largest scale of the
+    `depth + 1`-th best. A list that deep ranked from these rows alone (every other row no hit)
+    is the same list: its last group starts at a score at least the `depth`-th best and takes
+    only scores `tied` to it, so at most that tolerance below; where the full list would go on
+    past these rows, it goes on by scores no such group takes."""
+    hit = (scores > 0) & (scores < np.inf) if positive else np.isfinite(scores)
+    rows = np.flatnonzero(hit)
+    if len(rows) <= depth + 1:
+        return rows
+    values = scores[rows].astype(np.float64)
+    nth = np.partition(values, len(values) - depth - 1)[len(values) - depth - 1]
+    bar = nth - 2 * TIE_TOLERANCE * max(1.0, float(np.abs(values).max()))  # twice: the scale's own rounding
+    return rows[values >= bar]

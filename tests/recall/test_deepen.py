@@ -184,3 +184,79 @@ def test_reads_deepest_says_which_fates_rank_the_deepest_lists(engine):
         assert (fate.status in ("beyond_route_limit", "zero_weight", "absent")) == reads, (memory_id, fate)
         seen.add(reads)
     assert seen == {True, False}
+
+
+def copy_of(source, max_depth: int):
+    """A new `ScanPools` of `source`'s query and scores, reaching `max_depth`."""
+    from core.recall.deepen import ScanPools
+
+    dense, lexical = source._scores
+    return ScanPools(source.ix, source.user_id, source.query, dense, lexical, source.timings,
+                     max_depth=max_depth, sessions=source.sessions)
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_a_shrunk_source_gives_the_same_pool_at_every_depth(engine, query):
+    """Shrunk, a query's scores keep only the rows lists `max_depth` deep can hold, far fewer
+    bytes on a user larger than that, and every pool up to that depth is the one the whole
+    scores give, cut or ranked, through the cache or not."""
+    source = engine.recall("u", query).source
+    n = len(engine.chunks("u"))
+    for reach in (30, 200):
+        whole, small = copy_of(source, reach), copy_of(source, reach)
+        before = small.nbytes
+        small.pool(reach)  # a cached pool, dropped by the shrink
+        small.shrink()
+        assert small.shrunk and not small.ready(reach)
+        assert small.nbytes < before * (4 * reach / n + 0.1)
+        rng = np.random.default_rng(reach)
+        for d in rng.permutation([1, 2, reach // 3, reach - 1, reach, *rng.integers(1, reach, size=4).tolist()]).tolist():
+            assert_same_pool(small.pool(d), whole.pool(d))
+            assert_same_pool(copy_of(source, reach).pool(d), small.pool(d))
+        with pytest.raises(ValueError, match="deep from scores kept"):
+            small._rank(reach + 1)
+
+
+def test_a_source_as_deep_as_the_user_is_not_shrunk_smaller(engine):
+    source = copy_of(engine.recall("u", QUERIES[1]).source, MAX_ROUTE_DEPTH)
+    bytes_before = source.nbytes
+    deepest_pool = source.pool(MAX_ROUTE_DEPTH)
+    source.shrink()
+    assert not source.shrunk and source.nbytes == bytes_before  # the cached pool went, the whole scores stay
+    assert_same_pool(source.pool(MAX_ROUTE_DEPTH), deepest_pool)
+
+
+def test_scores_held_stay_within_the_budget_least_recently_used_shrunk_first(engine, monkeypatch):
+    """Past `SCORES_HELD_BYTES`, the least recently used sources are shrunk until the rest fit
+    (their pools unchanged); a source in use is not; a collected one stops counting."""
+    import gc
+
+    from core.recall import deepen as module
+
+    held = module._Held(budget=0)
+    monkeypatch.setattr(module, "HELD", held)
+    source = engine.recall("u", QUERIES[0]).source
+    one = copy_of(source, 40)
+    one.pool(40)
+    held.budget = int(3.5 * one.nbytes)  # room for three copies, whole and with a pool cached
+    del one
+    gc.collect()
+    copies, pools = [], []
+    for _ in range(6):  # each made and used in turn: the oldest are shrunk as the newest come
+        copies.append(copy_of(source, 40))
+        pools.append(copies[-1].pool(40))
+        assert held.total <= held.budget
+        shrunk = [c.shrunk for c in copies]
+        assert not shrunk[-1] and shrunk == sorted(shrunk, reverse=True)  # the oldest first
+    assert copies[0].shrunk and not copies[-2].shrunk
+    for c, p in zip(copies, pools):
+        assert_same_pool(c.pool(40), p)
+        assert_same_pool(c.pool(7), copy_of(source, 40).pool(7))
+    total = held.total
+    gone = copies.pop()
+    size = held._held[id(gone)][1]
+    del gone, pools, c, p  # the loop's names held the last copy too
+    gc.collect()
+    copies[0].pool(3)  # the next note drops the collected one
+    assert held.total <= total - size + copies[0].nbytes
+    assert len(held._held) == len(copies) + 1  # the six kept here and the engine's own source

@@ -170,3 +170,38 @@ def test_ranked_scores_equal_ranked_lists_fetching_the_best_rows(seed, sort_up_t
             rows, values = ranked_scores(scores, depth, positive=positive)
             assert (rows.tolist(), values.tolist()) == (want[0].tolist(), want[1].tolist())
             assert rows.dtype == np.int64 and values.dtype == np.float64
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_list_ranked_from_the_rows_list_reach_keeps_is_the_list_from_every_row(seed):
+    """`list_reach(scores, reach)` keeps few rows of a long route, and every list at most
+    `reach` deep ranked from those rows alone is the list `ranked_lists` gives from every row:
+    noise ties and exact ties across the cut, staircases of gaps just under the tolerance (each
+    step tied to the last, not to the head), zeros, negatives, -inf, NaN, float32 and float64."""
+    rng = np.random.default_rng(seed)
+    for case in range(200):
+        n, reach = int(rng.integers(0, 600)), int(rng.integers(1, 60))
+        levels = rng.choice([1.0, 0.37, 12.0]) * rng.integers(int(rng.choice([0, -3])), int(rng.integers(1, 40)), size=n)
+        scores = (levels + rng.choice([0, 1e-9, 3e-7, 2e-6]) * rng.standard_normal(n))
+        if n and case % 4 == 0:  # a staircase through the cut: each step within the tolerance of the one before
+            order = np.argsort(-scores, kind="stable")
+            at = order[max(0, min(reach, n - 1) - 10): reach + 30]
+            head = scores[at[0]]
+            scores[at] = head - 0.9 * TIE_TOLERANCE * max(1.0, abs(head)) * np.arange(len(at))
+        scores = scores.astype(rng.choice([np.float32, np.float64]))
+        scores[rng.random(n) < rng.choice([0, 0.1, 0.9])] = -np.inf
+        if rng.random() < 0.1:
+            scores[rng.random(n) < 0.05] = np.nan
+        for positive, best in ((False, top_rows), (True, positive_rows)):
+            kept = ties.list_reach(scores, reach, positive=positive)
+            assert (np.diff(kept) > 0).all()
+            for depth in sorted({1, reach // 2 + 1, reach}):
+                def fetch(_, k, best=best, scores=scores):
+                    rows = best(scores, k)
+                    return {"": (rows, scores[rows])}
+
+                want = ranked_lists(fetch, [""], depth)[""]
+                places, values = ranked_scores(scores[kept], depth, positive=positive)
+                assert (kept[places].tolist(), values.tolist()) == (want[0].tolist(), want[1].tolist())
+    wide = np.random.default_rng(9).standard_normal(50_000).astype(np.float32)
+    assert len(ties.list_reach(wide, 100)) < 110  # a long route of untied scores keeps about its reach
