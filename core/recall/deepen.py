@@ -266,6 +266,7 @@ class _Held:
         self._held: OrderedDict[int, tuple[weakref.ref, int, bool]] = OrderedDict()  # (ref, bytes, shrinkable)
         self._gone: list[tuple[int, weakref.ref]] = []
         self.total = 0
+        self._shrinkable = 0  # how many entries are: with none, a trim has nothing to look for
 
     def note(self, pools: ScanPools, nbytes: int, used: bool) -> None:
         """`pools` now holds `nbytes`; `used`: it was just used (it becomes the most recent and
@@ -279,8 +280,10 @@ class _Held:
             else:
                 ref = entry[0]
                 self.total -= entry[1]
+                self._shrinkable -= entry[2]
             self._held[key] = (ref, nbytes, used)
             self.total += nbytes
+            self._shrinkable += used
             if used:
                 self._held.move_to_end(key)
             over = self.total > self.budget
@@ -297,12 +300,13 @@ class _Held:
             if entry is not None and entry[0] is ref:
                 del self._held[key]
                 self.total -= entry[1]
+                self._shrinkable -= entry[2]
 
     def _trim(self, keep: ScanPools) -> None:
         while True:
             with self._lock:
                 self._drop_gone()
-                if self.total <= self.budget:
+                if self.total <= self.budget or self._shrinkable <= 1:  # none, or only `keep`
                     return
                 victim = next((p for ref, _, shrinkable in self._held.values()
                                if shrinkable and (p := ref()) is not None and p is not keep), None)

@@ -260,3 +260,21 @@ def test_scores_held_stay_within_the_budget_least_recently_used_shrunk_first(eng
     copies[0].pool(3)  # the next note drops the collected one
     assert held.total <= total - size + copies[0].nbytes
     assert len(held._held) == len(copies) + 1  # the six kept here and the engine's own source
+
+
+def test_sources_that_cannot_shrink_are_not_looked_at_again(engine, monkeypatch):
+    """Sources as deep as their user gain nothing by shrinking: past the budget each drops its
+    cached pools once, and is not shrunk again until it is used."""
+    from core.recall import deepen as module
+
+    held = module._Held(budget=0)
+    monkeypatch.setattr(module, "HELD", held)
+    source = engine.recall("u", QUERIES[2]).source
+    shrinks = []
+    monkeypatch.setattr(module.ScanPools, "shrink", lambda self, real=module.ScanPools.shrink: (shrinks.append(self), real(self)))
+    copies = [copy_of(source, MAX_ROUTE_DEPTH) for _ in range(5)]
+    assert len(shrinks) == len(copies)  # each new one shrank the one before it (the engine's first)
+    assert not any(c.shrunk for c in copies) and held._shrinkable == 1  # the newest
+    shrinks.clear()
+    copies[0].pool(5)
+    assert shrinks == [copies[-1]]  # only the one that was still shrinkable
