@@ -57,14 +57,19 @@ class TrialModel(TableModel):
         self.endInsertRows()
 
     def set_best(self, best: tuple[str, int] | None) -> None:
-        self.best = best
-        self.refresh()
+        """Mark the best trial: only the rows of the old and the new best change."""
+        before, self.best = self.best, best
+        if before == best:
+            return
+        for row, (run, t) in enumerate(self.rows):
+            if (run, t.number) in (before, best):
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
 
     def raw(self, row: int, col: int) -> Any:
         run, t = self.rows[row]
         if col < 5:
             return (t.number, t.stage, t.train, t.test, run)[col]
-        return float(next(k for k in ALL_KNOBS if k.name == KNOB_COLUMNS[col - 5]).get(t.config))
+        return float(ALL_KNOBS[col - 5].get(t.config))  # KNOB_COLUMNS are ALL_KNOBS' names, in order
 
     def display(self, row: int, col: int) -> str | None:
         value = self.raw(row, col)

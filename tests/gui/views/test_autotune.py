@@ -131,3 +131,77 @@ def test_cancelling_a_cross_validation_keeps_the_best_of_the_fold_running(qtbot,
         qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)
     assert applied.args[0] == best.config
     view.shutdown()
+
+
+def _trials(n: int, start: int = 0):
+    import numpy as np
+
+    from core.config import Config
+    from core.evaluation.tune import ALL_KNOBS, Trial
+
+    rng = np.random.default_rng(start)
+    out = []
+    for number in range(start, start + n):
+        cfg = Config()
+        for knob in ALL_KNOBS[:5]:
+            cfg = knob.set(cfg, knob.draw(rng))
+        out.append(Trial(number, "tpe", cfg, float(rng.random()), float(rng.random()), float(rng.random())))
+    return out
+
+
+def test_a_fast_search_is_shown_at_most_every_refresh_and_nothing_waits_after_it(qtbot, monkeypatch):
+    """Reports faster than `REFRESH_MS` are shown once per interval, the newest: table, plot,
+    progress and ETA together; when the search ends, no report is left to show late."""
+    from memsense_gui.state.trial_feed import SPLIT_RUN
+    from memsense_gui.views import autotune
+
+    view = AutoTuneView(tune=synthetic_tune, users=lambda: USERS)
+    qtbot.addWidget(view)
+    view.show()
+    looks = []
+    take = view._take_trials
+    monkeypatch.setattr(view, "_take_trials", lambda: (looks.append(view.feed.count), take()))
+    view._reset_run()
+    for trial in _trials(40):
+        view.feed.add(SPLIT_RUN, trial)
+        view._progressed(trial.number + 1, 40, f"trial {trial.number}")
+    assert looks == [] and view.model.rowCount() == 0  # nothing redrawn yet: one look is due
+    qtbot.waitUntil(lambda: view.model.rowCount() == 40, timeout=5 * autotune.REFRESH_MS)
+    assert len(looks) == 1 and view.progress.value() == 40 and "trial 39" in view.progress.format()
+    view._progressed(40, 40, "trial 39")
+    view._stop()  # the search ended: its pending report is dropped, not shown after
+    qtbot.wait(2 * autotune.REFRESH_MS)
+    assert len(looks) == 1 and not view.progress.isVisible()
+
+
+def test_a_refresh_reads_the_rows_in_sight_however_many_trials_there_are(qtbot):
+    """Marking the best and fitting the columns read the cells in sight and the best's rows, not
+    every trial's (sorted by the objective, as one watches a search): a refresh at 400 trials
+    reads about what one at 20 does."""
+    from memsense_gui.state.trial_feed import SPLIT_RUN
+
+    view = AutoTuneView(tune=synthetic_tune, users=lambda: USERS)
+    qtbot.addWidget(view)
+    view.resize(1280, 700)
+    view.show()
+    model = view.model
+    view.table.sortByColumn(model.TRAIN, Qt.SortOrder.DescendingOrder)  # best first, as one watches a search
+    reads = []
+    data = type(model).data
+    model.data = lambda index, role=0: (reads.append(1), data(model, index, role))[1]  # type: ignore[method-assign]
+
+    def refresh_reads(trials) -> int:
+        for trial in trials:
+            view.feed.add(SPLIT_RUN, trial)
+        reads.clear()
+        view._report = (trials[-1].number + 1, 1000, f"trial {trials[-1].number}")
+        view._show_report()
+        qtbot.wait(50)  # the repaint
+        return len(reads)
+
+    refresh_reads(_trials(20))
+    few = refresh_reads(_trials(5, start=20))
+    refresh_reads(_trials(375, start=25))
+    many = refresh_reads(_trials(5, start=400))
+    assert model.rowCount() == 405
+    assert many < 3 * few, (few, many)
