@@ -6,7 +6,7 @@ the app's sliders and the tuner all read the resulting `KNOBS` table.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Protocol, Self, TypeVar
+from typing import Any, ClassVar, Iterable, Protocol, Self, TypeVar
 
 
 class Configurable(Protocol):
@@ -69,6 +69,21 @@ class Knob:
         if self.is_weight:
             return cfg.with_weights(**{self.route: value})
         return replace(cfg, **{self.name: value})
+
+    @staticmethod
+    def apply_all(cfg: C, values: Iterable[tuple["Knob", float]]) -> C:
+        """A copy of `cfg` with each knob at its value: the config `apply` one knob after another
+        gives, in two copies (the fields, then the route weights) where that takes one per knob,
+        and each copy validates the whole config."""
+        changes: dict[str, Any] = {}
+        weights: dict[str, float] = {}
+        for knob, value in values:
+            if knob.is_weight:
+                weights[knob.route] = value
+            else:
+                changes[knob.name] = value
+        out = replace(cfg, **changes) if changes else cfg
+        return out.with_weights(**weights) if weights else out
 
     def rounded(self, value: float) -> float | int:
         """`value` at the knob's precision (whole numbers for integer knobs)."""

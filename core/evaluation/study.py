@@ -40,7 +40,7 @@ from core.config import Config, to_dict
 from core.errors import MemsenseError
 from core.evaluation.parallel import Evaluator
 from core.evaluation.tune import (KNOBS, Knob, Progress, Scorer, Trial, TrialSeen, TuneResult, _key, open_scorer,
-                                   sensitivity)
+                                   sensitivity, set_knobs)
 from core.recall.pool import RecallPool
 from core.records import Question
 
@@ -56,11 +56,7 @@ def _suggest(trial: optuna.Trial, knob: Knob) -> float:
 
 
 def _config(start: Config, knobs: Sequence[Knob], params: Mapping[str, float]) -> Config:
-    cfg = start
-    for knob in knobs:
-        if knob.name in params:
-            cfg = knob.set(cfg, params[knob.name])
-    return cfg
+    return set_knobs(start, ((knob, params[knob.name]) for knob in knobs if knob.name in params))
 
 
 def _params(cfg: Config, knobs: Sequence[Knob]) -> dict[str, float]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -92,8 +92,12 @@ class Knob:
         return self.knob.integer
 
     def set(self, cfg: Config, value: float) -> Config:
+        return self.knob.apply(cfg, self.setting(value))
+
+    def setting(self, value: float) -> float | int:
+        """What `set` gives the knob for `value`: clamped to the range, at 4 decimals, whole for a count."""
         value = round(min(self.high, max(self.low, float(value))), 4)
-        return self.knob.apply(cfg, int(round(value)) if self.integer else value)
+        return int(round(value)) if self.integer else value
 
     def draw(self, rng: np.random.Generator) -> float:
         if self.log:
@@ -129,6 +133,12 @@ POOL_KNOBS: tuple[Knob, ...] = tuple(Knob(CONFIG_KNOBS[name]) for name in POOL_L
 `route_limit = max(route_multiplier·candidate_limit, route_min)`): tuning them needs recall
 pools as deep as `knob_depth` says."""
 ALL_KNOBS: tuple[Knob, ...] = KNOBS + POOL_KNOBS
+
+
+def set_knobs(cfg: Config, values: Iterable[tuple[Knob, float]]) -> Config:
+    """`cfg` with each knob `set` to its value, in one copy: the config setting them one after
+    another gives."""
+    return ConfigKnob.apply_all(cfg, ((k.knob, k.setting(v)) for k, v in values))
 
 
 def knob_depth(knobs: Sequence[Knob], top_k: int) -> int:
@@ -327,10 +337,7 @@ def _tune(name: str, scorer: Scorer, train: Sequence[Question], test: Sequence[Q
         if not stopped():
             run(cfg, "seed")
     while not stopped() and len(history) < max(1, budget // 3):
-        cfg = start
-        for knob in knobs:
-            cfg = knob.set(cfg, knob.draw(rng))
-        run(cfg, "random")
+        run(set_knobs(start, ((knob, knob.draw(rng)) for knob in knobs)), "random")
     tried: set[tuple] = {_config_key(t.config) for t in history}
     best = _refine(max(history, key=_key), knobs, run, stopped, tried)
     while not stopped():

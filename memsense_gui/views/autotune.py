@@ -20,7 +20,6 @@ that and Save as preset are `views.autotune_winner.TunedWinner`, which this view
 """
 from __future__ import annotations
 
-import time
 from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt, QTimer, Signal, Slot
@@ -47,12 +46,11 @@ from memsense_gui.workers.slot import TaskSlot
 from memsense_gui.workers.tuning import CrossValidateFn, TuneFn, run_cv, run_tune
 
 
-REFRESH_MS = 200
-"""How often the progress bar and ETA follow a running search, rather than on every trial (30 to
-50 a second on LoCoMo dev): the GUI thread shares the interpreter and the cores with the search."""
-TRIALS_REFRESH_MS = 1000
-"""How often the trial table and History plot take the trials scored since their last look: a
-look (rows added, the plot redrawn) costs about 50 ms of the GUI thread in a 1600×1000 window."""
+REFRESH_MS = 500
+"""How often a running search is shown (progress bar, ETA, the trials scored since the last look in
+the table and the History plot, all together), rather than on every trial (30 to 50 a second on
+LoCoMo dev): a look costs about 50 ms of the GUI thread in a 1600×1000 window, and that thread
+shares the interpreter and the cores with the search."""
 SPLIT = 1
 """The folds spin box's lowest value: no cross-validation, the ticked train/test split."""
 DEFAULT_FOLDS = 5
@@ -83,7 +81,6 @@ class AutoTuneView(TunedWinner):
         self._refresh.setSingleShot(True)
         self._refresh.setInterval(REFRESH_MS)
         self._refresh.timeout.connect(self._show_report)
-        self._looked = 0.0  # when the table and plot last took the trials (time.monotonic)
         self.runner = TaskRunner("memsense-autotune", self)
         self.slot = TaskSlot(self.runner, succeeded=self._finished, failed=self._failed,
                              cancelled=self._cancelled, progressed=self._progressed)
@@ -275,7 +272,6 @@ class AutoTuneView(TunedWinner):
 
     def _take_trials(self) -> None:
         """Show the trials scored since the last look: table rows, plot points, best so far."""
-        self._looked = time.monotonic()
         new = self.feed.drain()
         if not new:
             return
@@ -317,8 +313,7 @@ class AutoTuneView(TunedWinner):
         if "trial " in what:
             self.rate.observe(done, total)
             self.eta_label.setText(self.rate.text())
-        if time.monotonic() - self._looked >= TRIALS_REFRESH_MS / 1000:
-            self._take_trials()
+        self._take_trials()
 
     def _finished(self, result: TuneResult | CrossValidation) -> None:
         self._stop()

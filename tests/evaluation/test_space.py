@@ -83,3 +83,22 @@ def test_cross_validation_streams_each_folds_trials_under_its_name():
     runs = [r for r, _ in seen]
     assert runs == ["fold 1"] * 4 + ["fold 2"] * 4 + ["all users"] * 4
     assert [t for r, t in seen if r == "all users"] == list(cv.final.trials)
+
+
+def test_knobs_set_together_give_the_config_set_one_after_another():
+    """`set_knobs` (one copy for the fields, one for the weights: what each trial makes) is the
+    config `Knob.set` knob after knob gives, from any start, values out of range and all."""
+    import numpy as np
+
+    from core.evaluation.tune import set_knobs
+
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        start = ALL_KNOBS[int(rng.integers(len(ALL_KNOBS)))].set(Config(), float(rng.normal()))
+        chosen = [k for k in ALL_KNOBS if rng.random() < 0.7]
+        values = [(k, k.draw(rng) * float(rng.choice([1.0, 1.0, 3.0, -1.0]))) for k in chosen]
+        one_by_one = start
+        for knob, value in values:
+            one_by_one = knob.set(one_by_one, value)
+        assert set_knobs(start, values) == one_by_one
+    assert set_knobs(Config(), []) == Config()
