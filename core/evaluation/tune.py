@@ -136,8 +136,8 @@ ALL_KNOBS: tuple[Knob, ...] = KNOBS + POOL_KNOBS
 
 
 def set_knobs(cfg: Config, values: Iterable[tuple[Knob, float]]) -> Config:
-    """`cfg` with each knob `set` to its value, in one copy: the config setting them one after
-    another gives."""
+    """`cfg` with each knob `set` to its value, in at most two copies of the config
+    (`core.config.knobs.Knob.apply_all`): the config setting them one after another gives."""
     return ConfigKnob.apply_all(cfg, ((k.knob, k.setting(v)) for k, v in values))
 
 
