@@ -173,7 +173,9 @@ def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: S
         best = max(history, key=_key)
         cancelled = cancel is not None and cancel.is_set()
         sens = {} if cancelled or sensitivity_points < 2 else sensitivity(
-            best.config, knobs, scorer, sensitivity_points, cancel)
+            best.config, knobs, scorer, sensitivity_points, cancel, progress)
+    if sensitivity_points >= 2 and progress:
+        progress(0, 0, "importance of each knob (fANOVA)")
     return TuneResult(name, tuple(sorted({q.user_id for q in train})), tuple(sorted({q.user_id for q in test})),
                       len(train), len(test), tuple(history), best, sens, cancelled,
                       importances(study, seed) if sensitivity_points >= 2 else {})

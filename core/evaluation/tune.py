@@ -353,7 +353,7 @@ def _tune(name: str, scorer: Scorer, train: Sequence[Question], test: Sequence[Q
             best = _refine(trial, knobs, run, stopped, tried)
     cancelled = cancel is not None and cancel.is_set()
     sens = {} if cancelled or sensitivity_points < 2 else sensitivity(best.config, knobs, scorer,
-                                                                      sensitivity_points, cancel)
+                                                                      sensitivity_points, cancel, progress)
     return TuneResult(name, tuple(sorted({q.user_id for q in train})), tuple(sorted({q.user_id for q in test})),
                       len(train), len(test), tuple(history), best, sens,
                       cancelled or (cancel is not None and cancel.is_set()))
@@ -405,14 +405,18 @@ def _config_key(cfg: Config) -> tuple:
 
 
 def sensitivity(cfg: Config, knobs: Sequence[Knob], scorer: Scorer, points: int = 7,
-                cancel: threading.Event | None = None) -> dict[str, tuple[tuple[float, float, float | None], ...]]:
+                cancel: threading.Event | None = None,
+                progress: Progress | None = None) -> dict[str, tuple[tuple[float, float, float | None], ...]]:
     """Metric against each knob alone: the knob swept over `points` values of its range (and
-    its best value), every other knob at `cfg`; (value, train, held-out or None) per point."""
+    its best value), every other knob at `cfg`; (value, train, held-out or None) per point.
+    `progress(done, knobs, what)` after each knob (a sweep of 21 knobs takes seconds)."""
     out: dict[str, tuple[tuple[float, float, float | None], ...]] = {}
-    for knob in knobs:
+    for n, knob in enumerate(knobs, start=1):
         if cancel is not None and cancel.is_set():
             return out
         values = sorted(set(knob.grid(points)) | {round(knob.get(cfg), 4)})
         scores = scorer.many([knob.set(cfg, v) for v in values])
         out[knob.name] = tuple((v, s.train, s.test) for v, s in zip(values, scores))
+        if progress:
+            progress(n, len(knobs), f"sensitivity to {knob.name}")
     return out

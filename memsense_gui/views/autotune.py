@@ -307,12 +307,14 @@ class AutoTuneView(TunedWinner):
             return
         done, total, what = self._report
         self._report = None
-        self.progress.setRange(0, max(total, 1))
+        self.progress.setRange(0, total)  # a total of 0: a step of unknown length, the bar busy
         self.progress.setValue(done)
-        self.progress.setFormat(f"{what}  %v/%m")
+        self.progress.setFormat(f"{what}  %v/%m" if total else what)
         if "trial " in what:
             self.rate.observe(done, total)
             self.eta_label.setText(self.rate.text())
+        else:  # the trials' rate says nothing of the steps after them
+            self.eta_label.setText("")
         self._take_trials()
 
     def _finished(self, result: TuneResult | CrossValidation) -> None:

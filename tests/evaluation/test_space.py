@@ -102,3 +102,25 @@ def test_knobs_set_together_give_the_config_set_one_after_another():
             one_by_one = knob.set(one_by_one, value)
         assert set_knobs(start, values) == one_by_one
     assert set_knobs(Config(), []) == Config()
+
+
+@pytest.mark.parametrize("search", ["tpe", "local"])
+def test_the_steps_after_the_trials_report_progress(search):
+    """The sweep of each knob and the importances take seconds after the last trial: each
+    knob's sweep is reported (done of the knobs), then the importances (a step of unknown
+    length, total 0); a run asked for no sweep reports neither."""
+    pools, questions = judged(per_user=2)
+    reports: list[tuple[int, int, str]] = []
+    run = tune_tpe if search == "tpe" else tune
+    result = run(pools, questions, [], trials=6, knobs=KNOBS, sensitivity_points=2,
+                 progress=lambda *r: reports.append(r))
+    after = reports[next(i for i, r in enumerate(reports) if r[2].startswith("sensitivity")):]
+    assert not any(r[2].startswith("trial") for r in after)
+    sweeps = [r for r in after if r[2].startswith("sensitivity")]
+    assert [(d, t) for d, t, _ in sweeps] == [(n, len(KNOBS)) for n in range(1, len(KNOBS) + 1)]
+    assert [w for *_, w in sweeps] == [f"sensitivity to {k.name}" for k in KNOBS] and set(result.sensitivity) == {k.name for k in KNOBS}
+    if search == "tpe":
+        assert after[-1] == (0, 0, "importance of each knob (fANOVA)")
+    quiet: list[tuple[int, int, str]] = []
+    run(pools, questions, [], trials=6, knobs=KNOBS, sensitivity_points=0, progress=lambda *r: quiet.append(r))
+    assert all(r[2].startswith("trial") for r in quiet)

@@ -210,3 +210,27 @@ def test_a_refresh_reads_the_rows_in_sight_however_many_trials_there_are(qtbot):
     many = refresh_reads(_trials(5, start=400))
     assert model.rowCount() == 405
     assert many < 3 * few, (few, many)
+
+
+def test_the_steps_after_the_trials_show_without_the_trials_eta(qtbot):
+    """After the last trial the bar follows the sweep of each knob, then turns busy for the
+    importances; the ETA, a figure of the trials' rate, is not left on screen."""
+    from memsense_gui.state.trial_feed import SPLIT_RUN
+
+    view = AutoTuneView(tune=synthetic_tune, users=lambda: USERS)
+    qtbot.addWidget(view)
+    view.show()
+    view._reset_run()
+    for trial in _trials(12):
+        view.feed.add(SPLIT_RUN, trial)
+        view._report = (trial.number + 1, 12, f"trial {trial.number}: train 0.5, best 0.6")
+        view._show_report()
+        qtbot.wait(20)
+    assert "trials/s" in view.eta_label.text()
+    view._report = (3, 21, "sensitivity to alpha")
+    view._show_report()
+    assert view.eta_label.text() == "" and (view.progress.value(), view.progress.maximum()) == (3, 21)
+    assert view.progress.format().startswith("sensitivity to alpha")
+    view._report = (0, 0, "importance of each knob (fANOVA)")
+    view._show_report()
+    assert (view.progress.minimum(), view.progress.maximum()) == (0, 0) and view.progress.format() == "importance of each knob (fANOVA)"
