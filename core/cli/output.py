@@ -13,15 +13,21 @@ from typing import Callable, TextIO
 
 
 def progress_bar(stream: TextIO | None = None) -> Callable[[int, int, str], None]:
-    """A `(done, total, stage)` callback drawing one bar per stage (a line per update off a tty)."""
+    """A `(done, total, stage)` callback drawing one bar per stage (a line per update off a tty);
+    a total of 0 is a step of unknown length, shown by its name."""
     stream = stream or sys.stderr  # looked up now: the command's (safe) stderr
     state: dict[str, str | None] = {"stage": None}
 
     def show(done: int, total: int, stage: str) -> None:
         if not stream.isatty() and stage == state["stage"] and done not in (0, total):
             return
+        if not total:  # a step of unknown length (or nothing to count): its name alone
+            stream.write(f"\r{stage}\n")
+            stream.flush()
+            state["stage"] = stage
+            return
         width = 30
-        filled = int(width * done / total) if total else width
+        filled = int(width * done / total)
         end = "\n" if done >= total or not stream.isatty() else ""
         stream.write(f"\r{stage:<22} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
         stream.flush()
