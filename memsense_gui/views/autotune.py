@@ -307,8 +307,8 @@ class AutoTuneView(TunedWinner):
             return
         done, total, what = self._report
         self._report = None
-        self.progress.setRange(0, total)  # a total of 0: a step of unknown length, the bar busy
-        self.progress.setValue(done)
+        self.progress.setRange(0, max(total, 1))  # a total of 0: a step of unknown length, named on an empty
+        self.progress.setValue(done)  # bar (a busy bar shows no text)
         self.progress.setFormat(f"{what}  %v/%m" if total else what)
         if "trial " in what:
             self.rate.observe(done, total)

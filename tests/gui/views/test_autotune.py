@@ -213,8 +213,8 @@ def test_a_refresh_reads_the_rows_in_sight_however_many_trials_there_are(qtbot):
 
 
 def test_the_steps_after_the_trials_show_without_the_trials_eta(qtbot):
-    """After the last trial the bar follows the sweep of each knob, then turns busy for the
-    importances; the ETA, a figure of the trials' rate, is not left on screen."""
+    """After the last trial the bar follows the sweep of each knob, then names the importances on
+    an empty bar; the ETA, a figure of the trials' rate, is not left on screen."""
     from memsense_gui.state.trial_feed import SPLIT_RUN
 
     view = AutoTuneView(tune=synthetic_tune, users=lambda: USERS)
@@ -233,4 +233,5 @@ def test_the_steps_after_the_trials_show_without_the_trials_eta(qtbot):
     assert view.progress.format().startswith("sensitivity to alpha")
     view._report = (0, 0, "importance of each knob (fANOVA)")
     view._show_report()
-    assert (view.progress.minimum(), view.progress.maximum()) == (0, 0) and view.progress.format() == "importance of each knob (fANOVA)"
+    assert (view.progress.value(), view.progress.maximum()) == (0, 1)
+    assert view.progress.format() == "importance of each knob (fANOVA)" and view.progress.text() == view.progress.format()
