@@ -22,14 +22,13 @@ def progress_bar(stream: TextIO | None = None) -> Callable[[int, int, str], None
         if not stream.isatty() and stage == state["stage"] and done not in (0, total):
             return
         if not total:  # a step of unknown length (or nothing to count): its name alone
-            stream.write(f"\r{stage}\n")
-            stream.flush()
-            state["stage"] = stage
-            return
-        width = 30
-        filled = int(width * done / total)
-        end = "\n" if done >= total or not stream.isatty() else ""
-        stream.write(f"\r{stage:<22} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
+            line = f"\r{stage}\n"
+        else:
+            width = 30
+            filled = int(width * done / total)
+            end = "\n" if done >= total or not stream.isatty() else ""
+            line = f"\r{stage:<22} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}"
+        stream.write(line)
         stream.flush()
         state["stage"] = stage
 

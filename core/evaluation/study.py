@@ -174,11 +174,13 @@ def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: S
         cancelled = cancel is not None and cancel.is_set()
         sens = {} if cancelled or sensitivity_points < 2 else sensitivity(
             best.config, knobs, scorer, sensitivity_points, cancel, progress)
-    if sensitivity_points >= 2 and progress:
-        progress(0, 0, "importance of each knob (fANOVA)")
+    knob_importances: dict[str, float] = {}
+    if sensitivity_points >= 2:
+        if progress:
+            progress(0, 0, "importance of each knob (fANOVA)")
+        knob_importances = importances(study, seed)
     return TuneResult(name, tuple(sorted({q.user_id for q in train})), tuple(sorted({q.user_id for q in test})),
-                      len(train), len(test), tuple(history), best, sens, cancelled,
-                      importances(study, seed) if sensitivity_points >= 2 else {})
+                      len(train), len(test), tuple(history), best, sens, cancelled, knob_importances)
 
 
 def _optimize(study: optuna.Study, scorer: Scorer, start: Config, knobs: Sequence[Knob], n: int, budget: int,

@@ -228,7 +228,7 @@ def ranked_scores(scores: np.ndarray, depth: int, positive: bool = False) -> tup
     cut is whole: the groups of a list's first places are the same however far it goes on, and
     the fetches of `ranked_lists` stop at the first whole group at the cut. More hits go
     through `ranked_lists`, whose fetches partition."""
-    hit = np.flatnonzero((scores > 0) & (scores < np.inf) if positive else np.isfinite(scores))
+    hit = _hits(scores, positive)
     values = scores[hit]
     if len(hit) > SORT_UP_TO:
         def fetch(_: list[str], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -254,11 +254,16 @@ def list_reach(scores: np.ndarray, depth: int, positive: bool = False) -> np.nda
     is the same list: its last group starts at a score at least the `depth`-th best and takes
     only scores `tied` to it, so at most that tolerance below; where the full list would go on
     past these rows, it goes on by scores no such group takes."""
-    hit = (scores > 0) & (scores < np.inf) if positive else np.isfinite(scores)
-    rows = np.flatnonzero(hit)
+    rows = _hits(scores, positive)
     if len(rows) <= depth + 1:
         return rows
     values = scores[rows].astype(np.float64)
     nth = np.partition(values, len(values) - depth - 1)[len(values) - depth - 1]
     bar = nth - 2 * TIE_TOLERANCE * max(1.0, float(np.abs(values).max()))  # twice: the scale's own rounding
     return rows[values >= bar]
+
+
+def _hits(scores: np.ndarray, positive: bool) -> np.ndarray:
+    """The rows of one route's full scores that are hits: a finite score, with `positive` a finite
+    score above 0 (BM25's no match is no hit)."""
+    return np.flatnonzero((scores > 0) & (scores < np.inf) if positive else np.isfinite(scores))

@@ -13,10 +13,11 @@ total); `forget()` deletes them ("Start over").
 Steering: the Search space tab locks knobs (at their value in the settings on screen) and sets
 ranges (`core.evaluation.space`); every trial shows in the table (sortable by the objective and
 by each knob) and in the History plot (objective and best so far, one colour per fold) within
-`REFRESH_MS` of being scored (`state.trial_feed`), with an ETA from the measured trial rate. Cancel keeps the best
-trial so far and says how many trials it rests on. Apply… offers the best settings with their
-diff (`apply_requested(cfg, what)`: the window shows the diff and applies in one undoable step);
-that and Save as preset are `views.autotune_winner.TunedWinner`, which this view builds on.
+`REFRESH_MS` of being scored (`state.trial_feed`), with an ETA from the measured trial rate.
+Cancel keeps the best trial so far and says how many trials it rests on. Apply… offers the best
+settings with their diff (`apply_requested(cfg, what)`: the window shows the diff and applies in
+one undoable step); that and Save as preset are `views.autotune_winner.TunedWinner`, which this
+view builds on.
 """
 from __future__ import annotations
 
