@@ -17,7 +17,7 @@ RAW_ROLE = Qt.ItemDataRole.UserRole + 1
 ID_ROLE = Qt.ItemDataRole.UserRole + 2
 DISPLAY = Qt.ItemDataRole.DisplayRole
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-_RIGHT_INT = int(_RIGHT.value)
+RIGHT_ALIGNED = int(_RIGHT.value)
 _ROLE_METHODS: dict[int, str] = {
     int(Qt.ItemDataRole.DisplayRole.value): "display",
     RAW_ROLE: "raw",
@@ -32,6 +32,11 @@ _ROLE_METHODS: dict[int, str] = {
 
 GLOSSARY_HINT = "F1: glossary"
 """The last line of every column header's tooltip: F1 opens the glossary at the column's term."""
+
+def header_tip(tip: str | None) -> str:
+    """A column header's tooltip: its own text, if any, then the glossary hint."""
+    return f"{tip}\n{GLOSSARY_HINT}" if tip else GLOSSARY_HINT
+
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -78,8 +83,7 @@ class TableModel(QAbstractTableModel):
         if role == DISPLAY:
             return self.HEADERS[section]
         if role == Qt.ItemDataRole.ToolTipRole:
-            tip = self.HEADER_TIPS.get(section)
-            return f"{tip}\n{GLOSSARY_HINT}" if tip else GLOSSARY_HINT
+            return header_tip(self.HEADER_TIPS.get(section))
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = DISPLAY) -> Any:
@@ -90,7 +94,7 @@ class TableModel(QAbstractTableModel):
         if not (0 <= row < self._n and 0 <= col < len(self.HEADERS)):
             return None
         if method == "alignment":
-            return _RIGHT_INT if col in self.NUMERIC else None
+            return RIGHT_ALIGNED if col in self.NUMERIC else None
         if method == "memory_id":
             return self.memory_id(row)
         return getattr(self, method)(row, col)

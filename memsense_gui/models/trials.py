@@ -1,15 +1,28 @@
-"""The auto-tuner's trials, live: run, stage, train and test metric, and every knob searched."""
+"""The auto-tuner's trials, live: run, stage, train and test metric, and every knob searched.
+
+Unlike the other tables, this one is held in Qt's own item model (`QStandardItemModel`), not
+answered from Python: it fills while a search runs on another thread of this process, and a
+Python model answers each role of each painted cell under the interpreter's lock, which that
+search needs all the time. Measured with `tools/bench_question_set.py`'s app (760 LoCoMo dev
+questions, 200 trials), alternately: the Python model took a quarter to a third of the trial
+rate that the same run reaches with no table at all.
+"""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from PySide6.QtCore import QModelIndex
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QStandardItem, QStandardItemModel
 
 from core.evaluation.tune import ALL_KNOBS, Trial
 from memsense_gui import theme
-from memsense_gui.models.table import TableModel
+from memsense_gui.models.table import RAW_ROLE, RIGHT_ALIGNED, header_tip
 
 KNOB_COLUMNS = tuple(k.name for k in ALL_KNOBS)
+BEST_TIP = "the best trial"
+_ALIGN = Qt.ItemDataRole.TextAlignmentRole
+_BACKGROUND = Qt.ItemDataRole.BackgroundRole
+_TOOLTIP = Qt.ItemDataRole.ToolTipRole
 
 
 def knob_header(name: str) -> str:
@@ -17,9 +30,9 @@ def knob_header(name: str) -> str:
     return name.replace("route_weights.", "w:")
 
 
-class TrialModel(TableModel):
+class TrialModel(QStandardItemModel):
     """One row per trial of every run (a search, or each fold of a cross-validation); every
-    knob has its own column, so the table sorts by the objective or by any knob."""
+    knob has its own column, so the table sorts by the objective or by any knob (`RAW_ROLE`)."""
 
     TRIAL, STAGE, TRAIN, TEST, RUN = range(5)
     HEADERS = ("trial", "stage", "train", "test", "run", *map(knob_header, KNOB_COLUMNS))
@@ -29,9 +42,15 @@ class TrialModel(TableModel):
                    RUN: "The search the trial belongs to: the train/test split, or a fold of the cross-validation"}
 
     def __init__(self, parent=None):
-        super().__init__(parent)
+        super().__init__(0, len(self.HEADERS), parent)
         self.rows: list[tuple[str, Trial]] = []
         self.best: tuple[str, int] | None = None
+        for col, name in enumerate(self.HEADERS):
+            item = QStandardItem(name)
+            item.setToolTip(header_tip(self.HEADER_TIPS.get(col)))
+            self.setHorizontalHeaderItem(col, item)
+        if theme.notifier is not None:
+            theme.notifier.changed.connect(self._theme_changed)
 
     @property
     def trials(self) -> list[Trial]:
@@ -41,59 +60,81 @@ class TrialModel(TableModel):
         self.set_rows([(run, t) for t in trials], None if best is None else (run, best))
 
     def set_rows(self, rows: Sequence[tuple[str, Trial]], best: tuple[str, int] | None = None) -> None:
+        """Replace every row: one reset the views follow, not a signal per row."""
         self.beginResetModel()
-        self.rows = list(rows)
-        self.best = best
-        self._n = len(self.rows)
-        self.endResetModel()
+        blocked = self.blockSignals(True)  # the reset tells the views; the item calls below would tell them row by row
+        try:
+            self.setRowCount(0)
+            self.rows, self.best = list(rows), None
+            for run, t in self.rows:
+                self.appendRow(self._items(run, t))
+            self._mark(best)
+        finally:
+            self.blockSignals(blocked)
+            self.endResetModel()
 
     def add(self, rows: Sequence[tuple[str, Trial]]) -> None:
         """Trials just scored, appended."""
-        if not rows:
-            return
-        self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows) + len(rows) - 1)
-        self.rows.extend(rows)
-        self._n = len(self.rows)
-        self.endInsertRows()
+        for run, t in rows:
+            self.rows.append((run, t))
+            self.appendRow(self._items(run, t))
 
     def set_best(self, best: tuple[str, int] | None) -> None:
         """Mark the best trial: only the rows of the old and the new best change."""
+        for row in self._mark(best):
+            self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
+
+    def _mark(self, best: tuple[str, int] | None) -> list[int]:
+        """Colour the best trial's row and clear the old best's, quietly; the rows changed."""
         before, self.best = self.best, best
         if before == best:
-            return
-        for row, (run, t) in enumerate(self.rows):
-            if (run, t.number) in (before, best):
-                self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
+            return []
+        changed = [row for row, (run, t) in enumerate(self.rows) if (run, t.number) in (before, best)]
+        blocked = self.blockSignals(True)  # one dataChanged a row (`set_best`), not one per cell
+        try:
+            for row in changed:
+                self._paint_row(row)
+        finally:
+            self.blockSignals(blocked)
+        return changed
 
-    def raw(self, row: int, col: int) -> Any:
+    def _paint_row(self, row: int) -> None:
         run, t = self.rows[row]
-        if col < 5:
-            return (t.number, t.stage, t.train, t.test, run)[col]
-        return float(ALL_KNOBS[col - 5].get(t.config))  # KNOB_COLUMNS are ALL_KNOBS' names, in order
+        best = self.best == (run, t.number)
+        colour = theme.current().qcolor("gold") if best else None
+        for col in range(len(self.HEADERS)):
+            item = self.item(row, col)
+            item.setData(colour, _BACKGROUND)
+            item.setData(BEST_TIP if best else None, _TOOLTIP)
 
-    def display(self, row: int, col: int) -> str | None:
-        value = self.raw(row, col)
-        if col in (self.TRAIN, self.TEST):
-            return "" if value is None else f"{value:.3f}"
-        if isinstance(value, float):
-            return f"{value:g}"
-        return str(value)
+    def _theme_changed(self, *_: Any) -> None:
+        best = self.best
+        self._mark(None)
+        self.set_best(best)  # the best's colour is the new theme's
 
-    def _is_best(self, row: int) -> bool:
-        run, t = self.rows[row]
-        return self.best == (run, t.number)
+    def _items(self, run: str, t: Trial) -> list[QStandardItem]:
+        out = []
+        for col in range(len(self.HEADERS)):
+            value = _raw(run, t, col)
+            item = QStandardItem(_display(col, value))
+            item.setData(value, RAW_ROLE)
+            if col in self.NUMERIC:
+                item.setData(RIGHT_ALIGNED, _ALIGN)
+            item.setEditable(False)
+            out.append(item)
+        return out
 
-    def memory_id(self, row: int) -> None:
-        return None
 
-    def tooltip(self, row: int, col: int) -> str | None:
-        return "the best trial" if self._is_best(row) else None
+def _raw(run: str, t: Trial, col: int) -> Any:
+    """A cell's value, as sorted and plotted."""
+    if col < 5:
+        return (t.number, t.stage, t.train, t.test, run)[col]
+    return float(ALL_KNOBS[col - 5].get(t.config))  # KNOB_COLUMNS are ALL_KNOBS' names, in order
 
-    def foreground(self, row: int, col: int) -> None:
-        return None
 
-    def background(self, row: int, col: int) -> Any:
-        return theme.current().qcolor("gold") if self._is_best(row) else None
-
-    def font(self, row: int, col: int) -> None:
-        return None
+def _display(col: int, value: Any) -> str:
+    if col in (TrialModel.TRAIN, TrialModel.TEST):
+        return "" if value is None else f"{value:.3f}"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
