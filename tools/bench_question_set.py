@@ -19,11 +19,18 @@ With `--storages N`, this tree's `tune_tpe` runs N trials on the recalled pools 
 memory, in SQLite and in a journal file (`core.evaluation.study.file_storage`), the
 trials per second of each.
 Each child prints one JSON line; the load average is printed beside the figures.
+
+Over the trials, both children also account for the CPU each trial takes: the thread that runs the
+search (Optuna's TPE, tells, the study file), the worker processes that score (read from /proc),
+and in the app the GUI thread. Their sum over the machine's cores is the fastest the trials could
+go with every core busy: when the CLI runs near it, whatever the app adds on any thread (the
+GUI's drawing, the study file it keeps) comes out of the trial rate.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -31,21 +38,60 @@ import tempfile
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent.parent
 
 
-def _mark(marks: list[tuple[float, int, str]], done: int, total: int, what: str) -> None:
-    marks.append((time.perf_counter(), done, what))
+class Mark(NamedTuple):
+    """A progress report, with the CPU seconds used so far by the thread that made it and by the
+    worker processes alive then."""
+
+    t: float
+    done: int
+    what: str
+    cpu: float
+    workers_cpu: float
 
 
-def _trial_rate(marks: list[tuple[float, int, str]]) -> tuple[float | None, float | None]:
-    """(time of the first trial report, trials per second from it to the last) from (t, done, what)."""
-    trials = [(t, done) for t, done, what in marks if what.startswith("trial")]
-    if len(trials) < 2 or trials[-1][0] == trials[0][0]:
-        return (trials[0][0] if trials else None), None
-    return trials[0][0], (trials[-1][1] - trials[0][1]) / (trials[-1][0] - trials[0][0])
+def _mark(marks: list[Mark], done: int, total: int, what: str) -> None:
+    marks.append(Mark(time.perf_counter(), done, what, time.thread_time(), _workers_cpu()))
+
+
+def _workers_cpu() -> float:
+    """CPU seconds (user and system) used so far by this process's live child processes: the
+    tuning workers (fields 14 and 15 of /proc/PID/stat)."""
+    ticks = 0
+    for proc in multiprocessing.active_children():
+        try:
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # it just ended
+            continue
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _trials(marks: list[Mark]) -> list[Mark]:
+    return [m for m in marks if m.what.startswith("trial")]
+
+
+def _trial_rate(marks: list[Mark]) -> tuple[float | None, float | None]:
+    """(time of the first trial report, trials per second from it to the last)."""
+    trials = _trials(marks)
+    if len(trials) < 2 or trials[-1].t == trials[0].t:
+        return (trials[0].t if trials else None), None
+    return trials[0].t, (trials[-1].done - trials[0].done) / (trials[-1].t - trials[0].t)
+
+
+def _cpu_per_trial(marks: list[Mark]) -> dict[str, float | None]:
+    """Milliseconds of CPU a trial took, from the first trial report to the last: on the thread
+    that made the reports (the search's) and in the worker processes."""
+    trials = _trials(marks)
+    n = trials[-1].done - trials[0].done if len(trials) > 1 else 0
+    if not n:
+        return {"search_cpu_ms": None, "workers_cpu_ms": None}
+    return {"search_cpu_ms": (trials[-1].cpu - trials[0].cpu) * 1e3 / n,
+            "workers_cpu_ms": (trials[-1].workers_cpu - trials[0].workers_cpu) * 1e3 / n}
 
 
 # ---- children ------------------------------------------------------------------------------------
@@ -53,16 +99,16 @@ def cli_child(args: argparse.Namespace) -> dict:
     from core.cli import output
     from core.cli.main import main
 
-    marks: list[tuple[float, int, str]] = []
+    marks: list[Mark] = []
     setattr(output, "progress_bar", lambda stream=None: partial(_mark, marks))  # noqa: B010 - mypy refuses the plain assignment
     t0 = time.perf_counter()
     code = main(["tune", args.questions, "--store", args.store, "--train", args.train, "--test", args.test,
                  "--trials", str(args.trials), "--sensitivity-points", "0", "--json"])
     wall = time.perf_counter() - t0
-    recall = [t for t, _done, what in marks if what == "recall"]
+    recall = [m.t for m in marks if m.what == "recall"]
     first, rate = _trial_rate(marks)
     return {"part": "cli", "exit": code, "wall_s": wall, "recall_s": recall[-1] - recall[0] if recall else None,
-            "first_trial_s": None if first is None else first - t0, "trials_per_s": rate}
+            "first_trial_s": None if first is None else first - t0, "trials_per_s": rate, **_cpu_per_trial(marks)}
 
 
 def _wait_until(app, ready, timeout_s: float) -> None:
@@ -92,14 +138,28 @@ def app_child(args: argparse.Namespace) -> dict:
     from memsense_gui.window.evaluation import install_evaluation
     from memsense_gui.window.main_window import MainWindow
 
-    marks: list[tuple[float, int, str]] = []
-    shown = AutoTuneView._progressed
+    import core.evaluation.study as study
+
+    marks: list[Mark] = []  # as the view is told, on the GUI thread: its CPU is the GUI thread's
+    search: list[Mark] = []  # as the search reports, on its own thread
+    shown, tune_tpe = AutoTuneView._progressed, study.tune_tpe
 
     def timed(self: AutoTuneView, done: int, total: int, what: str) -> None:
-        marks.append((time.perf_counter(), done, what))
+        _mark(marks, done, total, what)
         shown(self, done, total, what)
 
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        told = kwargs.get("progress")
+        if told is not None:
+            def both(done: int, total: int, what: str) -> None:
+                _mark(search, done, total, what)
+                told(done, total, what)
+
+            kwargs["progress"] = both
+        return tune_tpe(*args, **kwargs)
+
     setattr(AutoTuneView, "_progressed", timed)  # noqa: B010 - before the view is made: its task slot takes the method
+    setattr(study, "tune_tpe", traced)  # noqa: B010 - the app imports it when a search starts
     app = QApplication.instance() or QApplication(sys.argv[:1])
     home = Path(tempfile.mkdtemp(prefix="memsense-bench-qs-"))
     window = MainWindow(home, paths.settings(home))
@@ -148,7 +208,8 @@ def app_child(args: argparse.Namespace) -> dict:
         raise SystemExit(f"bench: tuning failed: {finished[-1]}")
     first, rate = _trial_rate(marks)
     out.update({"autotune_start_s": None if first is None else first - t0, "trials_per_s": rate,
-                "autotune_s": time.perf_counter() - t0, "trials": len(finished[-1].trials)})
+                "autotune_s": time.perf_counter() - t0, "trials": len(finished[-1].trials),
+                **_cpu_per_trial(search), "gui_cpu_ms": _cpu_per_trial(marks)["search_cpu_ms"]})
     window.close()
     return out
 
@@ -175,7 +236,7 @@ def storages_child(args: argparse.Namespace) -> dict:
     out: dict[str, Any] = {"part": "storages", "trials": args.storages}
     for name, storage in (("memory", None), ("sqlite", f"sqlite:///{folder / 'study.db'}"),
                           ("journal", folder / "study.journal")):
-        marks: list[tuple[float, int, str]] = []
+        marks: list[Mark] = []
         tune_tpe(pools, train, test, trials=args.storages, start=start, seeds=seed_presets(start), knobs=ALL_KNOBS,
                  storage=storage, study_name="bench" if storage else None, sensitivity_points=0, jobs=args.jobs,
                  progress=partial(_mark, marks))
@@ -199,6 +260,18 @@ def run_child(part: str, code: Path, args: argparse.Namespace) -> dict:
 
 def _f(value: float | None, unit: str = "") -> str:
     return "-" if value is None else f"{value:.2f}{unit}"
+
+
+def _cpu_line(child: dict) -> str:
+    """A child's CPU per trial, by thread and process, and the rate it allows on every core."""
+    parts = {"search": child.get("search_cpu_ms"), "workers": child.get("workers_cpu_ms"), "GUI": child.get("gui_cpu_ms")}
+    known = {k: v for k, v in parts.items() if v is not None}
+    if not known:
+        return "-"
+    total = sum(known.values())
+    cores = os.cpu_count() or 1
+    return (" + ".join(f"{k} {v:.1f}" for k, v in known.items()) + f" = {total:.1f} ms, "
+            f"at most {cores * 1e3 / total:.1f} trials/s on {cores} cores")
 
 
 def main() -> int:
@@ -233,6 +306,7 @@ def main() -> int:
               f"{_f(app['evaluation_s'], ' s')}, then Auto-tune start {_f(app['autotune_start_s'], ' s')}; "
               f"auto-tune {_f(app['trials_per_s'])} trials/s ({app['trials']} trials in {_f(app['autotune_s'], ' s')})",
               flush=True)
+        print(f"  CPU a trial: memsense tune {_cpu_line(cli)}; app {_cpu_line(app)}", flush=True)
         print(f"  load average now: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     if args.storages:
         st = run_child("storages", HERE, args)
