@@ -33,6 +33,7 @@ _ROLE_METHODS: dict[int, str] = {
 GLOSSARY_HINT = "F1: glossary"
 """The last line of every column header's tooltip: F1 opens the glossary at the column's term."""
 
+
 def header_tip(tip: str | None) -> str:
     """A column header's tooltip: its own text, if any, then the glossary hint."""
     return f"{tip}\n{GLOSSARY_HINT}" if tip else GLOSSARY_HINT
