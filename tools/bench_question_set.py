@@ -83,15 +83,20 @@ def _trial_rate(marks: list[Mark]) -> tuple[float | None, float | None]:
     return trials[0].t, (trials[-1].done - trials[0].done) / (trials[-1].t - trials[0].t)
 
 
-def _cpu_per_trial(marks: list[Mark]) -> dict[str, float | None]:
+def _cpu_per_trial(marks: list[Mark]) -> tuple[float | None, float | None]:
     """Milliseconds of CPU a trial took, from the first trial report to the last: on the thread
-    that made the reports (the search's) and in the worker processes."""
+    that made the reports, and in the worker processes."""
     trials = _trials(marks)
     n = trials[-1].done - trials[0].done if len(trials) > 1 else 0
     if not n:
-        return {"search_cpu_ms": None, "workers_cpu_ms": None}
-    return {"search_cpu_ms": (trials[-1].cpu - trials[0].cpu) * 1e3 / n,
-            "workers_cpu_ms": (trials[-1].workers_cpu - trials[0].workers_cpu) * 1e3 / n}
+        return None, None
+    return (trials[-1].cpu - trials[0].cpu) * 1e3 / n, (trials[-1].workers_cpu - trials[0].workers_cpu) * 1e3 / n
+
+
+def _search_cpu(marks: list[Mark]) -> dict[str, float | None]:
+    """CPU a trial of marks made by the search's own thread: that thread's and the workers'."""
+    search, workers = _cpu_per_trial(marks)
+    return {"search_cpu_ms": search, "workers_cpu_ms": workers}
 
 
 # ---- children ------------------------------------------------------------------------------------
@@ -108,7 +113,7 @@ def cli_child(args: argparse.Namespace) -> dict:
     recall = [m.t for m in marks if m.what == "recall"]
     first, rate = _trial_rate(marks)
     return {"part": "cli", "exit": code, "wall_s": wall, "recall_s": recall[-1] - recall[0] if recall else None,
-            "first_trial_s": None if first is None else first - t0, "trials_per_s": rate, **_cpu_per_trial(marks)}
+            "first_trial_s": None if first is None else first - t0, "trials_per_s": rate, **_search_cpu(marks)}
 
 
 def _wait_until(app, ready, timeout_s: float) -> None:
@@ -209,7 +214,7 @@ def app_child(args: argparse.Namespace) -> dict:
     first, rate = _trial_rate(marks)
     out.update({"autotune_start_s": None if first is None else first - t0, "trials_per_s": rate,
                 "autotune_s": time.perf_counter() - t0, "trials": len(finished[-1].trials),
-                **_cpu_per_trial(search), "gui_cpu_ms": _cpu_per_trial(marks)["search_cpu_ms"]})
+                **_search_cpu(search), "gui_cpu_ms": _cpu_per_trial(marks)[0]})
     window.close()
     return out
 

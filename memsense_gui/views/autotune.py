@@ -50,8 +50,8 @@ from memsense_gui.workers.tuning import CrossValidateFn, TuneFn, run_cv, run_tun
 REFRESH_MS = 500
 """How often a running search is shown (progress bar, ETA, the trials scored since the last look in
 the table and the History plot, all together), rather than on every trial (30 to 50 a second on
-LoCoMo dev): a look costs about 50 ms of the GUI thread in a 1600×1000 window, and that thread
-shares the interpreter and the cores with the search."""
+LoCoMo dev): a look costs about 30 ms of the GUI thread in a 1600×1000 window (25 at 1280×700),
+and that thread shares the interpreter and the cores with the search."""
 SPLIT = 1
 """The folds spin box's lowest value: no cross-validation, the ticked train/test split."""
 DEFAULT_FOLDS = 5
