@@ -6,6 +6,7 @@ backgrounds; views ask `current()` when they paint and refresh on `ThemeNotifier
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor, QPalette
@@ -56,7 +57,21 @@ class ThemeNotifier(QObject):
     changed = Signal(object)  # Theme
 
 
-notifier = None
+notifier: ThemeNotifier | None = None
+
+
+def _notifier() -> ThemeNotifier:
+    """The one notifier, made on first need (a view may be built before the first `apply`)."""
+    global notifier
+    if notifier is None:
+        notifier = ThemeNotifier(QApplication.instance())
+    return notifier
+
+
+def on_change(slot: Callable[[Theme], object]) -> None:
+    """Call `slot(theme)` at every switch of appearance from now on, whether or not one was
+    applied yet (a bound method is dropped with its object)."""
+    _notifier().changed.connect(slot)
 
 
 def current() -> Theme:
@@ -95,11 +110,9 @@ def palette(theme: Theme) -> QPalette:
 
 def apply(app: QApplication, dark: bool) -> Theme:
     """Switch the whole application to the light or dark appearance."""
-    global _current, notifier
+    global _current
     _current = DARK if dark else LIGHT
     app.setStyle("Fusion")
     app.setPalette(palette(_current))
-    if notifier is None:
-        notifier = ThemeNotifier(app)
-    notifier.changed.emit(_current)
+    _notifier().changed.emit(_current)
     return _current

@@ -50,8 +50,7 @@ class TrialModel(QStandardItemModel):
             item = QStandardItem(name)
             item.setToolTip(header_tip(self.HEADER_TIPS.get(col)))
             self.setHorizontalHeaderItem(col, item)
-        if theme.notifier is not None:
-            theme.notifier.changed.connect(self._theme_changed)
+        theme.on_change(self._theme_changed)
 
     @property
     def trials(self) -> list[Trial]:

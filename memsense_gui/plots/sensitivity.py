@@ -26,8 +26,7 @@ class SensitivityPlot(pg.PlotWidget):
         self.best_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#7f7f7f", style=Qt.PenStyle.DotLine))
         self.addItem(self.best_line)
         self.apply_theme()
-        if theme.notifier is not None:
-            theme.notifier.changed.connect(self.apply_theme)
+        theme.on_change(self.apply_theme)
 
     def apply_theme(self, _theme: theme.Theme | None = None) -> None:
         theme_plot(self, self.getPlotItem(), self.legend)

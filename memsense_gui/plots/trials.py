@@ -27,8 +27,7 @@ class TrialHistoryPlot(pg.PlotWidget):
         self.setLabel("bottom", "trial")
         self.series: dict[str, tuple[pg.PlotDataItem, pg.PlotDataItem]] = {}
         self.apply_theme()
-        if theme.notifier is not None:
-            theme.notifier.changed.connect(self.apply_theme)
+        theme.on_change(self.apply_theme)
 
     def apply_theme(self, _theme: theme.Theme | None = None) -> None:
         theme_plot(self, self.getPlotItem(), self.legend)

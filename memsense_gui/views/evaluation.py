@@ -176,8 +176,7 @@ class EvaluationView(QWidget):
         for combo in (self.metric_combo, self.a_combo, self.b_combo):
             combo.currentIndexChanged.connect(self._refresh_views)
         self.ties_check.toggled.connect(self._refresh_views)
-        if theme.notifier is not None:
-            theme.notifier.changed.connect(self.bars.apply_theme)  # bound: dropped with the widget
+        theme.on_change(self.bars.apply_theme)
 
     def _table(self, model, name: str) -> QTableView:
         proxy = QSortFilterProxyModel(self)

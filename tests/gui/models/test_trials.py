@@ -100,9 +100,15 @@ def test_replacing_every_row_is_one_reset(result):
     assert model.index(3, 0).data(Qt.ItemDataRole.ToolTipRole) == "the best trial"
 
 
-def test_the_best_row_takes_the_new_theme_colour(result):
+@pytest.mark.parametrize("applied_before", [True, False])
+def test_the_best_row_takes_the_new_theme_colour(result, monkeypatch, applied_before):
+    """Whether or not an appearance was applied before the table was made (the app builds its
+    views first, then applies the saved appearance)."""
     app = QApplication.instance()
-    theme.apply(app, False)
+    if applied_before:
+        theme.apply(app, False)
+    else:
+        monkeypatch.setattr(theme, "notifier", None)
     model = TrialModel()
     model.set_trials(result.trials, result.trials[1].number)
     try:

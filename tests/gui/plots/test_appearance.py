@@ -93,3 +93,18 @@ def test_window_plots_in_dark_and_back(qtbot, ranked_window, light_after):
             assert legend_colors(plot.legend) == {text}
         bottom = window.results.plot.plot.getAxis("bottom")
         assert max(float(s) for _v, s in shown_ticks(bottom)) <= max(bottom.range) + 1e-9
+
+
+def test_plots_made_before_the_first_appearance_follow_every_switch(qtbot, light_after, monkeypatch):
+    """The app builds its views before it applies the saved appearance: a plot made then must
+    still follow the switch (the History and Sensitivity plots once kept a white background in dark)."""
+    from memsense_gui.plots.trials import TrialHistoryPlot
+
+    monkeypatch.setattr(theme, "notifier", None)  # nothing applied yet in this process
+    plots = (TrialHistoryPlot(), SensitivityPlot())
+    for plot in plots:
+        qtbot.addWidget(plot)
+    for dark in (True, False):
+        theme.apply(QApplication.instance(), dark)
+        for plot in plots:
+            assert plot.backgroundBrush().color().name() == theme.current().base, (type(plot).__name__, dark)
