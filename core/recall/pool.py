@@ -249,6 +249,11 @@ class ChunkRows(Sequence[Chunk]):
         """The rows at positions `keep`, as rows of the same user's chunks."""
         return ChunkRows(self._all, self.rows[keep])
 
+    @property
+    def user_chunks(self) -> Sequence[Chunk]:
+        """The user's chunk list these rows index."""
+        return self._all
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and tuple(self) == tuple(other)
 
@@ -286,6 +291,11 @@ class UnitRows:
     def take(self, keep: np.ndarray) -> "UnitRows":
         """The rows at positions `keep`, still read on use."""
         return UnitRows(self._matrix, self.rows[keep])
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The user's vectors these rows index (as stored: not yet unit, nor float64)."""
+        return self._matrix
 
 
 def _widen(matrix: np.ndarray, empty: float) -> np.ndarray:

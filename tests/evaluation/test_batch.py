@@ -69,3 +69,47 @@ def test_round6_is_javascripts_to_fixed():
     assert round6(values).tolist() == expected
     assert round6(np.array([1 / 128]))[0] == 0.007813 != round(1 / 128, 6)
 
+
+
+def engine_pools(engine):
+    """The demo questions' pools as the engine gives them (rows of each user's chunks and
+    vectors), and a third of them again, cut shallower."""
+    from core.ingest.questions import load_questions
+    from core.recall.engine import DEMO_QUESTIONS
+
+    questions = load_questions(DEMO_QUESTIONS)
+    ps = [engine.recall(q.user_id, q.text, 128) for q in questions]
+    ps += [p.at_depth(88) for p in ps[::3]]  # the deepest route_limit of `random_configs`
+    return ps, questions
+
+
+@pytest.mark.parametrize("table_bytes", [TABLE_BYTES, 0])
+def test_batch_of_engine_pools_selects_what_rerank_selects(demo_engine, table_bytes):
+    ps, _ = engine_pools(demo_engine)
+    mixed = ps + [synthetic_pool(n_sessions=4, turns_per_session=3, dim=ps[0].vectors.shape[1], seed=3,
+                                 user_id=ps[0].user_id)]  # a user whose pools are not all rows of one index
+    batch = PoolBatch(mixed, table_bytes=table_bytes)
+    for cfg in random_configs(11, 25):
+        expected = [[p.chunks[r.index].session_number for r in rerank(p, cfg).selected_rows] for p in mixed]
+        assert batch.selected_sessions(cfg) == expected, cfg
+
+
+def test_a_user_of_index_rows_is_the_user_chunk_by_chunk(demo_engine):
+    """Made at once from the pools' rows, each chunk has the vector (bit for bit), dimension and
+    tags that adding the pools chunk by chunk gives it."""
+    from core.evaluation.batch import _User
+
+    ps, _ = engine_pools(demo_engine)
+    for user_id in sorted({p.user_id for p in ps}):
+        mine = [p for p in ps if p.user_id == user_id]
+        made = _User.of_rows(mine)
+        assert made is not None
+        bulk, bulk_locs = made
+        slow = _User(mine[0].vectors.shape[1])
+        slow_locs = [slow.add(p) for p in mine]
+        assert bulk.size == slow.size
+        for a, b in zip(bulk_locs, slow_locs):
+            assert np.array_equal(bulk.vectors[a], slow.vectors[b])
+            assert [bulk.dims[i] for i in a] == [slow.dims[i] for i in b]
+            assert [bulk.tags[i] for i in a] == [slow.tags[i] for i in b]
+    assert _User.of_rows([synthetic_pool(n_sessions=2, turns_per_session=2, dim=4, seed=1)]) is None
