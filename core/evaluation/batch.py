@@ -55,6 +55,7 @@ class _User:
         self.size = 0
         self.dims: list[int] = []
         self.tags: list[frozenset] = []
+        self.numbers: list[int] = []  # session numbers
 
     @classmethod
     def of_rows(cls, pools: Sequence[RecallPool]) -> "tuple[_User, list[np.ndarray]] | None":
@@ -85,17 +86,19 @@ class _User:
         every = chunks.user_chunks
         if isinstance(every, LazyChunks):
             every.decode(distinct.tolist())  # in one parse, not a parse per chunk
-        user.tags = [frozenset(every[r].tags) for r in distinct.tolist()]
+        read = [every[r] for r in distinct.tolist()]
+        user.tags = [frozenset(c.tags) for c in read]
+        user.numbers = [c.session_number for c in read]
         return user, locs
 
     def add(self, pool: RecallPool) -> np.ndarray:
-        """The local index of every row of `pool` (new chunks added; a known id whose vector
-        or tags differ here gets an entry of its own)."""
+        """The local index of every row of `pool` (new chunks added; a known id whose vector,
+        tags or session number differ here gets an entry of its own)."""
         loc = np.empty(pool.size, dtype=np.int64)
         known = np.zeros(pool.size, dtype=bool)
         for i, c in enumerate(pool.chunks):
             j = self.index.get(c.memory_id)
-            known[i] = j is not None and frozenset(c.tags) == self.tags[j]
+            known[i] = j is not None and frozenset(c.tags) == self.tags[j] and c.session_number == self.numbers[j]
             loc[i] = j if j is not None and known[i] else self._append(pool, i, c.memory_id)
         rows = np.flatnonzero(known)
         differ = rows[~(self._vectors[loc[rows]] == pool.vectors[rows]).all(axis=1)]
@@ -112,7 +115,9 @@ class _User:
         self._vectors[j] = pool.vectors[i]
         self.size += 1
         self.dims.append(int(pool.static.dims[i]))
-        self.tags.append(frozenset(pool.chunks[i].tags))
+        chunk = pool.chunks[i]
+        self.tags.append(frozenset(chunk.tags))
+        self.numbers.append(chunk.session_number)
         return j
 
     @property
@@ -196,14 +201,17 @@ class PoolBatch:
         self._size = np.array(sizes, dtype=np.int64)
         self._tabled = np.array(small, dtype=bool)
         self._stores, self._store_of, self._base_of = _stores(users, small)
-        self.blocks = [self._block(qs, locs, owner) for qs in _size_classes([p.size for p in self.pools])]
+        numbers = [np.array(u.numbers, dtype=np.int64) for u in users]
+        self.blocks = [self._block(qs, locs, [numbers[owner[q]][locs[q]] for q in qs], [owner[q] for q in qs])
+                       for qs in _size_classes([p.size for p in self.pools])]
 
     def _pools(self) -> list[RecallPool]:
         if self.pools is None:
             raise ValueError("this batch has no pools: it re-ranks only RRF configs its pools are deep enough for")
         return self.pools
 
-    def _block(self, qs: list[int], locs: list[np.ndarray], owner: list[int]) -> _Block:
+    def _block(self, qs: list[int], locs: list[np.ndarray], numbers: list[np.ndarray], users: list[int]) -> _Block:
+        """The block of the pools `qs`, with each pool's session numbers and user."""
         ps = [self._pools()[q] for q in qs]
         b, w = len(ps), max([p.size for p in ps] + [1])
         ranks = np.zeros((len(ROUTES), b, w), dtype=np.intp)
@@ -215,7 +223,7 @@ class PoolBatch:
             ranks[:, i, :n] = p.ranks.T
             valid[i, :n] = True
             is_turn[i, :n], session[i, :n], memory[i, :n] = st.is_turn, st.session_of, st.memory_score
-            number[i, :n] = [c.session_number for c in p.chunks]
+            number[i, :n] = numbers[i]
             loc[i, :n] = locs[q]
         srows, svalid = _compact(valid & ~is_turn)
         sessions = int(session.max(initial=0)) + 1
@@ -224,7 +232,7 @@ class PoolBatch:
         order = np.argsort(group, kind="stable")
         starts = np.flatnonzero(np.diff(group[order], prepend=-1))
         return _Block(np.array(qs, dtype=np.int64), ranks, valid, is_turn, session, sessions,
-                      memory, number, loc, np.array([owner[q] for q in qs], dtype=np.int64), srows, svalid,
+                      memory, number, loc, np.array(users, dtype=np.int64), srows, svalid,
                       np.array([p.depth for p in ps], dtype=np.int64), int(ranks.max(initial=0)),
                       cells[order], starts, group[order][starts])
 

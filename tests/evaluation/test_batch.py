@@ -113,3 +113,14 @@ def test_a_user_of_index_rows_is_the_user_chunk_by_chunk(demo_engine):
             assert [bulk.dims[i] for i in a] == [slow.dims[i] for i in b]
             assert [bulk.tags[i] for i in a] == [slow.tags[i] for i in b]
     assert _User.of_rows([synthetic_pool(n_sessions=2, turns_per_session=2, dim=4, seed=1)]) is None
+
+
+def test_a_chunk_id_in_two_sessions_keeps_each_session_number():
+    """Two pools whose chunks share ids, vectors and tags but not session numbers: each pool's
+    selections name its own sessions."""
+    first = synthetic_pool(n_sessions=5, turns_per_session=3, dim=8, seed=4, user_id="u")
+    moved = replace(first, chunks=tuple(replace(c, session_number=c.session_number + 100) for c in first.chunks))
+    batch = PoolBatch([first, moved])
+    for cfg in random_configs(12, 10):
+        expected = [[p.chunks[r.index].session_number for r in rerank(p, cfg).selected_rows] for p in (first, moved)]
+        assert batch.selected_sessions(cfg) == expected, cfg
