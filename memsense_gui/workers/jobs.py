@@ -6,6 +6,7 @@ result object; `Cancelled` (core.errors) when the task was cancelled between ste
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -68,6 +69,7 @@ class RecallResult:
     request: RecallRequest
     pool: RecallPool
     note: str = ""  # how the store could serve this user better (e.g. a missing columns file)
+    elapsed_ms: float = 0.0  # the engine's recall, measured around it
 
 
 def recall(engine: RecallEngine, request: RecallRequest, task: Job | None = None) -> RecallResult:
@@ -76,8 +78,10 @@ def recall(engine: RecallEngine, request: RecallRequest, task: Job | None = None
         task.check()
     # an engine whose pools cannot deepen (a live Memsense, a Qdrant server) recalls deep enough for any knob
     deepens = engine.pools_deepen and request.depth is not None
+    start = time.perf_counter()
     pool = engine.recall(request.user_id, request.query, request.depth if deepens else MAX_ROUTE_DEPTH)
-    return RecallResult(request, pool, engine.note(request.user_id))
+    elapsed_ms = (time.perf_counter() - start) * 1e3
+    return RecallResult(request, pool, engine.note(request.user_id), elapsed_ms)
 
 
 def deepen_pool(pool: RecallPool, depth: int, task: Job | None = None) -> RecallPool:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -357,3 +358,24 @@ def test_a_recall_note_of_the_engine_shows_in_the_status_bar(qtbot, app_home):
     with qtbot.waitSignal(w.ctx.ranking_updated, timeout=5000):
         w.queries.run_query()
     assert w.statusBar().currentMessage() == "User 'synth-a' has no columns file (an older store), so it opens slowly"
+
+
+def test_a_recall_shows_its_time_and_steps_in_the_status_bar(qtbot, app_home):
+    w = MainWindow(app_home, paths.settings(app_home), engine_factory=lambda loc: FakeEngine(loc))
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.ctx.store_opened, timeout=5000):
+        w.stores.open_store(str(app_home / "fake"))
+    w.query_edit.setText("anything")
+    with qtbot.waitSignal(w.ctx.ranking_updated, timeout=5000):
+        w.queries.run_query()
+    pool = w.ctx.session.pool
+    assert re.fullmatch(rf"Recalled {pool.size} chunks in \d+(\.\d)? ms( \(.*\))?", w.statusBar().currentMessage())
+
+
+def test_recall_timing_reads_tenths_below_ten_ms():
+    from memsense_gui.window.query_actions import recall_timing
+
+    assert recall_timing(7.34, {"embed": 5.21, "dense": 0.04, "rank_dense": 12.6}) == \
+        " in 7.3 ms (embed 5.2, dense 0.0, rank dense 13)"
+    assert recall_timing(250.0, {}) == " in 250 ms"
