@@ -174,6 +174,8 @@ class PoolBatch:
     def __init__(self, pools: Sequence[RecallPool], table_bytes: int = TABLE_BYTES, picks: int = PICKS):
         self.pools: list[RecallPool] | None = list(pools)  # None in a copy for a worker (`without_pools`)
         self._questions = len(self.pools)
+        self._depths = np.array([p.depth for p in self.pools], dtype=np.int64)
+        self.arrays_kept = True  # False in a copy that re-ranks through `rerank` alone (`without_arrays`)
         groups: dict[tuple[str, int], list[int]] = {}  # the pools of each user, by vector width
         for q, p in enumerate(self.pools):
             groups.setdefault((p.user_id, p.vectors.shape[1]), []).append(q)
@@ -245,8 +247,7 @@ class PoolBatch:
 
     def batched(self, cfg: Config) -> bool:
         """Every question of `cfg` goes through the batched re-rank (not `rerank`)."""
-        return (cfg.scheme == "rrf" and cfg.scheme not in CUTS
-                and all(bool((b.depth >= cfg.route_limit).all()) for b in self.blocks))
+        return cfg.scheme == "rrf" and cfg.scheme not in CUTS and bool((self._depths >= cfg.route_limit).all())
 
     def without_pools(self) -> "PoolBatch":
         """A copy with the arrays alone, for a worker process: it takes only configs that
@@ -254,6 +255,18 @@ class PoolBatch:
         lean = copy.copy(self)
         lean.pools = None
         return lean
+
+    def without_arrays(self) -> "PoolBatch":
+        """A copy with the pools alone, which re-ranks every config through `rerank` (the same
+        selections, slower): what a process keeps once workers hold the arrays, for the configs
+        they do not take."""
+        pools = self._pools()
+        bare = copy.copy(self)
+        bare.blocks, bare._stores = [], []
+        bare._cos = bare._jac = np.zeros(0)
+        bare.arrays_kept = False
+        bare.pools = pools
+        return bare
 
     @property
     def size(self) -> int:
@@ -265,7 +278,7 @@ class PoolBatch:
         count = np.zeros(self._questions, dtype=np.int64)
         if self.pools is None and not self.batched(cfg):
             raise ValueError("this batch has no pools: it re-ranks only RRF configs its pools are deep enough for")
-        if cfg.scheme != "rrf" or cfg.scheme in CUTS:
+        if cfg.scheme != "rrf" or cfg.scheme in CUTS or not self.arrays_kept:
             for q, p in enumerate(self._pools()):
                 self._by_rerank(q, p, cfg, out, count)
             return out, count

@@ -12,7 +12,8 @@ order, so a seeded search makes the same trials whatever the number of jobs.
 Workers are started with the 'spawn' method: a fresh interpreter, never a fork of a process
 that runs Qt or other threads. `close()` (or leaving the `with` block, also on cancel or
 error) stops them. A config the batched re-rank cannot take (another fusion scheme, or pools
-recalled less deep than its `route_limit`) is scored in this process through `rerank`.
+recalled less deep than its `route_limit`) is scored in this process through `rerank`: once the
+workers hold the arrays, this process keeps only the pools, built and sent one shard at a time.
 """
 from __future__ import annotations
 
@@ -62,6 +63,10 @@ class _Shard:
         """This shard without its pools: what a worker process needs."""
         return _Shard(self.batch.without_pools(), self.grades, self.metrics)
 
+    def bare(self) -> "_Shard":
+        """This shard without its arrays: what this process keeps once a worker has them."""
+        return _Shard(self.batch.without_arrays(), self.grades, self.metrics)
+
     def values(self, cfg: Config) -> np.ndarray:
         """(len(metrics), questions) metric values of this shard's questions."""
         picked, count = self.batch.selections(cfg)
@@ -108,10 +113,14 @@ class Evaluator:
         try:
             if len(parts) > 1:
                 self._start(len(parts))  # the interpreters start while the shards are built here
-            self._shards = [_Shard(PoolBatch(self._pools[a:b]), Grades([session_qrels(q) for q in self.questions[a:b]]),
-                                   self.metrics) for a, b in parts]
-            for shard, (_, conn) in zip(self._shards, self._workers):
-                conn.send(shard.lean())
+            self._shards = []
+            for n, (a, b) in enumerate(parts):  # one shard's arrays at a time in this process
+                shard = _Shard(PoolBatch(self._pools[a:b]), Grades([session_qrels(q) for q in self.questions[a:b]]),
+                               self.metrics)
+                if self._workers:
+                    self._workers[n][1].send(shard.lean())
+                    shard = shard.bare()
+                self._shards.append(shard)
         except BaseException:
             self.close()
             raise

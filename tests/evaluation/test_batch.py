@@ -43,9 +43,12 @@ def test_batch_selects_what_rerank_selects(seed, table_bytes, picks):
     tables = {0: [True, True], 2: [False, True], 3: [False, False]}  # users: the dim-12 pools, the dim-4 one
     if seed in tables:
         assert batch._tabled.tolist() == tables[seed]
+    bare = batch.without_arrays()
     for cfg in random_configs(seed, 40):
         expected = [[p.chunks[r.index].session_number for r in rerank(p, cfg).selected_rows] for p in ps]
         assert batch.selected_sessions(cfg) == expected, cfg
+        assert bare.selected_sessions(cfg) == expected, cfg
+        assert bare.batched(cfg) == batch.batched(cfg)
 
 
 def test_other_schemes_go_through_rerank():

@@ -56,6 +56,8 @@ def test_workers_score_every_question_as_rerank_does():
     cfgs = list(random_configs(7, 12)) + [replace(Config(), scheme="linear")]  # the last one: in this process
     with Evaluator(pools, questions, metrics, jobs=1) as one, Evaluator(pools, questions, metrics, jobs=2) as two:
         assert two.jobs == 2
+        assert all(s.batch.arrays_kept for s in one._shards)
+        assert not any(s.batch.arrays_kept or s.batch.blocks for s in two._shards)  # the workers hold them
         got_one, got_two = one.many(cfgs), two.many(cfgs)
         single = two.values(cfgs[0])
     for cfg, a, b in zip(cfgs, got_one, got_two):
