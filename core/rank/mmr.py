@@ -185,7 +185,7 @@ def _tag_table(tags: np.ndarray, tag_weight: float, picks: int) -> tuple[np.ndar
     counts = inter.diagonal()  # each set's own count
     union = counts[:, None] + counts  # symmetric, as each pick's own union (a sum of two counts, less the shared)
     union -= inter
-    np.maximum(union, 1.0, out=union)  # an empty union shares nothing: 0 / 1 is the 0 it gets
+    np.maximum(union, _ONE, out=union)  # an empty union shares nothing: 0 / 1 is the 0 it gets
     terms = np.divide(inter, union, out=union)
     terms *= tag_weight  # symmetric: row j is set j against each set, then against each row
     return (terms if sets is tags else np.ascontiguousarray(terms[:, set_of])), set_of
@@ -214,7 +214,8 @@ def select(
     picks = _Picks(np.asarray(final, dtype=np.float64), mmr_lambda, duplicate_threshold,
                    Redundancy(unit, dims, tags, tag_weight, picks=min(top_k, n)), list(same))
     picks.take(0, None, False, ())
-    while len(picks.order) < min(top_k, n - len(same)):
+    wanted = min(top_k, n - len(same))
+    while len(picks.order) < wanted:
         if not picks.next(fallback_fill):
             break
     return Selection(tuple(picks.order), tuple(picks.steps), picks.max_red, picks.cause, tuple(picks.ranks), same)
@@ -233,7 +234,8 @@ class _Picks:
     def __init__(self, final: np.ndarray, mmr_lambda: float, duplicate_threshold: float,
                  redundancy: Redundancy, unselectable: list[int]) -> None:
         n = len(final)
-        self.redundancy, self.threshold, self.penalty = redundancy, _doubles(duplicate_threshold), _doubles(1.0 - mmr_lambda)
+        self.redundancy, self.limit, self.penalty = redundancy, duplicate_threshold, _doubles(1.0 - mmr_lambda)
+        self.threshold = _doubles(duplicate_threshold)
         self.max_red, self.cause, self.remaining = np.zeros(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=bool)
         self.cause.fill(-1)  # empty and fill: `np.full` and `np.ones` are Python functions, 1 us each
         self.remaining.fill(True)
@@ -260,9 +262,9 @@ class _Picks:
         self.cause[red > self.max_red] = row
         np.maximum(self.max_red, red, out=self.max_red)
         if not self.crowded:  # a row other than this pick at the threshold (a spent one too: it only costs a look)
-            hit = red >= self.threshold
-            hit[row] = False
-            self.crowded = hit.item(hit.argmax())
+            red[row] = 0.0  # this pick's own redundancy is spent: below the threshold, as crowded is False
+            top = red.item(red.argmax())  # the largest, or a nan: a look too many changes no pick
+            self.crowded = not top < self.limit
 
     def next(self, fallback_fill: bool) -> bool:
         """Take the next pick; False when none may be taken (every row left is a duplicate and
