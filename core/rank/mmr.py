@@ -86,7 +86,7 @@ def tag_matrix(tags: list[tuple[str, ...]] | list[list[str]]) -> np.ndarray:
     vocab = {t: j for j, t in enumerate(sorted(set(flat)))}
     out = np.zeros((len(tags), max(len(vocab), 1)), dtype=np.float64)
     if flat:
-        rows = np.repeat(np.arange(len(tags)), np.fromiter(map(len, tags), dtype=np.int64, count=len(tags)))
+        rows = np.arange(len(tags)).repeat(np.fromiter(map(len, tags), dtype=np.int64, count=len(tags)))  # the method: `np.repeat` wraps it in Python
         out[rows, np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))] = 1.0  # a tag twice is 1
     return out
 
