@@ -22,15 +22,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
-_ZERO, _ONE = np.zeros(()), np.ones(())
-"""0 and 1 as 0-d arrays of doubles, for the per-pick calls: numpy converts a Python float
-operand on every call (about half of a 1 us call on a 32-row array), an array it takes as it
-is; the values and the result's dtype (float64) are the same."""
-
-
-def _doubles(value: float) -> np.ndarray:
-    """A number as a 0-d array of doubles (see `_ZERO`): what numpy makes of it in a float64 operation."""
-    return np.asarray(value, dtype=np.float64)
+from core.rank.score import ONE, ZERO
 
 
 class MMRStep(NamedTuple):
@@ -142,8 +134,8 @@ class Redundancy:
             union = counts + counts[row] - inter
             tag = self.tag_weight * np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
         if self.tag_in_unit:  # max(clip(cos, 0, 1), tag) is min(max(cos, tag), 1) for a tag term in [0, 1], zeros and all
-            return np.minimum(np.maximum(cos, tag, out=cos), _ONE, out=cos)
-        np.minimum(np.maximum(cos, _ZERO, out=cos), _ONE, out=cos)
+            return np.minimum(np.maximum(cos, tag, out=cos), ONE, out=cos)
+        np.minimum(np.maximum(cos, ZERO, out=cos), ONE, out=cos)
         return np.maximum(cos, tag, out=cos)
 
 
@@ -185,7 +177,7 @@ def _tag_table(tags: np.ndarray, tag_weight: float, picks: int) -> tuple[np.ndar
     counts = inter.diagonal()  # each set's own count
     union = counts[:, None] + counts  # symmetric, as each pick's own union (a sum of two counts, less the shared)
     union -= inter
-    np.maximum(union, _ONE, out=union)  # an empty union shares nothing: 0 / 1 is the 0 it gets
+    np.maximum(union, ONE, out=union)  # an empty union shares nothing: 0 / 1 is the 0 it gets
     terms = np.divide(inter, union, out=union)
     terms *= tag_weight  # symmetric: row j is set j against each set, then against each row
     return (terms if sets is tags else np.ascontiguousarray(terms[:, set_of])), set_of
@@ -234,8 +226,8 @@ class _Picks:
     def __init__(self, final: np.ndarray, mmr_lambda: float, duplicate_threshold: float,
                  redundancy: Redundancy, unselectable: list[int]) -> None:
         n = len(final)
-        self.redundancy, self.limit, self.penalty = redundancy, duplicate_threshold, _doubles(1.0 - mmr_lambda)
-        self.threshold = _doubles(duplicate_threshold)
+        self.redundancy, self.limit, self.penalty = redundancy, duplicate_threshold, np.asarray(1.0 - mmr_lambda, dtype=np.float64)
+        self.threshold = np.asarray(duplicate_threshold, dtype=np.float64)  # 0-d, as ZERO and ONE
         self.max_red, self.cause, self.remaining = np.zeros(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=bool)
         self.cause.fill(-1)  # empty and fill: `np.full` and `np.ones` are Python functions, 1 us each
         self.remaining.fill(True)

@@ -46,6 +46,12 @@ def js_round(value: float, decimals: int) -> float:
     return float(to_fixed(value, decimals))
 
 
+ZERO, ONE = np.zeros(()), np.ones(())
+"""0 and 1 as 0-d arrays of doubles, for numpy calls on small arrays in hot paths (MMR's picks,
+a replayed case's scores): numpy converts a Python float operand on every call, about half of
+a 1 us call on a few dozen values, and takes an array as it is; the values and the results'
+dtype (float64) are those of 0.0 and 1.0."""
+
 _MILLION, _HALF, _NEAR = np.asarray(1e6), np.asarray(0.5), np.asarray(1e-6)
 """`round6`'s constants as 0-d arrays of doubles: numpy converts a Python float operand on every
 call (about half of a 1 us call on a few dozen values); the values and the results are the same."""
