@@ -24,7 +24,6 @@ LIST_CHUNKS_AFTER_MS = 150
 """After an answer, the user's chunks are listed this much later, once the answer is painted."""
 
 
-
 def recall_timing(elapsed_ms: float, steps: Mapping[str, float]) -> str:
     """" in 7.3 ms (embed 5.2, dense 0.4, …)": the whole recall first, as a status line 1280
     pixels wide shows it, then the engine's steps; tenths below 10 ms, where most steps are
@@ -34,6 +33,7 @@ def recall_timing(elapsed_ms: float, steps: Mapping[str, float]) -> str:
 
     parts = ", ".join(f"{name.replace('_', ' ')} {ms(value)}" for name, value in steps.items())
     return f" in {ms(elapsed_ms)} ms" + (f" ({parts})" if parts else "")
+
 
 class QueryActions:
     """The toolbar (user, query, Search) and Query menu: recall, then hand the pool on."""
