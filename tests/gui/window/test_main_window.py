@@ -344,31 +344,30 @@ def test_first_run_window_fits_the_screen(qtbot, make_window, app_home):
     assert w.height() == min(DEFAULT_SIZE[1], screen.height())
 
 
+def _after_a_query(qtbot, app_home, engine_class):
+    """A window on a fake store of `engine_class`, once a query is answered."""
+    w = MainWindow(app_home, paths.settings(app_home), engine_factory=lambda loc: engine_class(loc))
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.ctx.store_opened, timeout=5000):
+        w.stores.open_store(str(app_home / "fake"))
+    w.query_edit.setText("anything")
+    with qtbot.waitSignal(w.ctx.ranking_updated, timeout=5000):
+        w.queries.run_query()
+    return w
+
+
 def test_a_recall_note_of_the_engine_shows_in_the_status_bar(qtbot, app_home):
     class SlowStoreEngine(FakeEngine):
         def note(self, user_id):
             return f"user {user_id!r} has no columns file (an older store), so it opens slowly"
 
-    w = MainWindow(app_home, paths.settings(app_home), engine_factory=lambda loc: SlowStoreEngine(loc))
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.ctx.store_opened, timeout=5000):
-        w.stores.open_store(str(app_home / "fake"))
-    w.query_edit.setText("anything")
-    with qtbot.waitSignal(w.ctx.ranking_updated, timeout=5000):
-        w.queries.run_query()
+    w = _after_a_query(qtbot, app_home, SlowStoreEngine)
     assert w.statusBar().currentMessage() == "User 'synth-a' has no columns file (an older store), so it opens slowly"
 
 
 def test_a_recall_shows_its_time_and_steps_in_the_status_bar(qtbot, app_home):
-    w = MainWindow(app_home, paths.settings(app_home), engine_factory=lambda loc: FakeEngine(loc))
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.ctx.store_opened, timeout=5000):
-        w.stores.open_store(str(app_home / "fake"))
-    w.query_edit.setText("anything")
-    with qtbot.waitSignal(w.ctx.ranking_updated, timeout=5000):
-        w.queries.run_query()
+    w = _after_a_query(qtbot, app_home, FakeEngine)
     pool = w.ctx.session.pool
     assert re.fullmatch(rf"Recalled {pool.size} chunks in \d+(\.\d)? ms( \(.*\))?", w.statusBar().currentMessage())
 
