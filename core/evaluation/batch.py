@@ -14,6 +14,7 @@ a whole block at once, elementwise, so each value is the one `rerank` computes:
   config: for a user with many questions they are computed once for every pair of its chunks
   (the same `mmr.row_dots` sums, see `core.rank.mmr`) and a pick reads its row of the table;
   for the others each pick's row is computed for every question at once (`mmr.group_dots`).
+  Both are `core.evaluation.batch_chunks.ChunkPairs`.
 
 Schemes other than RRF, and pools recalled less deep than a config's `route_limit`, go
 through `rerank` itself.
@@ -27,123 +28,12 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from core.config import Config
-from core.rank import mmr
+from core.evaluation.batch_chunks import PICKS, TABLE_BYTES, ChunkPairs, users_of
 from core.rank.fusion import CUTS, weights_of
 from core.rank.rerank import rerank
 from core.rank.score import round6
-from core.recall.pool import ChunkRows, RecallPool, UnitRows
-from core.recall.user_index import LazyChunks
+from core.recall.pool import RecallPool
 from core.records import ROUTES
-
-TABLE_BYTES = 256 * 2 ** 20
-"""Memory for the tables of every pair's cosine and tag Jaccard (16·m² bytes for a user with m
-distinct chunks in the pools). A user gets tables when they cost less than the rows of about
-`PICKS` picks per question (m² ≤ PICKS · the rows of the user's pools: many questions on one
-user, as in LoCoMo), those with the most pool rows per byte first. The others' redundancies
-are computed at each pick, for every question at once, with the same sums as `mmr.select`'s
-(`mmr.group_dots`)."""
-PICKS = 16
-
-
-class _User:
-    """One user's distinct chunks over the pools (by memory id): vectors, dims, tags, and
-    the tables of every pair's cosine and Jaccard when `TABLE_BYTES` has room for them."""
-
-    def __init__(self, width: int) -> None:
-        self.index: dict[str, int] = {}
-        self._vectors = np.zeros((16, width))
-        self.size = 0
-        self.dims: list[int] = []
-        self.tags: list[frozenset] = []
-        self.numbers: list[int] = []  # session numbers
-
-    @classmethod
-    def of_rows(cls, pools: Sequence[RecallPool]) -> "tuple[_User, list[np.ndarray]] | None":
-        """The user of `pools` and each pool's local index, made at once when every pool reads
-        its chunks and vectors as the same rows of one chunk list and one matrix (`ChunkRows`,
-        `UnitRows`: the engine's pools and their cuts): a distinct row is then a distinct chunk,
-        with one vector and one tag set, and each is read once. None otherwise: `add` looks at
-        each chunk. (At 100,000 chunks, 40 pools 384 deep took 8.5 s chunk by chunk.)"""
-        views = []
-        for p in pools:
-            if not (isinstance(p.chunks, ChunkRows) and isinstance(p.vectors, UnitRows)):
-                return None
-            views.append((p.chunks, p.vectors))
-        chunks, vectors = views[0]
-        if not all(c.user_chunks is chunks.user_chunks and v.matrix is vectors.matrix and np.array_equal(c.rows, v.rows)
-                   for c, v in views):
-            return None
-        rows = [c.rows for c, _ in views]
-        distinct = np.unique(np.concatenate(rows))
-        user = cls(vectors.shape[1])
-        user._vectors = np.asarray(UnitRows(vectors.matrix, distinct))  # as `pool.vectors[i]` reads each row
-        user.size = len(distinct)
-        locs = [np.searchsorted(distinct, r) for r in rows]
-        dims = np.zeros(len(distinct), dtype=np.int64)
-        for p, loc in zip(pools, locs):
-            dims[loc] = p.static.dims
-        user.dims = dims.tolist()
-        every = chunks.user_chunks
-        if isinstance(every, LazyChunks):
-            every.decode(distinct.tolist())  # in one parse, not a parse per chunk
-        read = [every[r] for r in distinct.tolist()]
-        user.tags = [frozenset(c.tags) for c in read]
-        user.numbers = [c.session_number for c in read]
-        return user, locs
-
-    def add(self, pool: RecallPool) -> np.ndarray:
-        """The local index of every row of `pool` (new chunks added; a known id whose vector,
-        tags or session number differ here gets an entry of its own)."""
-        loc = np.empty(pool.size, dtype=np.int64)
-        known = np.zeros(pool.size, dtype=bool)
-        for i, c in enumerate(pool.chunks):
-            j = self.index.get(c.memory_id)
-            known[i] = j is not None and frozenset(c.tags) == self.tags[j] and c.session_number == self.numbers[j]
-            loc[i] = j if j is not None and known[i] else self._append(pool, i, c.memory_id)
-        rows = np.flatnonzero(known)
-        differ = rows[~(self._vectors[loc[rows]] == pool.vectors[rows]).all(axis=1)]
-        for i in differ.tolist():
-            loc[i] = self._append(pool, i, None)
-        return loc
-
-    def _append(self, pool: RecallPool, i: int, memory_id: str | None) -> int:
-        j = self.size
-        if j == len(self._vectors):
-            self._vectors = np.concatenate([self._vectors, np.zeros_like(self._vectors)])
-        if memory_id is not None:
-            self.index[memory_id] = j
-        self._vectors[j] = pool.vectors[i]
-        self.size += 1
-        self.dims.append(int(pool.static.dims[i]))
-        chunk = pool.chunks[i]
-        self.tags.append(frozenset(chunk.tags))
-        self.numbers.append(chunk.session_number)
-        return j
-
-    @property
-    def vectors(self) -> np.ndarray:
-        """The unit vector of each distinct chunk (m, width)."""
-        return self._vectors[: self.size]
-
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        tags = mmr.tag_matrix([tuple(sorted(t)) for t in self.tags])
-        return self.vectors, np.array(self.dims, dtype=np.int64), tags
-
-    def tables(self) -> tuple[np.ndarray, np.ndarray]:
-        """(cosine, Jaccard) of every pair, as `mmr.redundancy_to` computes each: (m, m) each."""
-        unit, dims, tags = self.arrays()
-        m = len(unit)
-        cos = np.empty((m, m))
-        for a in range(m):
-            cos[a] = mmr.row_dots(unit, unit[a])
-        cos = np.clip(cos, 0.0, 1.0)
-        cos = np.where((dims[None, :] == dims[:, None]) & (dims[None, :] > 0), cos, 0.0)
-        inter = tags @ tags.T  # counts of shared tags: whole numbers, exact in any order
-        counts = tags.sum(axis=1)
-        union = counts[:, None] + counts[None, :] - inter
-        jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-        return cos, jac
-
 
 @dataclass
 class _Block:
@@ -176,33 +66,8 @@ class PoolBatch:
         self._questions = len(self.pools)
         self._depths = np.array([p.depth for p in self.pools], dtype=np.int64)
         self.arrays_kept = True  # False in a copy that re-ranks through `rerank` alone (`without_arrays`)
-        groups: dict[tuple[str, int], list[int]] = {}  # the pools of each user, by vector width
-        for q, p in enumerate(self.pools):
-            groups.setdefault((p.user_id, p.vectors.shape[1]), []).append(q)
-        users: list[_User] = []
-        locs: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(self.pools)
-        owner = [0] * len(self.pools)
-        for (_, width), members in groups.items():
-            made = _User.of_rows([self.pools[q] for q in members])
-            if made is None:
-                user = _User(width)
-                made = user, [user.add(self.pools[q]) for q in members]
-            for q, loc in zip(members, made[1]):
-                locs[q], owner[q] = loc, len(users)
-            users.append(made[0])
-        sizes = [u.size for u in users]
-        rows = np.bincount(np.array(owner, dtype=np.int64), weights=[p.size for p in self.pools], minlength=len(sizes))
-        small, spent = [False] * len(sizes), 0
-        for u in sorted(range(len(sizes)), key=lambda u: -rows[u] / max(sizes[u], 1) ** 2):
-            if sizes[u] ** 2 <= picks * rows[u] and spent + 16 * sizes[u] ** 2 <= table_bytes:
-                small[u], spent = True, spent + 16 * sizes[u] ** 2
-        tables = [u.tables() if ok else (np.zeros((0, 0)), np.zeros((0, 0))) for u, ok in zip(users, small)]
-        self._base = np.concatenate(([0], np.cumsum([m * m if ok else 0 for m, ok in zip(sizes, small)])))[:-1]
-        self._cos = np.concatenate([c.ravel() for c, _ in tables] or [np.zeros(0)])
-        self._jac = np.concatenate([j.ravel() for _, j in tables] or [np.zeros(0)])
-        self._size = np.array(sizes, dtype=np.int64)
-        self._tabled = np.array(small, dtype=bool)
-        self._stores, self._store_of, self._base_of = _stores(users, small)
+        users, locs, owner = users_of(self.pools)
+        self.pairs: ChunkPairs | None = ChunkPairs(users, owner, [p.size for p in self.pools], table_bytes, picks)
         numbers = [np.array(u.numbers, dtype=np.int64) for u in users]
         self.blocks = [self._block(qs, locs, [numbers[owner[q]][locs[q]] for q in qs], [owner[q] for q in qs])
                        for qs in _size_classes([p.size for p in self.pools])]
@@ -211,6 +76,11 @@ class PoolBatch:
         if self.pools is None:
             raise ValueError("this batch has no pools: it re-ranks only RRF configs its pools are deep enough for")
         return self.pools
+
+    def _pairs(self) -> ChunkPairs:
+        if self.pairs is None:
+            raise ValueError("this batch has no arrays: it re-ranks every config through rerank")
+        return self.pairs
 
     def _block(self, qs: list[int], locs: list[np.ndarray], numbers: list[np.ndarray], users: list[int]) -> _Block:
         """The block of the pools `qs`, with each pool's session numbers and user."""
@@ -262,8 +132,7 @@ class PoolBatch:
         they do not take."""
         pools = self._pools()
         bare = copy.copy(self)
-        bare.blocks, bare._stores = [], []
-        bare._cos = bare._jac = np.zeros(0)
+        bare.blocks, bare.pairs = [], None
         bare.arrays_kept = False
         bare.pools = pools
         return bare
@@ -364,7 +233,7 @@ class PoolBatch:
             picks[active, count[active]] = pick[active]
             count[active] += 1
             remaining[active, pick[active]] = False
-            red = self._redundancy(blk, active, loc[active], cols[active], pick[active], cfg.tag_weight)
+            red = self._pairs().between(blk.user[active], loc[active], pick[active], cfg.tag_weight)
             max_red[active] = np.maximum(max_red[active], red)
             active = active[count[active] < target[active]]
             if not len(active):
@@ -378,57 +247,6 @@ class PoolBatch:
             pick[active[keep]] = chosen[keep]
             active = active[keep]
         return picks, count
-
-    def _redundancy(self, blk: _Block, active: np.ndarray, loc: np.ndarray, cols: np.ndarray, pick: np.ndarray,
-                    tag_weight: float) -> np.ndarray:
-        """`redundancy(row, pick)` for every MMR row of the active questions (`loc`: the rows
-        as user-local chunks, `cols` as pool columns; `pick` a position among them)."""
-        user = blk.user[active]
-        out = np.zeros(loc.shape)
-        tabled = self._tabled[user]
-        if tabled.any():
-            t = np.flatnonzero(tabled)
-            m = self._size[user[t]][:, None]
-            idx = self._base[user[t]][:, None] + loc[t, pick[t]][:, None] * m + loc[t]
-            out[t] = np.maximum(self._cos[idx], tag_weight * self._jac[idx])
-        for store, units, dims, tags in self._stores:  # users without tables, by vector width
-            rest = np.flatnonzero(~tabled & (self._store_of[user] == store))
-            if not len(rest):
-                continue
-            rows = self._base_of[user[rest]][:, None] + loc[rest]
-            picked = rows[np.arange(len(rest)), pick[rest]]
-            dots = np.clip(mmr.group_dots(units[rows], units[picked]), 0.0, 1.0)
-            cos = np.where((dims[rows] == dims[picked][:, None]) & (dims[rows] > 0), dots, 0.0)
-            mine, theirs = tags[rows], tags[picked]  # tag ids, -1 = none
-            inter = ((mine[:, :, :, None] == theirs[:, None, None, :]) & (mine[:, :, :, None] >= 0)).sum(axis=(2, 3))
-            union = (mine >= 0).sum(axis=2) + (theirs >= 0).sum(axis=1)[:, None] - inter
-            jac = np.divide(inter, union, out=np.zeros(inter.shape), where=union > 0)
-            out[rest] = np.maximum(cos, tag_weight * jac)
-        return out
-
-def _stores(users: Sequence[_User], tabled: Sequence[bool]):
-    """The chunks of the users without tables, one store per vector width: (store, unit vectors,
-    dims, tag ids padded with -1), and each user's store and first row in it (-1: tabled)."""
-    vocab: dict = {}
-    widths: dict[int, list[int]] = {}
-    for u, user in enumerate(users):
-        if not tabled[u]:
-            widths.setdefault(user.vectors.shape[1], []).append(u)
-    store_of = np.full(len(users), -1, dtype=np.int64)
-    base_of = np.zeros(len(users), dtype=np.int64)
-    stores = []
-    for store, members in enumerate(widths.values()):
-        sets = [sorted(vocab.setdefault(t, len(vocab)) for t in tags) for u in members for tags in users[u].tags]
-        ids = np.full((len(sets), max([len(t) for t in sets] + [1])), -1, dtype=np.int64)
-        for i, t in enumerate(sets):
-            ids[i, : len(t)] = t
-        units = users[members[0]].vectors if len(members) == 1 else np.concatenate([users[u].vectors for u in members])
-        dims = np.concatenate([np.array(users[u].dims, dtype=np.int64) for u in members])
-        starts = np.cumsum([0] + [users[u].size for u in members])[:-1]
-        store_of[members], base_of[members] = store, starts
-        stores.append((store, units, dims, ids))
-    return stores, store_of, base_of
-
 
 def _fuse(blk: _Block, cfg: Config) -> tuple[np.ndarray, np.ndarray]:
     """Fused RRF score (B, W), added route by route as `route_sum` does, and which rows a

@@ -42,7 +42,7 @@ def test_batch_selects_what_rerank_selects(seed, table_bytes, picks):
     batch = PoolBatch(ps, table_bytes=table_bytes, picks=picks)
     tables = {0: [True, True], 2: [False, True], 3: [False, False]}  # users: the dim-12 pools, the dim-4 one
     if seed in tables:
-        assert batch._tabled.tolist() == tables[seed]
+        assert batch.pairs is not None and batch.pairs.tabled.tolist() == tables[seed]
     bare = batch.without_arrays()
     for cfg in random_configs(seed, 40):
         expected = [[p.chunks[r.index].session_number for r in rerank(p, cfg).selected_rows] for p in ps]
@@ -100,22 +100,22 @@ def test_batch_of_engine_pools_selects_what_rerank_selects(demo_engine, table_by
 def test_a_user_of_index_rows_is_the_user_chunk_by_chunk(demo_engine):
     """Made at once from the pools' rows, each chunk has the vector (bit for bit), dimension and
     tags that adding the pools chunk by chunk gives it."""
-    from core.evaluation.batch import _User
+    from core.evaluation.batch_chunks import UserChunks
 
     ps, _ = engine_pools(demo_engine)
     for user_id in sorted({p.user_id for p in ps}):
         mine = [p for p in ps if p.user_id == user_id]
-        made = _User.of_rows(mine)
+        made = UserChunks.of_rows(mine)
         assert made is not None
         bulk, bulk_locs = made
-        slow = _User(mine[0].vectors.shape[1])
+        slow = UserChunks(mine[0].vectors.shape[1])
         slow_locs = [slow.add(p) for p in mine]
         assert bulk.size == slow.size
         for a, b in zip(bulk_locs, slow_locs):
             assert np.array_equal(bulk.vectors[a], slow.vectors[b])
             assert [bulk.dims[i] for i in a] == [slow.dims[i] for i in b]
             assert [bulk.tags[i] for i in a] == [slow.tags[i] for i in b]
-    assert _User.of_rows([synthetic_pool(n_sessions=2, turns_per_session=2, dim=4, seed=1)]) is None
+    assert UserChunks.of_rows([synthetic_pool(n_sessions=2, turns_per_session=2, dim=4, seed=1)]) is None
 
 
 def test_a_chunk_id_in_two_sessions_keeps_each_session_number():
