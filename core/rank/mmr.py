@@ -226,8 +226,9 @@ class _Picks:
     def __init__(self, final: np.ndarray, mmr_lambda: float, duplicate_threshold: float,
                  redundancy: Redundancy, unselectable: list[int]) -> None:
         n = len(final)
-        self.redundancy, self.limit, self.penalty = redundancy, duplicate_threshold, np.asarray(1.0 - mmr_lambda, dtype=np.float64)
-        self.threshold = np.asarray(duplicate_threshold, dtype=np.float64)  # 0-d, as ZERO and ONE
+        self.redundancy, self.penalty = redundancy, np.asarray(1.0 - mmr_lambda, dtype=np.float64)
+        self.threshold = duplicate_threshold  # compared with one number
+        self.threshold_0d = np.asarray(duplicate_threshold, dtype=np.float64)  # with an array (as ZERO and ONE)
         self.max_red, self.cause, self.remaining = np.zeros(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=bool)
         self.cause.fill(-1)  # empty and fill: `np.full` and `np.ones` are Python functions, 1 us each
         self.remaining.fill(True)
@@ -256,7 +257,7 @@ class _Picks:
         if not self.crowded:  # a row other than this pick at the threshold (a spent one too: it only costs a look)
             red[row] = 0.0  # this pick's own redundancy is spent: below the threshold, as crowded is False
             top = red.item(red.argmax())  # the largest, or a nan: a look too many changes no pick
-            self.crowded = not top < self.limit
+            self.crowded = not top < self.threshold
 
     def next(self, fallback_fill: bool) -> bool:
         """Take the next pick; False when none may be taken (every row left is a duplicate and
@@ -264,7 +265,7 @@ class _Picks:
         dup, max_red = self.dup, self.max_red
         skipped: tuple[tuple[int, float, int], ...] = ()
         if self.crowded:
-            np.greater_equal(max_red, self.threshold, out=dup)
+            np.greater_equal(max_red, self.threshold_0d, out=dup)
             dup &= self.remaining
             if dup.item(dup.argmax()):  # any: argmax and item are C calls (`any` goes through Python)
                 dups = dup.nonzero()[0]
