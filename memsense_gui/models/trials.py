@@ -65,9 +65,8 @@ class TrialModel(QStandardItemModel):
         blocked = self.blockSignals(True)  # the reset tells the views; the item calls below would tell them row by row
         try:
             self.setRowCount(0)
-            self.rows, self.best = list(rows), None
-            for run, t in self.rows:
-                self.appendRow(self._items(run, t))
+            self.rows, self.best = [], None
+            self.add(rows)
             self._mark(best)
         finally:
             self.blockSignals(blocked)
@@ -108,9 +107,8 @@ class TrialModel(QStandardItemModel):
             item.setData(BEST_TIP if best else None, _TOOLTIP)
 
     def _theme_changed(self, *_: Any) -> None:
-        best = self.best
-        self._mark(None)
-        self.set_best(best)  # the best's colour is the new theme's
+        best, self.best = self.best, None  # marked afresh, in the new theme's colour
+        self.set_best(best)
 
     def _items(self, run: str, t: Trial) -> list[QStandardItem]:
         out = []
