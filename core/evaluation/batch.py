@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from core.config import Config
-from core.evaluation.batch_chunks import PICKS, TABLE_BYTES, ChunkPairs, users_of
+from core.evaluation.batch_chunks import PICKS, TABLE_BYTES, ChunkPairs, SharedVectors, users_of
 from core.rank.fusion import CUTS, weights_of
 from core.rank.rerank import rerank
 from core.rank.score import round6
@@ -61,12 +61,14 @@ class _Block:
 class PoolBatch:
     """Every pool's rows laid out in blocks; everything no knob changes is built once."""
 
-    def __init__(self, pools: Sequence[RecallPool], table_bytes: int = TABLE_BYTES, picks: int = PICKS):
+    def __init__(self, pools: Sequence[RecallPool], table_bytes: int = TABLE_BYTES, picks: int = PICKS,
+                 shared: SharedVectors | None = None):
+        """`shared`: the large users' vectors in shared memory, for a worker's shard."""
         self.pools: list[RecallPool] | None = list(pools)  # None in a copy for a worker (`without_pools`)
         self._questions = len(self.pools)
         self._depths = np.array([p.depth for p in self.pools], dtype=np.int64)
         self.arrays_kept = True  # False in a copy that re-ranks through `rerank` alone (`without_arrays`)
-        users, locs, owner = users_of(self.pools)
+        users, locs, owner = users_of(self.pools, shared)
         self.pairs: ChunkPairs | None = ChunkPairs(users, owner, [p.size for p in self.pools], table_bytes, picks)
         numbers = [np.array(u.numbers, dtype=np.int64) for u in users]
         self.blocks = [self._block(qs, locs, [numbers[owner[q]][locs[q]] for q in qs], [owner[q] for q in qs])

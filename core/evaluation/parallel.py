@@ -3,9 +3,12 @@
 An `Evaluator` splits the questions into `jobs` shards of about equal pool rows (fewer when a
 shard would have less than `MIN_SHARD_ROWS`); each shard's
 re-rank arrays (`core.evaluation.batch.PoolBatch`, without the pools themselves) and session
-grades go to one worker process once, when it starts. Scoring a config sends it to every
-worker; each re-ranks its shard at once and sends back the metric values of its questions,
-so one config keeps every core busy. Configs can be submitted ahead of their results (the
+grades go to one worker process once, when it starts. A large user's unit vectors, which every
+shard needs, are not in them: they are made once in shared memory, which every worker maps
+(`core.evaluation.batch_chunks.SharedVectors`: one copy in all, where each worker had its own,
+about 290 MB at 100,000 chunks). Scoring a config sends it to every worker; each re-ranks
+its shard at once and sends back the metric values of its questions, so one config keeps every
+core busy. Configs can be submitted ahead of their results (the
 search asks for its next trial while this one is scored); results come back in submission
 order, so a seeded search makes the same trials whatever the number of jobs.
 
@@ -26,7 +29,9 @@ import numpy as np
 
 from core.config import Config
 from core.errors import MemsenseError
+from core.evaluation import shared_rows
 from core.evaluation.batch import PoolBatch
+from core.evaluation.batch_chunks import SharedVectors
 from core.evaluation.batch_metrics import Grades
 from core.evaluation.judged import session_qrels
 from core.machine import usable_cpus
@@ -75,7 +80,10 @@ class _Shard:
 
 
 def _serve(conn) -> None:
-    """A worker: receive its shard, then score each config received until None (or a closed pipe)."""
+    """A worker: map the shared matrices its shard names, receive the shard, then score each
+    config received until None (or a closed pipe)."""
+    if not shared_rows.receive(conn):
+        return
     try:
         shard = conn.recv()
     except (EOFError, OSError):
@@ -110,20 +118,29 @@ class Evaluator:
         self._pending: deque[int] = deque()  # tickets sent to the workers, oldest first
         self._done: dict[int, np.ndarray] = {}
         self._next = 0
+        shared = SharedVectors(self._pools) if len(parts) > 1 else None  # a large user's vectors: one copy for all
+        self.shared_bytes = 0
+        """Bytes of vectors the workers map from one copy (`core.evaluation.batch_chunks.SharedVectors`)."""
         try:
             if len(parts) > 1:
                 self._start(len(parts))  # the interpreters start while the shards are built here
             self._shards = []
             for n, (a, b) in enumerate(parts):  # one shard's arrays at a time in this process
-                shard = _Shard(PoolBatch(self._pools[a:b]), Grades([session_qrels(q) for q in self.questions[a:b]]),
-                               self.metrics)
-                if self._workers:
-                    self._workers[n][1].send(shard.lean())
+                shard = _Shard(PoolBatch(self._pools[a:b], shared=shared),
+                               Grades([session_qrels(q) for q in self.questions[a:b]]), self.metrics)
+                if shared is not None:  # workers: each takes its shard
+                    proc, conn = self._workers[n]
+                    shared_rows.send(conn, shared.made, proc.pid)
+                    conn.send(shard.lean())
                     shard = shard.bare()
                 self._shards.append(shard)
         except BaseException:
             self.close()
             raise
+        finally:
+            if shared is not None:
+                self.shared_bytes = sum(m.nbytes for m in shared.made)
+                shared.close()
 
     @property
     def jobs(self) -> int:

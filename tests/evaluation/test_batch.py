@@ -97,6 +97,23 @@ def test_batch_of_engine_pools_selects_what_rerank_selects(demo_engine, table_by
         assert batch.selected_sessions(cfg) == expected, cfg
 
 
+def test_a_batch_over_shared_vectors_selects_what_rerank_selects(demo_engine):
+    """Each user's vectors in shared memory, over the rows of every pool (a superset of the
+    batch's): the same selections, and no user gets tables."""
+    from core.evaluation.batch_chunks import SharedVectors
+
+    ps, _ = engine_pools(demo_engine)
+    shared = SharedVectors(ps, share_bytes=0)
+    half = ps[::2]
+    batch = PoolBatch(half, shared=shared)
+    if shared.made:  # Linux: memfd
+        assert len(shared.made) == len({p.user_id for p in ps}) and not batch._pairs().tabled.any()
+    for cfg in random_configs(12, 20):
+        expected = [[p.chunks[r.index].session_number for r in rerank(p, cfg).selected_rows] for p in half]
+        assert batch.selected_sessions(cfg) == expected, cfg
+    shared.close()
+
+
 def test_a_user_of_index_rows_is_the_user_chunk_by_chunk(demo_engine):
     """Made at once from the pools' rows, each chunk has the vector (bit for bit), dimension and
     tags that adding the pools chunk by chunk gives it."""

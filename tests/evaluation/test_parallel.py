@@ -116,3 +116,94 @@ def test_a_small_question_set_is_scored_in_this_process(monkeypatch):
     pools, questions = case()
     with Evaluator(pools, questions, [("mrr", 4)], jobs=4) as ev:
         assert ev.jobs == 1 and not multiprocessing.active_children()
+
+
+def _echo_sum(conn) -> None:
+    """A child that maps the shared rows sent to it, unpickles their handle and sends back their values."""
+    from core.evaluation import shared_rows
+
+    if shared_rows.receive(conn):
+        rows = conn.recv()
+        conn.send((rows.array.tolist(), rows.array.flags.writeable))
+
+
+def test_shared_rows_reach_another_process_as_one_mapping():
+    """The child reads the parent's values from its own read-only mapping; the pickle that names
+    them is a few bytes, whatever their size."""
+    import pickle
+
+    from core.evaluation import shared_rows
+
+    made = shared_rows.make((300, 64))
+    if made is None:
+        pytest.skip("no memfd on this platform: the rows go with the shard")
+    made.array[:] = np.arange(300 * 64, dtype=np.float64).reshape(300, 64) / 7
+    assert len(pickle.dumps(made)) < 200 < made.nbytes
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_echo_sum, args=(child,), daemon=True)
+    proc.start()
+    child.close()
+    shared_rows.send(parent, [made], proc.pid)
+    made.close()  # the descriptor went with the message: the child's mapping does not need it
+    parent.send(made)
+    values, writeable = parent.recv()
+    proc.join(timeout=10)
+    assert values == made.array.tolist() and writeable is False
+
+
+def test_a_large_users_vectors_are_shared_by_the_workers(demo_engine, monkeypatch):
+    """With every user past the share size, each worker maps its users' vectors from one copy:
+    the values are those of one process, and a shard's pickle no longer carries the vectors."""
+    import pickle
+
+    from core.evaluation import batch_chunks
+    from core.evaluation.batch import PoolBatch
+    from core.evaluation.batch_chunks import SharedVectors
+    from tests.evaluation.test_batch import engine_pools
+
+    ps, questions = engine_pools(demo_engine)
+    pools = {q.question_id: p for q, p in zip(questions, ps)}
+    if batch_chunks.shared_rows.make((1, 1)) is None:
+        pytest.skip("no memfd on this platform: the rows go with the shard")
+    monkeypatch.setattr(batch_chunks, "SHARE_BYTES", 0)
+    metrics = [("recall_all@4", 4), ("ndcg@4", 4)]
+    cfgs = list(random_configs(5, 10))
+    with Evaluator(pools, questions, metrics, jobs=1) as one, Evaluator(pools, questions, metrics, jobs=2) as two:
+        assert two.jobs == 2 and one.shared_bytes == 0
+        users = {p.user_id: p.vectors.matrix for p in pools.values()}
+        read = {u: set() for u in users}
+        for p in pools.values():
+            read[p.user_id].update(p.vectors.rows.tolist())
+        assert two.shared_bytes == sum(len(read[u]) * users[u].shape[1] * 8 for u in users) > 0
+        for a, b in zip(one.many(cfgs), two.many(cfgs)):
+            assert a.tolist() == b.tolist()
+    half = list(pools.values())[: len(pools) // 2]
+    shared = SharedVectors(list(pools.values()))
+    lean = pickle.dumps(PoolBatch(half, shared=shared).without_pools())
+    plain = pickle.dumps(PoolBatch(half, table_bytes=0).without_pools())  # vectors, not tables, as the shared ones
+    vectors = sum(m.nbytes for m in shared.made)
+    assert vectors > 0 and len(lean) < len(plain) - vectors // 2
+    shared.close()
+
+
+def test_without_shared_memory_the_vectors_go_with_each_shard(demo_engine, monkeypatch):
+    """No memfd (macOS, Windows) or no memory for it: nothing is shared, the values are the same."""
+    from core.evaluation import batch_chunks, shared_rows
+    from tests.evaluation.test_batch import engine_pools
+
+    ps, questions = engine_pools(demo_engine)
+    pools = {q.question_id: p for q, p in zip(questions, ps)}
+    monkeypatch.setattr(batch_chunks, "SHARE_BYTES", 0)
+
+    def full(*_args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(shared_rows.os, "posix_fallocate", full)
+    assert shared_rows.make((4, 4)) is None
+    metrics = [("recall_all@4", 4)]
+    cfgs = list(random_configs(6, 4))
+    with Evaluator(pools, questions, metrics, jobs=1) as one, Evaluator(pools, questions, metrics, jobs=2) as two:
+        assert two.jobs == 2 and two.shared_bytes == 0
+        for a, b in zip(one.many(cfgs), two.many(cfgs)):
+            assert a.tolist() == b.tolist()
