@@ -36,3 +36,56 @@ def test_choosing_a_preset_applies_it_and_undo_takes_it_back(qtbot, ranked_windo
     assert w.ctx.session.config == BUILTIN["bm25_only"] and w.undo.stack.count() == 1
     qtbot.keyClick(w, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert w.ctx.session.config == before == Config()
+
+
+def _drag(qtbot, slider, dx: int) -> None:
+    """Press the slider's handle, move it `dx` pixels in a few steps, release: one drag as a user makes it."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QSlider, QStyle, QStyleOptionSlider
+
+    inner = slider.findChild(QSlider)
+    opt = QStyleOptionSlider()
+    inner.initStyleOption(opt)
+    x0 = inner.style().subControlRect(QStyle.ComplexControl.CC_Slider, opt, QStyle.SubControl.SC_SliderHandle,
+                                      inner).center().x()
+    y = inner.height() // 2
+    qtbot.mousePress(inner, Qt.MouseButton.LeftButton, pos=QPoint(x0, y))
+    for i in range(1, 5):
+        qtbot.mouseMove(inner, QPoint(x0 + dx * i // 4, y))
+    qtbot.mouseRelease(inner, Qt.MouseButton.LeftButton, pos=QPoint(x0 + dx, y))
+
+
+def test_two_drags_of_one_slider_are_two_steps(qtbot, ranked_window):
+    """Undo after a second drag of the same slider takes it back to where that drag began, not the first."""
+    w = ranked_window
+    session, slider = w.ctx.session, w.tuning.sliders["mmr_lambda"]
+    start = session.config.mmr_lambda
+    _drag(qtbot, slider, -20)
+    session.flush()
+    after_first = session.config.mmr_lambda
+    _drag(qtbot, slider, -20)
+    session.flush()
+    assert start > after_first > session.config.mmr_lambda
+    assert w.undo.stack.count() == 2
+    w.undo.stack.undo()
+    assert session.config.mmr_lambda == after_first and w.tuning.config.mmr_lambda == after_first
+    w.undo.stack.undo()
+    assert session.config.mmr_lambda == start
+
+
+def test_two_typed_values_are_two_steps(qtbot, ranked_window):
+    """A value typed in a slider's box and entered, then another: undo takes back only the second."""
+    from PySide6.QtWidgets import QLineEdit
+
+    w = ranked_window
+    session, slider = w.ctx.session, w.tuning.sliders["mmr_lambda"]
+    box = slider.findChild(QLineEdit)
+    for text in ("0.60", "0.40"):
+        box.setFocus()
+        box.selectAll()
+        qtbot.keyClicks(box, text)
+        qtbot.keyClick(box, Qt.Key.Key_Return)
+    session.flush()
+    assert session.config.mmr_lambda == 0.4 and w.undo.stack.count() == 2
+    w.undo.stack.undo()
+    assert session.config.mmr_lambda == 0.6
