@@ -89,7 +89,7 @@ class DictTreeModel(QAbstractItemModel):
             if index.column() == self.KEY:
                 term = self._term(node)
                 return term.tooltip() if term is not None else None
-            return None if node.children else str(node.value)
+            return None if node.children else "null: does not apply here" if node.value is None else str(node.value)
         return None
 
     def _term(self, node: _Node) -> Term | None:
@@ -118,6 +118,6 @@ def _value_text(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value) if value else "[]"
     if value is None:
-        return "null"
+        return "—"  # a field that does not apply here (null in the record: its tooltip and --json say so)
     text = str(value)
     return text if len(text) <= 300 else text[:299] + "…"

@@ -18,3 +18,16 @@ def test_dict_tree_model_holds_the_explain_record(qtmodeltester, ranking):
     value = model.index(index.row(), DictTreeModel.VALUE, index.parent())
     assert value.data(RAW_ROLE) == record["explain"]["mmr"]["mmr_score"]
     assert model.rowCount(QModelIndex()) == len(record)
+
+
+def test_a_field_that_does_not_apply_shows_a_dash_not_null():
+    """A null of the record reads as "—" on screen (as in the other tables); its value stays None
+    and its tooltip says what it is."""
+    from PySide6.QtCore import Qt
+
+    model = DictTreeModel()
+    model.set_data({"duplicate_of": None, "turn_support": 0.25})
+    none = model.index(0, DictTreeModel.VALUE, QModelIndex())
+    assert none.data() == "—" and none.data(RAW_ROLE) is None
+    assert none.data(Qt.ItemDataRole.ToolTipRole) == "null: does not apply here"
+    assert model.index(1, DictTreeModel.VALUE, QModelIndex()).data() == "0.25"
