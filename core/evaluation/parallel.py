@@ -8,9 +8,9 @@ shard needs, are not in them: they are made once in shared memory, which every w
 (`core.evaluation.batch_chunks.SharedVectors`: one copy in all, where each worker had its own,
 about 290 MB at 100,000 chunks). Scoring a config sends it to every worker; each re-ranks
 its shard at once and sends back the metric values of its questions, so one config keeps every
-core busy. Configs can be submitted ahead of their results (the
-search asks for its next trial while this one is scored); results come back in submission
-order, so a seeded search makes the same trials whatever the number of jobs.
+core busy. Configs can be submitted ahead of their results (the search asks for its next trial
+while this one is scored); results come back in submission order, so a seeded search makes the
+same trials whatever the number of jobs.
 
 Workers are started with the 'spawn' method: a fresh interpreter, never a fork of a process
 that runs Qt or other threads. `close()` (or leaving the `with` block, also on cancel or

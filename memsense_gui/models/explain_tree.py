@@ -89,7 +89,9 @@ class DictTreeModel(QAbstractItemModel):
             if index.column() == self.KEY:
                 term = self._term(node)
                 return term.tooltip() if term is not None else None
-            return None if node.children else "null: does not apply here" if node.value is None else str(node.value)
+            if node.children:
+                return None
+            return NULL_TIP if node.value is None else str(node.value)
         return None
 
     def _term(self, node: _Node) -> Term | None:
@@ -112,12 +114,16 @@ class DictTreeModel(QAbstractItemModel):
         return index
 
 
+NULL_TIP = "null: does not apply here"
+"""The tooltip of a value shown as "—": the record holds null there."""
+
+
 def _value_text(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value) if value else "[]"
     if value is None:
-        return "—"  # a field that does not apply here (null in the record: its tooltip and --json say so)
+        return "—"  # a field that does not apply here: null in the record (`NULL_TIP`, and `--json`)
     text = str(value)
     return text if len(text) <= 300 else text[:299] + "…"

@@ -27,7 +27,7 @@ class TuningPanel(QWidget):
     """Every knob of `Config` that the ranking responds to, plus the preset controls."""
 
     config_edited = Signal(object, str)  # Config, knob name
-    edit_finished = Signal(str)  # knob name: a drag released or a typed value entered (one undo step ends)
+    edit_finished = Signal()  # a slider drag released or a typed value entered: one undo step ends
     preset_applied = Signal(str)
     preset_shown = Signal(str)  # the preset the settings are now shown against
     error_raised = Signal(object)
@@ -130,8 +130,8 @@ class TuningPanel(QWidget):
         for knob in knobs:
             slider = make_slider(knob)
             slider.valueChanged.connect(lambda v, k=knob: self._edit(k.apply(self.config, k.rounded(v)), k.name))
-            slider.sliderReleased.connect(lambda k=knob: self.edit_finished.emit(k.name))
-            slider.editingFinished.connect(lambda k=knob: self.edit_finished.emit(k.name))
+            slider.sliderReleased.connect(self.edit_finished)
+            slider.editingFinished.connect(self.edit_finished)
             label = QLabel(knob.label)
             label.setToolTip(tooltip(knob))
             form.addRow(label, slider)

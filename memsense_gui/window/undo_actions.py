@@ -2,9 +2,11 @@
 
 Every edit the tuning panel makes (`config_edited(cfg, knob)`) becomes one step; the ticks of
 one slider drag (the same knob, one after another) merge into a single step, so undo takes the
-knob back to where the drag began; the next drag of that knob (or a value typed in its box) is a
-step of its own (`TuningPanel.edit_finished` ends one). Settings applied whole (an auto-tune winner, a "what would
-it take" change, a preset through its diff, imported settings: `apply`) are one step each.
+knob back to where the drag began. The next drag of that knob, or a value typed in its box, is
+a step of its own (`TuningPanel.edit_finished` ends one: a release, or Enter); this is not the
+movement baseline's gesture (`memsense_gui.state.movement`: changes of one knob within a time window).
+Settings applied whole (an auto-tune winner, a "what would it take" change, a preset through its
+diff, imported settings: `apply`) are one step each.
 Undo and redo put a config back on the panel silently and re-rank the cached pool with it
 (`QuerySession.set_config`), as any edit does.
 """
@@ -21,19 +23,20 @@ MERGE_ID = 1
 
 
 class KnobChange(QUndoCommand):
-    """One edit: the config before and after; consecutive edits of one knob merge."""
+    """One edit: the config before and after; consecutive edits of one knob within one drag (or
+    one typed value) merge."""
 
-    def __init__(self, actions: "UndoActions", before: Config, after: Config, knob: str, gesture: int = 0):
+    def __init__(self, actions: "UndoActions", before: Config, after: Config, knob: str, drag: int = 0):
         super().__init__(f"apply preset {knob[len('preset:'):]}" if knob.startswith("preset:") else f"change {knob}")
         self.actions, self.before, self.after, self.knob = actions, before, after, knob
-        self.gesture = gesture  # edits of one drag (or one typed value) share it; the next drag is another step
+        self.drag = drag  # the number of the drag (or typed value) it belongs to: the next one is another step
         self._first = True
 
     def id(self) -> int:  # noqa: A003 - Qt override
         return -1 if self.knob.startswith("preset:") else MERGE_ID
 
     def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt override
-        if not isinstance(other, KnobChange) or other.knob != self.knob or other.gesture != self.gesture:
+        if not isinstance(other, KnobChange) or other.knob != self.knob or other.drag != self.drag:
             return False
         self.after = other.after
         return True
@@ -68,11 +71,11 @@ class UndoActions:
         self.ctx = ctx
         self.stack = QUndoStack(parent)
         self.current: Config = self.ctx.session.config
-        self.gesture = 0  # counts finished drags and typed values: edits merge only within one
+        self.drags = 0  # finished drags and typed values so far: edits merge only within one
         # connected here, before the window hands edits to the session: `edited` sees the config
         # as it was before the edit is applied
         tuning.config_edited.connect(self.edited)
-        tuning.edit_finished.connect(self._gesture_ended)
+        tuning.edit_finished.connect(self._drag_ended)
 
     def connect(self) -> None:
         self.ctx.session.config_changed.connect(self._applied)
@@ -80,15 +83,16 @@ class UndoActions:
     def _applied(self, cfg: Config) -> None:
         self.current = cfg
 
-    def _gesture_ended(self, _knob: str) -> None:
+    def _drag_ended(self) -> None:
         """A drag released or a typed value entered: the next edit of the knob is a step of its own."""
-        self.gesture += 1
+        self.drags += 1
 
     def edited(self, cfg: Config, knob: str) -> None:
-        """A user edit on the panel: one undo step (merged with the previous one of the same knob)."""
+        """A user edit on the panel: one undo step (merged with the previous one of the same knob
+        and the same drag)."""
         before, self.current = self.current, cfg
         if before != cfg:
-            self.stack.push(KnobChange(self, before, cfg, knob, self.gesture))
+            self.stack.push(KnobChange(self, before, cfg, knob, self.drags))
 
     def apply(self, cfg: Config, what: str) -> None:
         """Apply `cfg` whole as one undoable step named "apply `what`" (nothing when it is on screen)."""
