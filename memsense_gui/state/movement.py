@@ -38,7 +38,9 @@ class Movement(QObject):
         self.baseline: Ranking | None = None  # what movement is shown against
         self.pinned: Baseline | None = None
         self.due = False  # the pinned baseline is still to be ranked on the current pool
-        self.pins: tuple[str, ...] = ()
+        self.pins: tuple[str, ...] = ()  # the shown user's
+        self._user = ""
+        self._pins_of: dict[str, tuple[str, ...]] = {}  # the other users' pins, put aside
         self._gesture: tuple[str | None, float] = (None, 0.0)
 
     def new_pool(self) -> None:
@@ -96,8 +98,22 @@ class Movement(QObject):
             self.pins = tuple(p for p in self.pins if p != memory_id)
             self.pins_changed.emit(self.pins)
 
-    def clear_pins(self) -> None:
-        """No chunk pinned (another store: its memory ids are not this store's)."""
+    def show_user(self, user_id: str) -> None:
+        """Pins are one user's: another user's chunks are not in this user's pools. The shown
+        user's pins are put aside, and `user_id`'s, if any, are back."""
+        if user_id == self._user:
+            return
         if self.pins:
-            self.pins = ()
+            self._pins_of[self._user] = self.pins
+        self._user = user_id
+        self._set_pins(self._pins_of.pop(user_id, ()))
+
+    def clear_pins(self) -> None:
+        """No chunk pinned, for any user (another store: its memory ids are not this store's)."""
+        self._pins_of.clear()
+        self._set_pins(())
+
+    def _set_pins(self, pins: tuple[str, ...]) -> None:
+        if pins != self.pins:
+            self.pins = pins
             self.pins_changed.emit(self.pins)

@@ -227,5 +227,8 @@ class QuerySession(QObject):
     def unpin(self, memory_id: str) -> None:
         self.movement.unpin(memory_id)
 
+    def show_user(self, user_id: str) -> None:
+        self.movement.show_user(user_id)
+
     def clear_pins(self) -> None:
         self.movement.clear_pins()

@@ -64,6 +64,7 @@ class QueryActions:
             return
         self.user_id = user_id
         self.ctx.settings.setValue("query/user", user_id)
+        self.ctx.session.show_user(user_id)
         self.window.inspector.set_user_chunks(())
         self.window.whynot_panel.set_chunks(())
         self._chunks_wanted = user_id  # listed once a query this call or its caller runs is answered

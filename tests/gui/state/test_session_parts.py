@@ -55,6 +55,21 @@ def test_movement_follows_gestures_unless_a_baseline_is_pinned(qtbot):
     assert m.pins == ("a",)
 
 
+def test_pins_are_put_aside_per_user_and_a_store_change_clears_them_all(qtbot):
+    m = Movement()
+    m.show_user("u1")
+    m.pin("u1:a")
+    with qtbot.waitSignal(m.pins_changed) as shown:
+        m.show_user("u2")
+    assert shown.args == [()] and m.pins == ()
+    m.pin("u2:b")
+    m.show_user("u1")
+    assert m.pins == ("u1:a",)
+    m.clear_pins()
+    m.show_user("u2")
+    assert m.pins == ()
+
+
 def test_the_holder_deepens_on_its_runner_and_a_new_query_drops_the_last_ones(qtbot, scan_engine, monkeypatch):
     holder = PoolHolder(TaskRunner("test-deepen"))
     shallow = scan_engine.recall("u", "w3 w4 w5", Config().route_limit)

@@ -100,6 +100,25 @@ def test_another_store_clears_everything_of_the_old_one(qtbot, store_window, tmp
     assert w.explain_panel.model.rowCount() == 0
 
 
+def test_pins_are_the_users_own_and_come_back_with_them(qtbot, store_window):
+    """Found by a walkthrough: a chunk pinned for one user stayed pinned after picking another,
+    and Why not? explained it as absent from every route's list of a user it does not belong to."""
+    w = store_window
+    search(qtbot, w)
+    first = w.ctx.session.ranking.result_ids[0]
+    w.raise_dock(DockId.WHY_NOT)
+    w.ctx.session.pin(first)
+    assert w.whynot_panel.pins_model.rowCount() == 1
+    w.user_combo.setCurrentText("synth-b")
+    qtbot.waitUntil(lambda: w.ctx.session.ranking.pool.user_id == "synth-b", timeout=10_000)
+    assert w.ctx.session.pins == () and w.whynot_panel.pins_model.rowCount() == 0
+    w.user_combo.setCurrentText("synth-a")
+    qtbot.waitUntil(lambda: w.ctx.session.ranking.pool.user_id == "synth-a", timeout=10_000)
+    assert w.ctx.session.pins == (first,)
+    m = w.whynot_panel.pins_model
+    assert m.rowCount() == 1 and m.memory_id(0) == first and m.fate(0).rank == 1
+
+
 def _current_row(view):
     return next(r for r in view.results if r.preset == CURRENT)
 
