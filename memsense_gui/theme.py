@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleOption, QWidget
 
 from core.records import ROUTES
 
@@ -108,11 +108,39 @@ def palette(theme: Theme) -> QPalette:
     return p
 
 
+class OutlinedStyle(QProxyStyle):
+    """Fusion, with every check box and radio button outlined in the muted text colour. Fusion
+    draws their edge a shade darker than the window: on the dark background an unchecked box
+    was all but invisible (1.1:1 against the window), and on the light one it was under 3:1."""
+
+    _MARKS = (QStyle.PrimitiveElement.PE_IndicatorCheckBox, QStyle.PrimitiveElement.PE_IndicatorRadioButton)
+
+    def __init__(self) -> None:
+        super().__init__("Fusion")
+
+    def drawPrimitive(self, element: QStyle.PrimitiveElement, option: QStyleOption,  # noqa: N802 - Qt override
+                      painter: QPainter, widget: QWidget | None = None) -> None:
+        super().drawPrimitive(element, option, painter, widget)
+        if element not in self._MARKS:
+            return
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QColor(_current.muted))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        edge = option.rect.adjusted(0, 0, -1, -1)
+        if element == QStyle.PrimitiveElement.PE_IndicatorRadioButton:
+            painter.drawEllipse(edge)
+        else:
+            painter.drawRect(edge)
+        painter.restore()
+
+
 def apply(app: QApplication, dark: bool) -> Theme:
     """Switch the whole application to the light or dark appearance."""
     global _current
     _current = DARK if dark else LIGHT
-    app.setStyle("Fusion")
+    if not isinstance(app.style(), OutlinedStyle):
+        app.setStyle(OutlinedStyle())
     app.setPalette(palette(_current))
     _notifier().changed.emit(_current)
     return _current
