@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QApplication, QComboBox, QLabel, QLineEdit, QMainWindow, QPushButton, QSizePolicy, QToolBar, QWidget,
 )
 
+from core.recall.query_text import MAX_QUERY_CHARS
 from memsense_gui import app_icons, theme
 from memsense_gui.state.context import AppContext, EngineFactory
 from memsense_gui.views.baseline import BaselineBar
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         self.query_edit.setObjectName("query-edit")
         self.query_edit.setPlaceholderText("Ask the memory… (Ctrl+L, Enter to run; Down: the judged questions)")
         self.query_edit.setClearButtonEnabled(True)
+        self.query_edit.setMaxLength(MAX_QUERY_CHARS)  # Qt's own limit, 32,767, cut a long paste without a word
         self.query_edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.run_button = QPushButton(app_icons.icon("search"), "Search")
         self.run_button.setToolTip("Recall and rank (Enter or Ctrl+Return)")
@@ -160,6 +162,7 @@ class MainWindow(QMainWindow):
         ctx = self.ctx
         ctx.error_raised.connect(self.report_error)
         self.query_edit.returnPressed.connect(self.queries.run_query)
+        self.query_edit.textEdited.connect(self.queries.query_edited)
         self.run_button.clicked.connect(lambda _checked=False: self.queries.run_query())  # clicked(bool) is no gold list
         self.user_combo.currentTextChanged.connect(self.queries.user_picked)
         self.tuning.config_edited.connect(ctx.session.request_config)

@@ -11,6 +11,7 @@ from typing import Iterable, Mapping, Sequence
 from PySide6.QtCore import QTimer
 
 from core.errors import MemsenseError
+from core.recall.query_text import MAX_QUERY_CHARS
 from core.records import Chunk
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.dock import DockId
@@ -97,6 +98,12 @@ class QueryActions:
     def focus_query(self) -> None:
         self.window.query_edit.setFocus()
         self.window.query_edit.selectAll()
+
+    def query_edited(self, text: str) -> None:
+        """Say so when the query box is full: what was typed or pasted beyond it is not there."""
+        if len(text) >= MAX_QUERY_CHARS:
+            self._status(f"The query box holds at most {MAX_QUERY_CHARS:,} characters: the rest of what was "
+                         "typed or pasted is not in it (the model reads only the first 256 tokens)", 15000)
 
     def run_query(self, gold: Iterable[str] = (), *, evidence: Iterable[str] | None = None) -> Task | None:
         """Recall on the engine thread; the newest request wins (older results are dropped).

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication, QLabel
 
 from core import config as config_io
 from core.config import Config
+from core.recall.query_text import MAX_QUERY_CHARS
 from core.rank.rerank import rerank
 from memsense_gui.models.compare import CompareModel
 from memsense_gui.models.pins import PinsModel
@@ -191,6 +192,21 @@ def test_a_store_that_cannot_open_is_a_dialog_and_the_window_stays(qtbot, make_w
     assert w.ctx.engine is None and "No store open" in w.statusBar().currentMessage()
     w.query_edit.setText("anything")
     assert w.queries.run_query() is None  # asks to open a store instead
+
+
+def test_a_long_paste_is_kept_whole_up_to_the_query_limit_and_a_longer_one_is_said_to_be_cut(qtbot, make_window):
+    """Found by a walkthrough: a 100,000-character paste was silently cut to 32,767 (Qt's default)."""
+    w = make_window()
+    clipboard = QApplication.clipboard()
+    w.query_edit.clear()
+    clipboard.setText("trip " * 10_000)  # 50,000 characters
+    w.query_edit.paste()
+    assert len(w.query_edit.text()) == 50_000 and "holds at most" not in w.statusBar().currentMessage()
+    w.query_edit.clear()
+    clipboard.setText("x" * (MAX_QUERY_CHARS + 5_000))
+    w.query_edit.paste()
+    assert len(w.query_edit.text()) == MAX_QUERY_CHARS
+    assert f"holds at most {MAX_QUERY_CHARS:,} characters" in w.statusBar().currentMessage()
 
 
 def test_an_unexpected_failure_in_recall_is_a_dialog_not_a_crash(qtbot, make_window, monkeypatch):
