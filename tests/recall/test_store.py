@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 import shutil
 import signal
 import sqlite3
@@ -119,6 +120,26 @@ def test_a_recall_never_returns_what_damaged_vectors_give(tmp_path):
             with pytest.raises(MemsenseError, match=r"the data of user 'b' .* is damaged .*does not match its checksum"):
                 engine.recall("b", "alpha bravo", 40)
         assert engine.recall("a", "alpha bravo", 40).size
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("word", [0x7F800001, 0x7F800000], ids=["signalling NaN", "infinity"])
+def test_damaged_vectors_give_one_error_and_no_float_warning(tmp_path, word):
+    """Seen once in CI: random bytes written into the vectors made the first scan, which runs while
+    the checksum is computed, warn "invalid value encountered in matmul" before the error."""
+    from core.recall.engine import Engine
+    make_store(tmp_path / "s", {"u": 60})
+    f = next((tmp_path / "s" / "vectors").glob("u-*.npy"))
+    with open(f, "r+b") as fh:
+        fh.seek(f.stat().st_size // 2 // 4 * 4)
+        fh.write(np.full(64, word, dtype="<u4").tobytes())
+    engine = Engine(tmp_path / "s", embedder=RandomEmbedder())
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(MemsenseError, match=r"does not match its checksum"):
+                engine.recall("u", "alpha bravo", 40)
     finally:
         engine.close()
 

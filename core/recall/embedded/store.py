@@ -236,7 +236,8 @@ class EmbeddedStore:
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))
         q = q / norm if norm > 0 else q
-        every = m.reshape(-1, m.shape[2]) @ q
+        with np.errstate(invalid="ignore", over="ignore"):  # damaged vectors (checked below) may hold NaN or inf
+            every = m.reshape(-1, m.shape[2]) @ q
         every[self._open.absent[user_id]] = -np.inf
         self._open.verify(user_id)  # the first scan of a user runs while its checksum is computed
         return every.reshape(m.shape[:2])
