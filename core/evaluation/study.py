@@ -105,8 +105,8 @@ def study_storage(storage: str | Path | None, study_name: str | None) -> Iterato
 
 
 def file_storage(path: str | Path) -> optuna.storages.JournalStorage:
-    """A study file: Optuna's append-only journal, one line per completed trial kept (about 9 ms
-    a trial, where SQLite takes a commit per trial: `tools/bench_question_set.py` times both)."""
+    """A study file: Optuna's append-only journal, one line per completed trial kept, cheaper
+    than SQLite's commit per trial (`tools/bench_question_set.py --storages N` times both)."""
     from optuna.storages.journal import JournalFileBackend
 
     return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
