@@ -122,13 +122,13 @@ def test_ranked_rows_of_a_matrix_equal_the_lists_made_one_route_at_a_time(seed, 
 
 
 def test_long_route_lists_cut_to_sampled_candidates_rank_as_the_plain_path():
-    """Routes of `PRESELECT_FROM` scores or more (a user of 8,192 chunks or more) are first cut to
-    the columns above a bar read from a sample; with exact ties at every level, noise, rows
-    without a vector and a route almost empty (its bar is -inf: every column a candidate), the
-    lists are the plain ones. (Refused cuts: the test above, with small lists cut the same way.)"""
+    """Routes of `PRESELECT_FROM` scores or more (a user of 1,024 chunks or more) are first cut to
+    the columns above a bar read from a sample (every `STRIDE`-th score of a shorter list, about
+    `SAMPLE` of a longer one); with exact ties at every level, noise, rows without a vector and a
+    route almost empty (its bar is -inf: every column a candidate), the lists are the plain ones.
+    (Refused cuts: the test above, with small lists cut the same way.)"""
     rng = np.random.default_rng(7)
-    n = ties.PRESELECT_FROM + 808
-    for trial in range(12):
+    for trial, n in enumerate([ties.PRESELECT_FROM + 808] * 12 + [ties.STRIDE * ties.SAMPLE * 2 + 808] * 3):
         levels = rng.integers(0, rng.choice([50, 5000]), size=(7, n)) / 97.0
         matrix = (levels + rng.choice([0, 3e-7]) * rng.standard_normal((7, n))).astype(np.float32)
         matrix[rng.random((7, n)) < 0.1] = -np.inf
