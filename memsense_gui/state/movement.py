@@ -2,7 +2,9 @@
 
 A pinned baseline (a preset, or a snapshot of the settings at some moment) is ranked on each
 new pool once the pool is deep enough for it; with none pinned, movement is shown against the
-settings before the last gesture (changes of one knob closer together than `GESTURE_SECONDS`).
+settings before the last gesture: changes of one knob closer together than `GESTURE_SECONDS`,
+ended early by `end_gesture` (a slider released, a typed value entered), so a second drag of a
+knob shows movement since the first.
 No Qt beyond signals: testable without a window.
 """
 from __future__ import annotations
@@ -56,6 +58,10 @@ class Movement(QObject):
         if (knob is None or knob != last_knob or now - last_time > GESTURE_SECONDS) and self.pinned is None:
             self.baseline = shown
         self._gesture = (knob, now)
+
+    def end_gesture(self) -> None:
+        """The gesture is over (a drag released, a value entered): the next change starts one."""
+        self._gesture = (None, 0.0)
 
     def due_config(self) -> Config | None:
         """The pinned settings still to be ranked on the current pool, if any."""

@@ -117,6 +117,12 @@ class QuerySession(QObject):
         """Apply the newest pending request now."""
         self.throttle.flush()
 
+    def end_gesture(self) -> None:
+        """A drag released or a value entered: its last change applied now, and the next change
+        of any knob shows movement against the settings it leaves."""
+        self.flush()
+        self.movement.end_gesture()
+
     def set_config(self, cfg: Config, knob: str | None = None) -> None:
         """Apply at once. `knob` names what changed; a new gesture starts a new baseline."""
         self.movement.config_changed(knob, self.ranking)

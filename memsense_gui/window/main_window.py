@@ -166,6 +166,7 @@ class MainWindow(QMainWindow):
         self.run_button.clicked.connect(lambda _checked=False: self.queries.run_query())  # clicked(bool) is no gold list
         self.user_combo.currentTextChanged.connect(self.queries.user_picked)
         self.tuning.config_edited.connect(ctx.session.request_config)
+        self.tuning.edit_finished.connect(ctx.session.end_gesture)
         self.tuning.error_raised.connect(lambda e: self.report_error(e, "Presets"))
         ctx.session.rerank_failed.connect(lambda e: self.report_error(e, "Re-ranking"))
         self.whynot_panel.pin_requested.connect(ctx.session.pin)

@@ -3,8 +3,8 @@
 Every edit the tuning panel makes (`config_edited(cfg, knob)`) becomes one step; the ticks of
 one slider drag (the same knob, one after another) merge into a single step, so undo takes the
 knob back to where the drag began. The next drag of that knob, or a value typed in its box, is
-a step of its own (`TuningPanel.edit_finished` ends one: a release, or Enter); this is not the
-movement baseline's gesture (`memsense_gui.state.movement`: changes of one knob within a time window).
+a step of its own (`TuningPanel.edit_finished` ends one: a release, or Enter), as it ends the
+movement baseline's gesture (`memsense_gui.state.movement`), which also ends after a pause.
 Settings applied whole (an auto-tune winner, a "what would it take" change, a preset through its
 diff, imported settings: `apply`) are one step each.
 Undo and redo put a config back on the panel silently and re-rank the cached pool with it

@@ -47,6 +47,20 @@ def test_movement_baseline_spans_one_gesture(qtbot):
     assert s.baseline is second  # another knob starts a new gesture
 
 
+def test_a_second_drag_of_one_knob_shows_movement_since_the_first(qtbot):
+    """A drag released (or a value entered) ends the gesture however soon the next one starts;
+    its last change, still waiting in the throttle, is applied first, so it is the baseline."""
+    s = QuerySession(throttle_ms=10_000)
+    s.set_pool(synthetic_pool(seed=4))
+    s.set_config(replace(Config(), mmr_lambda=0.7), "mmr_lambda")
+    s.request_config(replace(Config(), mmr_lambda=0.6), "mmr_lambda")  # held by the throttle
+    s.end_gesture()
+    released = s.ranking
+    assert released.config.mmr_lambda == 0.6
+    s.set_config(replace(Config(), mmr_lambda=0.4), "mmr_lambda")
+    assert s.baseline is released
+
+
 def test_previous_rank_and_pins(qtbot):
     s = QuerySession()
     s.set_pool(synthetic_pool(seed=5))

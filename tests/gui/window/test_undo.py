@@ -73,6 +73,20 @@ def test_two_drags_of_one_slider_are_two_steps(qtbot, ranked_window):
     assert session.config.mmr_lambda == start
 
 
+def test_a_second_drag_shows_movement_since_the_first(qtbot, ranked_window):
+    """The caption says "Moved: since the last change": after two drags of one slider less than a second apart, the
+    movement column is measured against the ranking the first drag left, as undo's steps are."""
+    w = ranked_window
+    session, slider = w.ctx.session, w.tuning.sliders["mmr_lambda"]
+    _drag(qtbot, slider, -20)
+    session.flush()
+    first = session.ranking
+    _drag(qtbot, slider, -20)
+    session.flush()
+    assert session.ranking.config.mmr_lambda < first.config.mmr_lambda
+    assert session.baseline is first
+
+
 def test_two_typed_values_are_two_steps(qtbot, ranked_window):
     """A value typed in a slider's box and entered, then another: undo takes back only the second."""
     from PySide6.QtWidgets import QLineEdit
