@@ -44,6 +44,7 @@ class AppContext(QObject):
     """Store, engine, settings, presets, judgments, session, runners and the app's events."""
 
     store_opened = Signal(str)  # location
+    store_failed = Signal(str)  # location that did not open (the store open before stays open)
     users_loaded = Signal(list)
     chunks_loaded = Signal(str)  # user id
     model_loaded = Signal()

@@ -21,6 +21,7 @@ from memsense_gui.window.parts import MemsenseUi
 from memsense_gui.workers.runner import Task
 
 SETTINGS_KEY = "memsense/connection"
+NOT_CONNECTED = "Not connected to a Memsense service (File > Connect to Memsense…)."
 
 
 def open_memsense(conn: MemsenseConnection, location: str) -> Any:
@@ -52,8 +53,9 @@ class MemsenseActions:
     def __init__(self, ctx: AppContext, window: MemsenseUi):
         self.window = window
         self.ctx = ctx
-        self.connection: MemsenseConnection | None = None
+        self.connection: MemsenseConnection | None = None  # only once its database has opened
         self.location: str | None = None
+        self._opening: tuple[MemsenseConnection, str] | None = None
         self.panel: ProductionPanel | None = None
         self._answers: dict[tuple[str, str, int], list | BaseException] = {}
         self._asked: set[tuple[str, str, int]] = set()
@@ -62,6 +64,7 @@ class MemsenseActions:
     def connect(self) -> None:
         self.ctx.ranking_updated.connect(self._ranking_updated)
         self.ctx.store_opened.connect(self._store_opened)
+        self.ctx.store_failed.connect(self._store_failed)
         self.ctx.model_loaded.connect(self._show_model)
 
     def _show_model(self) -> None:
@@ -85,18 +88,15 @@ class MemsenseActions:
         return dialog
 
     def open(self, conn: MemsenseConnection) -> Task:
-        """Open the database as the store; the service (if any) is asked after each query."""
-        self.connection = conn
-        self._answers.clear()
-        self._asked.clear()
+        """Open the database as the store; once it is open, the service (if any) is asked after
+        each query. Until then, and if it fails, the connection open before (if any) stays."""
         self.ctx.settings.setValue(SETTINGS_KEY, {"database": without_password(conn.database), "tenant": conn.tenant,
                                                   "scope": conn.scope, "embedder": without_password(conn.embedder),
                                                   "service": without_password(conn.service)})
-        self.location = f"Memsense {redact_url(conn.database)} ({conn.tenant}/{conn.scope})"
-        panel = self._panel()
-        panel.show_message("Run a query: the service's results appear beside the reproduction."
-                           if conn.service else "No service URL given: only the reproduction is shown.")
-        return self.window.stores.open_store(self.location, factory=lambda loc: open_memsense(conn, loc))
+        location = f"Memsense {redact_url(conn.database)} ({conn.tenant}/{conn.scope})"
+        self._opening = (conn, location)
+        self._panel().show_message(f"Connecting to {redact_url(conn.database)}…")
+        return self.window.stores.open_store(location, factory=lambda loc: open_memsense(conn, loc))
 
     def _panel(self) -> ProductionPanel:
         if self.panel is None:
@@ -107,10 +107,26 @@ class MemsenseActions:
         return self.panel
 
     def _store_opened(self, location: str) -> None:
-        if location != self.location:
+        opening, self._opening = self._opening, None
+        if opening is not None and opening[1] == location:
+            self.connection, self.location = opening
+            self._answers.clear()
+            self._asked.clear()
+            self._panel().show_message("Run a query: the service's results appear beside the reproduction."
+                                       if self.connection.service else
+                                       "No service URL given: only the reproduction is shown.")
+        elif location != self.location:
             self.connection, self.location = None, None
             if self.panel is not None:
-                self.panel.show_message("Not connected to a Memsense service (File > Connect to Memsense…).")
+                self.panel.show_message(NOT_CONNECTED)
+
+    def _store_failed(self, location: str) -> None:
+        if self._opening is None or self._opening[1] != location:
+            return
+        self._opening = None
+        if self.panel is not None:
+            self.panel.show_message(NOT_CONNECTED if self.connection is None else
+                                    f"Still connected to {self.location}: the new database did not open.")
 
     def _ranking_updated(self, ranking) -> None:
         conn = self.connection

@@ -89,6 +89,7 @@ class StoreActions(ProgressOwner):
         else:
             self._status(f"{self.ctx.location} stays open", 10_000)
         self.ctx.report_error(exc, f"Opening the store {location}")
+        self.ctx.store_failed.emit(location)
         if self._fallback:
             self._fallback = False
             self.start()

@@ -119,6 +119,29 @@ def test_pins_are_the_users_own_and_come_back_with_them(qtbot, store_window):
     assert m.rowCount() == 1 and m.memory_id(0) == first and m.fate(0).rank == 1
 
 
+def test_a_memsense_database_that_does_not_open_leaves_no_connection_behind(qtbot, store_window, monkeypatch):
+    """Found by a walkthrough: after a failed connect, the open store's queries went to the
+    service of the connection that never opened (and its answer came back as a second error)."""
+    from memsense_gui.views.connect import MemsenseConnection
+    from memsense_gui.window import memsense_actions
+
+    def refuse(conn, location):
+        raise MemsenseError("cannot connect to postgresql://ms:***@127.0.0.1:1/memsense: connection refused; "
+                            "start the database or fix host and port")
+
+    asked: list = []
+    monkeypatch.setattr(memsense_actions, "open_memsense", refuse)
+    monkeypatch.setattr(memsense_actions, "fetch_production", lambda *a, **k: asked.append(a) or [])
+    w = store_window
+    with qtbot.waitSignal(w.ctx.error_reported, timeout=10_000):
+        w.memsense.open(MemsenseConnection("postgresql://ms:secret@127.0.0.1:1/memsense", service="http://127.0.0.1:9"))
+    assert w.memsense.connection is None and w.ctx.location.endswith("fake")
+    assert w.memsense.panel.summary.text().startswith("Not connected")
+    search(qtbot, w)
+    qtbot.wait(100)
+    assert asked == [] and len(error_boxes(w)) == 1
+
+
 def _current_row(view):
     return next(r for r in view.results if r.preset == CURRENT)
 
