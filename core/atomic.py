@@ -20,6 +20,7 @@ before any slow work, and the writer checks again, so no path skips the rules:
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -58,6 +59,19 @@ def check_target(path: str | Path, what: str = "output") -> Path:
 
 def _print_hint(path: Path) -> str:
     return " (to print, leave the option out)" if str(path).startswith(("/dev/", "/proc/")) else ""
+
+
+def write_output(path: str | Path, text: str) -> Path:
+    """Write a file the user named (an export): as `write_text_atomic`, and a disk or permission
+    fault is one MemsenseError naming that file, never the temp file beside it, and the fix."""
+    path = Path(path)
+    try:
+        write_text_atomic(path, text)
+    except OSError as exc:
+        fix = "free disk space or pick another folder" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else \
+            "pick another folder"
+        raise MemsenseError(f"cannot write {path}: {exc.strerror or exc}; {fix}") from None
+    return path
 
 
 def write_text_atomic(path: str | Path, text: str, *, what: str = "output", parents: bool = False) -> None:

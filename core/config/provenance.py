@@ -13,10 +13,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from core.atomic import write_text_atomic
+from core.atomic import write_output
 from core.config.files import dumps, format_for, to_dict
 from core.config.schema import Config
-from core.errors import MemsenseError
 
 PROVENANCE_KEY = "provenance"
 
@@ -108,8 +107,4 @@ def dumps_with_provenance(cfg: Config, fmt: str, provenance: Provenance) -> str:
 def save_with_provenance(cfg: Config, path: str | Path, provenance: Provenance) -> Path:
     """Write atomically; the format follows the suffix (.toml or .json)."""
     path = Path(path)
-    try:
-        write_text_atomic(path, dumps_with_provenance(cfg, format_for(path), provenance))
-    except OSError as exc:
-        raise MemsenseError(f"cannot write {path}: {exc.strerror}; pick another folder") from None
-    return path
+    return write_output(path, dumps_with_provenance(cfg, format_for(path), provenance))

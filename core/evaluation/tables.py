@@ -13,7 +13,7 @@ import io
 from pathlib import Path
 from typing import Any, Sequence
 
-from core.atomic import write_text_atomic
+from core.atomic import write_output
 from core.errors import MemsenseError
 from core.evaluation.evaluate import PresetEvaluation, category_name
 from core.rank.ranking import Ranking
@@ -86,8 +86,4 @@ def write_csv(table: Table, path: str | Path) -> Path:
     path = Path(path)
     if path.suffix.lower() != ".csv":
         raise MemsenseError(f"{path}: table exports end in .csv")
-    try:
-        write_text_atomic(path, csv_text(table))
-    except OSError as exc:
-        raise MemsenseError(f"cannot write {path}: {exc.strerror}; pick another folder") from None
-    return path
+    return write_output(path, csv_text(table))

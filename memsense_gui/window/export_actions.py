@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 from core import config as config_io
-from core.atomic import write_text_atomic
+from core.atomic import write_output
 from core.config import Config
 from core.errors import MemsenseError
 from core.config.presets import MEMSENSE
@@ -156,7 +156,7 @@ class ExportActions:
 
         def write() -> None:
             text = json.dumps(memsense_export(self.ctx.session.config), indent=2)
-            write_text_atomic(Path(path), text + "\n")
+            write_output(path, text + "\n")
 
         return self._saved(self.ctx.attempt(write, "Exporting Memsense options"), path)
 
@@ -181,7 +181,7 @@ class ExportActions:
     def export_results(self, path: str | Path) -> bool:
         def write() -> None:
             text = json.dumps(self.results_document(), indent=2, ensure_ascii=False, default=_json_default)
-            write_text_atomic(Path(path), text + "\n")
+            write_output(path, text + "\n")
 
         return self._saved(self.ctx.attempt(write, "Exporting results"), path)
 

@@ -3,7 +3,12 @@ naming the file after every save."""
 from __future__ import annotations
 
 import csv
+import errno
 import json
+import os
+import tempfile
+
+import pytest
 
 from core import config as config_io
 from core.rank.record import pool_order
@@ -20,6 +25,31 @@ def test_settings_export_has_a_provenance_header_and_loads_back(qtbot, ranked_wi
     assert "preset: memsense" in text and "changed from Memsense's defaults: none" in text
     assert config_io.load(path) == w.ctx.session.config
     assert str(path) in w.statusBar().currentMessage()
+
+
+@pytest.mark.parametrize("fault", [errno.EROFS, errno.EACCES, errno.ENOSPC])
+def test_a_write_fault_is_one_line_naming_the_chosen_file_for_every_text_export(qtbot, ranked_window, tmp_path,
+                                                                                monkeypatch, fault):
+    """Found by a walkthrough: Export results and Export for Memsense to a read-only folder said
+    "unexpected OSError" and named the temp file beside the target; the other exports said
+    "cannot write …; pick another folder". Now all do, naming the file chosen."""
+    w = ranked_window
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def refuse(*args, **kwargs):
+        raise OSError(fault, os.strerror(fault))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    exports = {"results.json": w.exports.export_results, "options.json": w.exports.export_memsense_options,
+               "tuned.toml": w.exports.export_config, "pool.csv": lambda p: w.exports.export_table("pool", p)}
+    for name, export in exports.items():
+        with qtbot.waitSignal(w.ctx.error_reported, timeout=5000) as shown:
+            assert not export(out / name)
+        text = shown.args[0]
+        assert f"cannot write {out / name}: {os.strerror(fault)}" in text and ".tmp" not in text, text
+        assert "unexpected" not in text and ("free disk space" in text) == (fault == errno.ENOSPC), text
+    assert list(out.iterdir()) == []
 
 
 def test_pool_and_matrix_export_every_row(qtbot, ranked_window, tmp_path):
