@@ -46,7 +46,7 @@ def check_target(path: str | Path, what: str = "output") -> Path:
                             + (f"give the path of the file itself ({real})" if to_file else
                                "give the path of a regular file" + _print_hint(p)))
     if st is not None and stat.S_ISDIR(st.st_mode):
-        raise MemsenseError(f"{what} {p} is a folder; give a file name inside it, e.g. {p / 'out.json'}")
+        raise MemsenseError(f"{what} {p} is a folder; give the name of a file inside it")
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise MemsenseError(f"{what} {p} is not a regular file (a device, pipe or socket); give a file path"
                             + _print_hint(p))

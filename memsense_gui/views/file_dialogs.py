@@ -4,15 +4,17 @@ Every open or save dialog names a kind of file ("export", "settings", "questions
 "qrels"…); it opens in the folder of the last file of that kind, remembered in the app's
 settings (`dialogs/<kind>`, so across restarts), else in a given start folder. A name typed
 without an extension gets the extension of the format chosen in the dialog's filter
-("PNG image (*.png)" → ".png"), so the file is written in the format picked and named so.
+("PNG image (*.png)" → ".png"), so the file is written in the format picked and named so; a
+file of that name already there is replaced only when the user says so.
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 _PATTERN = re.compile(r"\*(\.[A-Za-z0-9_.-]+)")
 
@@ -40,12 +42,25 @@ def extension_of(filter_text: str) -> str:
 
 
 def with_extension(path: str, chosen_filter: str, filters: str) -> str:
-    """`path` with the chosen format's extension when the typed name has none (the first filter's
-    when the dialog reports none chosen)."""
-    if Path(path).suffix:
+    """`path` with the chosen format's extension (the first filter's when the dialog reports none
+    chosen) when the typed name has none and names nothing that exists: an existing folder,
+    device or file is left as named (the writer refuses the first two), never turned into
+    another file beside it (`folder` into `folder.json`, `/dev/null` into `/dev/null.toml`)."""
+    if Path(path).suffix or path.endswith(("/", os.sep)) or os.path.lexists(path):
         return path
     ext = extension_of(chosen_filter) or extension_of(filters.split(";;")[0])
     return path + ext
+
+
+def replace_ok(parent: QWidget | None, path: str) -> bool:
+    """Whether to write `path`, a name the dialog did not show (its extension was added): yes
+    when nothing is there, else as the user answers (the dialog only asked about the name typed)."""
+    if not os.path.lexists(path):
+        return True
+    answer = QMessageBox.question(parent, "Replace the file?", f"{path} already exists. Replace it?",
+                                  QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                  QMessageBox.StandardButton.No)
+    return answer == QMessageBox.StandardButton.Yes
 
 
 def ask_save(parent: QWidget | None, settings: QSettings, kind: str, title: str, filters: str,
@@ -55,9 +70,11 @@ def ask_save(parent: QWidget | None, settings: QSettings, kind: str, title: str,
     path, chosen = QFileDialog.getSaveFileName(parent, title, str(start), filters)
     if not path:
         return None
-    path = with_extension(path, chosen, filters)
-    remember(settings, kind, path)
-    return path, chosen
+    named = with_extension(path, chosen, filters)
+    if named != path and not replace_ok(parent, named):
+        return None
+    remember(settings, kind, named)
+    return named, chosen
 
 
 def ask_open(parent: QWidget | None, settings: QSettings, kind: str, title: str, filters: str,

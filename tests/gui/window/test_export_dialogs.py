@@ -8,7 +8,7 @@ import json
 
 import pytest
 from PySide6.QtCore import QMargins, Qt
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from memsense_gui.state import paths
 from memsense_gui.views.dock import DockId
@@ -39,6 +39,37 @@ class SaveDialog:
 def test_the_chosen_format_names_a_bare_file(typed, chosen, filters, expected):
     assert with_extension(typed, chosen, filters) == expected
     assert extension_of("TREC qrels (*.qrels *.txt)") == ".qrels"
+
+
+def test_an_existing_folder_or_device_is_never_turned_into_a_file_beside_it(tmp_path):
+    """Found by a walkthrough: a folder chosen became `folder.json` written beside it, `out/` a
+    hidden `out/.json`, and `/dev/null` a new `/dev/null.toml`; now they stay as named, and the
+    writer refuses them."""
+    (tmp_path / "outdir").mkdir()
+    for named in (str(tmp_path / "outdir"), str(tmp_path / "outdir") + "/", "/dev/null"):
+        assert with_extension(named, "JSON (*.json)", "JSON (*.json)") == named
+
+
+@pytest.mark.parametrize("answer", [QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes])
+def test_a_file_the_added_extension_names_is_replaced_only_when_the_user_says_so(qtbot, make_window, tmp_path,
+                                                                                 monkeypatch, answer):
+    """The dialog asked about the name typed ("keep"), not the file written ("keep.json")."""
+    w = make_window()
+    search(qtbot, w)
+    target = tmp_path / "keep.json"
+    target.write_text("kept\n")
+    asked: list[str] = []
+    monkeypatch.setattr(QMessageBox, "question", lambda parent, title, text, *a: (asked.append(text), answer)[1])
+    dialog = SaveDialog(monkeypatch)
+    dialog.answer = (str(tmp_path / "keep"), "JSON (*.json)")
+    menu_action(w, "Export results…").trigger()
+    assert asked == [f"{target} already exists. Replace it?"]
+    replaced = answer == QMessageBox.StandardButton.Yes
+    assert (target.read_text() != "kept\n") == replaced and sorted(p.name for p in tmp_path.iterdir()) == [
+        "home", "keep.json"]
+    dialog.answer = (str(tmp_path / "fresh"), "JSON (*.json)")
+    menu_action(w, "Export results…").trigger()
+    assert len(asked) == 1 and json.loads((tmp_path / "fresh.json").read_text())["results"]
 
 
 def test_exports_get_their_extension_and_dialogs_remember_their_folder(qtbot, make_window, app_home, tmp_path,
