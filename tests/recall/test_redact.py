@@ -52,3 +52,17 @@ def test_an_error_body_is_a_short_redacted_excerpt():
     long = ("x" * 500 + f" token={S}").encode()
     shown = body_excerpt(long)
     assert len(shown) <= 120 and S not in shown
+
+
+def test_a_password_with_an_unescaped_at_sign_is_refused_before_connecting_and_never_shown():
+    """Found by a walkthrough: libpq ends the password at its first '@' and took the rest for the
+    host, so its error named 'Secret@127.0.0.1' (the password's tail) on screen."""
+    from tests.cli.test_bad_input_catalogue import run_cli
+
+    dsn = "postgresql://ms:Hunter2@Secret@127.0.0.1:1/memsense"
+    code, out, err, tb = run_cli(["search", "--store", dsn, "--embedder", "http://127.0.0.1:9/embed", "--user", "u",
+                                  "where"])
+    assert (code, tb) == (1, None)
+    assert "Secret" not in err and "Hunter2" not in err and "%40" in err, err
+    assert err.splitlines() == [f"memsense: error: {redact_url(dsn)} holds more than one '@': write an '@' inside "
+                                "the user or the password as %40 (postgresql://USER:PASSWORD@HOST:PORT/DATABASE)"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import threading
+from urllib.parse import urlsplit
 
 from core.errors import MemsenseError
 from core.redact import redact, redact_url
@@ -23,6 +24,15 @@ MEMSENSE_TABLES = ("memory_chunks", "memory_chunk_embeddings")
 
 def is_postgres(location: object) -> bool:
     return str(location).startswith(("postgresql://", "postgres://"))
+
+
+def check_address(dsn: str) -> None:
+    """Refuse an address libpq would read otherwise than it looks: an '@' in the user or the
+    password ends them at its first '@' (so the rest of the password would be taken for the
+    host, and named in libpq's error)."""
+    if is_postgres(dsn) and urlsplit(dsn).netloc.count("@") > 1:
+        raise MemsenseError(f"{redact_url(dsn)} holds more than one '@': write an '@' inside the user or the "
+                            "password as %40 (postgresql://USER:PASSWORD@HOST:PORT/DATABASE)")
 
 
 def connection_error(dsn: str, exc: Exception) -> MemsenseError:
@@ -60,6 +70,7 @@ class ReadOnlySession:
         import psycopg
         from psycopg.rows import dict_row
 
+        check_address(self.dsn)
         try:
             conn = psycopg.connect(
                 self.dsn, connect_timeout=CONNECT_TIMEOUT_S, autocommit=False, row_factory=dict_row,
