@@ -66,3 +66,23 @@ def test_a_password_with_an_unescaped_at_sign_is_refused_before_connecting_and_n
     assert "Secret" not in err and "Hunter2" not in err and "%40" in err, err
     assert err.splitlines() == [f"memsense: error: {redact_url(dsn)} holds more than one '@': write an '@' inside "
                                 "the user or the password as %40 (postgresql://USER:PASSWORD@HOST:PORT/DATABASE)"]
+
+
+def test_memsense_messages_name_where_to_fix_it_in_the_cli_and_in_the_app():
+    """Found by a walkthrough: the app's dialogs told the user to fix --service or --store, flags
+    of the command line the app has no field called so."""
+    import socket
+
+    from core.errors import MemsenseError
+    from core.recall.memsense.engine import PostgresEngine
+    from core.recall.memsense.service import service_search
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(MemsenseError) as service:
+        service_search(f"http://127.0.0.1:{port}", tenant="default", scope="user", user="u", query="q", top_k=4)
+    with pytest.raises(MemsenseError) as embedder:
+        PostgresEngine(f"postgresql://ms@127.0.0.1:{port}/memsense", embedder="")
+    assert "fix its URL (--service, or Service in the app's Connect dialog)" in str(service.value)
+    assert "(--embedder, or Embedder in the app's Connect dialog)" in str(embedder.value)

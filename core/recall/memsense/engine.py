@@ -27,8 +27,9 @@ class PostgresEngine:
     def __init__(self, dsn: str, *, tenant: str = DEFAULT_TENANT, scope: str = DEFAULT_SCOPE,
                  embedder: str | None = None, embed_timeout: float = DEFAULT_TIMEOUT_S):
         if not embedder:
-            raise MemsenseError("a Memsense database needs the query embedded by the model that embedded it: pass "
-                                "--embedder URL (the embedding endpoint Memsense uses) or --embedder MODEL_FOLDER")
+            raise MemsenseError("a Memsense database needs the query embedded by the model that embedded it: give "
+                                "the URL of the embedding endpoint Memsense uses, or a model folder (--embedder, or "
+                                "Embedder in the app's Connect dialog)")
         self.store = PostgresStore(dsn, tenant, scope)
         self.location = self.store.location
         self.tenant, self.scope = tenant, scope

@@ -18,6 +18,9 @@ from core.redact import redact_url
 
 SCORE_TOLERANCE = 1e-6
 DEFAULT_TIMEOUT_S = SERVICE_TIMEOUT_S
+SERVICE_FIELD = "--service, or Service in the app's Connect dialog"
+"""Where the service's URL is given, named in a message that asks to check or fix it: read by the
+CLI and the app alike."""
 
 
 def service_search(url: str, *, tenant: str, scope: str, user: str, query: str, top_k: int,
@@ -30,8 +33,10 @@ def service_search(url: str, *, tenant: str, scope: str, user: str, query: str, 
         raw = post_json(endpoint, body, timeout=check_timeout(timeout, "--service-timeout"))
     except HttpFailure as exc:
         raise failure_error(exc, where, timeout, longer="--service-timeout",
-                            status_fix="check --service and that its database is the one given in --store",
-                            is_it="is --service a Memsense service?", reach_fix="start it or fix --service") from None
+                            status_fix=f"check that it is a Memsense service and that it reads the database searched "
+                            f"here ({SERVICE_FIELD})",
+                            is_it=f"is it a Memsense service? ({SERVICE_FIELD})",
+                            reach_fix=f"start it or fix its URL ({SERVICE_FIELD})") from None
     try:
         obj = json.loads(raw)
         chunks = obj["data"]["chunks"]
@@ -39,7 +44,7 @@ def service_search(url: str, *, tenant: str, scope: str, user: str, query: str, 
             raise ValueError
     except (ValueError, KeyError, TypeError):
         raise MemsenseError(f"{redact_url(endpoint)} did not answer {{ok, data: {{chunks}}}}; "
-                            "is --service a Memsense service?") from None
+                            f"is it a Memsense service? ({SERVICE_FIELD})") from None
     return chunks
 
 

@@ -126,7 +126,8 @@ def check_schema(db: ReadOnlySession) -> None:
     missing = [t for t in MEMSENSE_TABLES if t not in found]
     if missing:
         raise MemsenseError(f"{db.location} is not a Memsense database: no table {', '.join(missing)} "
-                            "(point --store at the database the Memsense service uses)")
+                            "(give the address of the database the Memsense service uses: --store, or Database in the app's "
+                            "Connect dialog)")
 
 
 def check_scope(db: ReadOnlySession, tenant: str, scope: str) -> None:
