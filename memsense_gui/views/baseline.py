@@ -41,8 +41,10 @@ class BaselineBar(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.label)
         layout.addWidget(self.button)
+        self._preset: str | None = None  # the preset pinned, while it is the baseline
         ctx.session.baseline_changed.connect(self._show)
         ctx.session.updating.connect(lambda _on: self._show(ctx.session.pinned_baseline))
+        ctx.presets.presets_changed.connect(self._presets_changed)
         self._fill_menu()
 
     def _fill_menu(self) -> None:
@@ -62,10 +64,31 @@ class BaselineBar(QWidget):
         self.ctx.session.pin_baseline(f"snapshot of {time.strftime('%H:%M:%S')}", self.ctx.session.config)
 
     def pin_preset(self, name: str) -> None:
-        self.ctx.attempt(lambda: self.ctx.session.pin_baseline(preset_label(name), self.ctx.presets.get(name)),
-                         "Baseline")
+        """`name`'s settings, followed when the preset is saved again (as Compare follows it)."""
+        def pin() -> None:
+            cfg = self.ctx.presets.get(name)
+            self._preset = name
+            self.ctx.session.pin_baseline(preset_label(name), cfg)
+
+        self.ctx.attempt(pin, "Baseline")
+
+    def _presets_changed(self) -> None:
+        """The pinned preset saved with other settings: movement against those; renamed or
+        deleted: against the settings it had, named so."""
+        name, pinned = self._preset, self.ctx.session.pinned_baseline
+        if name is None or pinned is None:
+            return
+        if name in self.ctx.presets.names():
+            cfg = self.ctx.presets.get(name)
+            if cfg != pinned.config:
+                self.ctx.session.pin_baseline(preset_label(name), cfg)
+        else:
+            self._preset = None
+            self.ctx.session.pin_baseline(f"{preset_label(name)} as it was (renamed or deleted since)", pinned.config)
 
     def _show(self, baseline: Baseline | None) -> None:
+        if self._preset is not None and (baseline is None or baseline.label != preset_label(self._preset)):
+            self._preset = None  # a snapshot or another preset pinned, or none
         waiting = baseline is not None and self.ctx.session.baseline is None and self.ctx.session.is_updating
         text = UNPINNED if baseline is None else f"Moved: against {baseline.label}"
         self.label.setText(f"{text} (updating…)" if waiting else text)

@@ -92,3 +92,27 @@ def test_a_snapshot_keeps_the_settings_of_its_moment(qtbot, ranked_window):
     # every preset is offered
     presets = next(a for a in bar.menu.actions() if a.text() == "Preset").menu()
     assert [a.text() for a in presets.actions()] == w.ctx.presets.names()
+
+
+def test_a_pinned_preset_is_followed_when_saved_again_and_kept_as_it_was_when_deleted(qtbot, ranked_window):
+    """Found by a walkthrough: a preset pinned as the baseline and then saved with other settings
+    kept measuring against its old settings (Compare followed the new ones), and after deleting
+    it the caption still named it as a preset."""
+    from dataclasses import replace
+
+    w = ranked_window
+    s, bar, presets = w.ctx.session, w.baseline_bar, w.ctx.presets
+    first = replace(s.config, route_weights={**s.config.route_weights, "lexical": 0.0})
+    presets.save("mine", first)
+    bar.pin_preset("mine")
+    assert s.pinned_baseline.config == first
+    second = replace(first, route_weights={**first.route_weights, "lexical": 3.0}, top_k=2)
+    presets.save("mine", second)
+    qtbot.waitUntil(lambda: s.baseline is not None, timeout=5000)
+    assert s.pinned_baseline.config == second and s.baseline.config == second
+    assert bar.label.text() == "Moved: against preset “mine”" and "topK 2" in bar.label.toolTip()
+    presets.delete("mine")
+    assert s.pinned_baseline.config == second
+    assert bar.label.text() == "Moved: against preset “mine” as it was (renamed or deleted since)"
+    presets.save("mine", first)  # a new preset of the same name is not the one pinned
+    assert s.pinned_baseline.config == second
