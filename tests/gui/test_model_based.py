@@ -191,10 +191,14 @@ class AppMachine(RuleBasedStateMachine):
         self.user: str | None = None
         self.query: str | None = None  # the query answered on this store (None: none yet)
         self.cfg = self.w.ctx.session.config
-        self.pins: tuple[str, ...] = ()
+        self.pins_of: dict[str, tuple[str, ...]] = {}  # pins are each user's own, kept while another is shown
         self.qfile = self.view.source.path
         self.evaluated: tuple | None = None  # (store, question file) of the evaluation shown
         self.errors = 0  # error dialogs the last step must have shown
+
+    @property
+    def pins(self) -> tuple[str, ...]:
+        return self.pins_of.get(self.user or "", ())
 
     def teardown(self):
         self.w.close()
@@ -232,7 +236,7 @@ class AppMachine(RuleBasedStateMachine):
         self.location, self.users = folder, self.w.ctx.engine.users()
         preferred = str(self.w.ctx.settings.value("query/user", ""))
         self.user = preferred if preferred in self.users else self.users[0]
-        self.query, self.pins, self.evaluated = None, (), None
+        self.query, self.pins_of, self.evaluated = None, {}, None
         self.step()
 
     def monkey(self, owner, name, value) -> None:
@@ -295,7 +299,8 @@ class AppMachine(RuleBasedStateMachine):
         memory_id = result_ids(self.w)[row]
         _action(self.w, "Pin selected chunk").trigger()
         self.settle()
-        self.pins = self.pins if memory_id in self.pins else (*self.pins, memory_id)
+        if memory_id not in self.pins:
+            self.pins_of[self.user] = (*self.pins, memory_id)
         self.step()
 
     @rule(name=st.sampled_from(["first", "second", "malformed"]))
