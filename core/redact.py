@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 MASK = "***"
 PLACEHOLDER = "PASSWORD"
@@ -43,6 +43,30 @@ _SCAN = re.compile(f"(?P<url>{_URL.pattern})|{_PAIR.pattern}")
 def is_secret_name(name: str) -> bool:
     """True for a parameter, field or header name whose value is a secret."""
     return bool(_SECRET_NAME.search(name.strip().strip("\"'")))
+
+
+def split_password(url: str) -> tuple[str, str | None]:
+    """`url` without the password of its user info, and that password percent-decoded; `(url,
+    None)` when it holds none. The password runs to the last '@', as `redact_url` reads it."""
+    parts = urlsplit(url)
+    if not parts.scheme or "@" not in parts.netloc:
+        return url, None
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, has_password, password = userinfo.partition(":")
+    if not has_password:
+        return url, None
+    return urlunsplit(parts._replace(netloc=f"{user}@{host}")), unquote(password)
+
+
+def with_password(url: str, password: str) -> str:
+    """`url` with `password` in its user info, percent-encoded (an '@', ':' or '/' in it would
+    otherwise end it early); `url` as it is for an empty password."""
+    parts = urlsplit(url)
+    if not password or not parts.scheme:
+        return url
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user = userinfo.partition(":")[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:{quote(password, safe='')}@{host}"))
 
 
 def redact_url(url: str) -> str:

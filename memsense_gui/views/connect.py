@@ -9,12 +9,13 @@ from PySide6.QtWidgets import (
 )
 
 from core.recall.memsense.session import is_postgres
+from core.redact import split_password, with_password
 from core.recall.memsense.database import DEFAULT_SCOPE, DEFAULT_TENANT
 
 
 @dataclass(frozen=True)
 class MemsenseConnection:
-    database: str  # postgresql://USER:PASSWORD@HOST:PORT/DB
+    database: str  # postgresql://USER:PASSWORD@HOST:PORT/DB, the password percent-encoded
     tenant: str = DEFAULT_TENANT
     scope: str = DEFAULT_SCOPE
     embedder: str = ""  # the embedding endpoint URL, or a local model folder
@@ -30,7 +31,13 @@ class ConnectDialog(QDialog):
         self.setObjectName("connect-dialog")
         last = last or MemsenseConnection("")
         self.database = QLineEdit(last.database)
-        self.database.setPlaceholderText("postgresql://USER:PASSWORD@HOST:5432/memsense")
+        self.database.setPlaceholderText("postgresql://USER@HOST:5432/memsense")
+        self.password = QLineEdit()
+        self.password.setObjectName("connect-password")
+        self.password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.password.setPlaceholderText("the database user's password (never saved)")
+        self.database.editingFinished.connect(self._take_password)
+        self._take_password()
         self.tenant = QLineEdit(last.tenant)
         self.scope = QLineEdit(last.scope)
         self.embedder = QLineEdit(last.embedder)
@@ -47,6 +54,7 @@ class ConnectDialog(QDialog):
         embed_widget.setLayout(embed_row)
         form = QFormLayout()
         form.addRow("Database", self.database)
+        form.addRow("Password", self.password)
         form.addRow("Tenant", self.tenant)
         form.addRow("Scope", self.scope)
         form.addRow("Query embeddings", embed_widget)
@@ -74,6 +82,13 @@ class ConnectDialog(QDialog):
         if path:
             self.embedder.setText(path)
 
+    def _take_password(self) -> None:
+        """A password in the address moves to the masked field: never shown in clear on screen."""
+        address, password = split_password(self.database.text().strip())
+        if password is not None:
+            self.database.setText(address)
+            self.password.setText(password)
+
     def _problem(self) -> str:
         if not is_postgres(self.database.text().strip()):
             return "The database address starts with postgresql:// (postgresql://USER:PASSWORD@HOST:PORT/DATABASE)."
@@ -87,11 +102,13 @@ class ConnectDialog(QDialog):
         return ""
 
     def _accept(self) -> None:
+        self._take_password()
         problem = self._problem()
         self.problem.setText(problem)
         if not problem:
             self.accept()
 
     def values(self) -> MemsenseConnection:
-        return MemsenseConnection(self.database.text().strip(), self.tenant.text().strip(), self.scope.text().strip(),
+        database = with_password(self.database.text().strip(), self.password.text())
+        return MemsenseConnection(database, self.tenant.text().strip(), self.scope.text().strip(),
                                   self.embedder.text().strip(), self.service.text().strip().rstrip("/"))

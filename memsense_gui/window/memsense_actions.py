@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from core.recall.memsense.service import compare, service_search
 from memsense_gui.state.context import AppContext
-from core.redact import is_secret_name, redact, redact_url
+from core.redact import is_secret_name, redact, redact_url, split_password
 from memsense_gui.views.connect import ConnectDialog, MemsenseConnection
 from memsense_gui.views.dock import DockId
 from memsense_gui.views.production import ProductionPanel
@@ -38,13 +38,11 @@ def fetch_production(conn: MemsenseConnection, user: str, query: str, top_k: int
 
 def without_password(dsn: str) -> str:
     """The address to remember in the settings: no password (asked again), no secret parameter."""
-    parts = urlsplit(dsn)
+    parts = urlsplit(split_password(dsn)[0])
     if not parts.scheme or not parts.netloc:
         return dsn
-    netloc = parts.netloc if parts.password is None else \
-        parts.netloc.replace(f":{parts.password}@", "@", 1)
     query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not is_secret_name(k)])
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
+    return urlunsplit(parts._replace(query=query))
 
 
 class MemsenseActions:

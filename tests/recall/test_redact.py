@@ -86,3 +86,19 @@ def test_memsense_messages_name_where_to_fix_it_in_the_cli_and_in_the_app():
         PostgresEngine(f"postgresql://ms@127.0.0.1:{port}/memsense", embedder="")
     assert "fix its URL (--service, or Service in the app's Connect dialog)" in str(service.value)
     assert "(--embedder, or Embedder in the app's Connect dialog)" in str(embedder.value)
+
+
+@pytest.mark.parametrize("url, address, password", [
+    ("postgresql://ms:Hunter2@127.0.0.1:5432/memsense", "postgresql://ms@127.0.0.1:5432/memsense", "Hunter2"),
+    ("postgresql://ms:Hunter2@Secret@127.0.0.1/memsense", "postgresql://ms@127.0.0.1/memsense", "Hunter2@Secret"),
+    ("postgresql://ms:a%40b%3Ac@h/db", "postgresql://ms@h/db", "a@b:c"),
+    ("postgresql://ms@h/db", "postgresql://ms@h/db", None),
+    ("not a url", "not a url", None),
+])
+def test_a_password_is_split_off_an_address_and_put_back_encoded(url, address, password):
+    from core.redact import split_password, with_password
+
+    assert split_password(url) == (address, password)
+    if password is not None:
+        rebuilt = with_password(address, password)
+        assert split_password(rebuilt) == (address, password) and rebuilt.count("@") == 1

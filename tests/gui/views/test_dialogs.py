@@ -41,3 +41,21 @@ def test_error_messages(qtbot):
     box = show_error(None, MemsenseError("x"))
     qtbot.addWidget(box)
     assert box.isVisible() and box.icon() == QMessageBox.Icon.Warning
+
+
+def test_the_connect_dialog_never_shows_a_password_in_clear(qtbot):
+    """Found by a walkthrough: the Database field showed postgresql://ms:PASSWORD@… as typed."""
+    from PySide6.QtWidgets import QLineEdit
+
+    from memsense_gui.views.connect import ConnectDialog, MemsenseConnection
+
+    dialog = ConnectDialog(MemsenseConnection("postgresql://ms:Hunter2@Secret@127.0.0.1:5432/memsense",
+                                              embedder="http://127.0.0.1:9/embed"))
+    qtbot.addWidget(dialog)
+    assert dialog.database.text() == "postgresql://ms@127.0.0.1:5432/memsense"
+    assert dialog.password.echoMode() == QLineEdit.EchoMode.Password and dialog.password.text() == "Hunter2@Secret"
+    assert dialog.values().database == "postgresql://ms:Hunter2%40Secret@127.0.0.1:5432/memsense"
+    dialog.database.setText("postgresql://ro:s3cret@db:5432/memsense")  # pasted whole
+    dialog.database.editingFinished.emit()
+    assert "s3cret" not in dialog.database.text() and dialog.password.text() == "s3cret"
+    assert all("s3cret" not in w.text() for w in dialog.findChildren(QLineEdit) if w is not dialog.password)
