@@ -17,7 +17,7 @@ from core.records import ROUTES
 # Tableau 10: distinguishable, colour-blind aware, readable on light and dark.
 ROUTE_COLORS: dict[str, str] = dict(zip(ROUTES, (
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-    "#17becf", "#8c564b",  # the session routes (beyond Memsense)
+    "#17becf", "#d62fc4",  # the session routes (beyond Memsense): the cyan and a magenta far from every other
 )))
 MEMORY_COLOR = "#bab0ac"
 TURN_SUPPORT_COLOR = "#9c755f"

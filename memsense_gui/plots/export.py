@@ -20,7 +20,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QBuffer, QCoreApplication, QEvent, QIODevice, QPoint, QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QResizeEvent, QTransform
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QGraphicsItem, QTableView, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QScrollArea, QTableView, QWidget
 
 from core.atomic import check_target, write_bytes_atomic
 from core.errors import MemsenseError
@@ -103,6 +103,8 @@ def lay_out(widget: pg.GraphicsView, size: QSize | None = None) -> QSize | None:
     old, shown = widget.size(), widget.isVisible()
     size = size or old.expandedTo(MIN_SIZE)
     restore = old if size != old else None
+    if size != old:
+        _hold_in_scroll_area(widget, True)
     if size != old or not shown:
         _resize(widget, size, old)
     scratch = QImage(max(widget.width(), 1), max(widget.height(), 1), QImage.Format.Format_ARGB32)
@@ -125,9 +127,30 @@ def _resize(widget: pg.GraphicsView, size: QSize, old: QSize) -> None:
     widget.resizeEvent(QResizeEvent(size, old))  # pyqtgraph lays its scene out (not reached by the event when hidden)
 
 
+def _hold_in_scroll_area(widget: QWidget, hold: bool) -> None:
+    """A plot inside a scroll area that sizes it to its viewport (the contribution bars) keeps
+    the export's size while it is drawn (`hold`), and follows the viewport again after: the
+    scroll area's next layout had put it back to the on-screen width, and the file came out at
+    half of MIN_SIZE with its title cut."""
+    viewport = widget.parentWidget()
+    area = viewport.parentWidget() if viewport is not None else None
+    if isinstance(area, QScrollArea) and area.widget() is widget:
+        if hold:
+            widget.setProperty(_HELD, area.widgetResizable())
+            area.setWidgetResizable(False)
+        elif widget.property(_HELD) is not None:
+            area.setWidgetResizable(bool(widget.property(_HELD)))
+            widget.setProperty(_HELD, None)
+
+
+_HELD = "memsense-export-held"
+"""The scroll area's own `widgetResizable`, kept on the plot while `_hold_in_scroll_area` holds it."""
+
+
 def put_back(widget: pg.GraphicsView, size: QSize | None) -> None:
     if size is not None:
         _resize(widget, size, widget.size())
+        _hold_in_scroll_area(widget, False)
 
 
 class TitleBand:

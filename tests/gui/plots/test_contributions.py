@@ -1,6 +1,8 @@
 """Contribution bars: stacks add up to final scores, hover text, in-place updates."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -45,3 +47,32 @@ def test_hover_text_lists_the_numbers(qtbot, ranking):
     assert "▶" in text
     assert plot.text_at(0.0, 0.5) is None  # between bars
     assert plot.text_at(0.0, 99) is None
+
+
+def _lab(color) -> tuple[float, float, float]:
+    """CIE L*a*b* (D65) of a QColor."""
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = linear(color.redF()), linear(color.greenF()), linear(color.blueF())
+    x, y, z = ((0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b,
+               (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883)
+
+    def f(v: float) -> float:
+        return v ** (1 / 3) if v > 0.008856 else 7.787 * v + 16 / 116
+
+    return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+
+def test_every_segment_has_a_colour_of_its_own():
+    """Found by a walkthrough: s-dense and turn support were two browns (ΔE 13.6) side by side in
+    the bars. Every pair of segment colours differs by ΔE*ab 15 or more."""
+    import itertools
+
+    from PySide6.QtGui import QColor
+
+    from memsense_gui.plots.contributions import SEGMENTS, segment_color
+
+    labs = {name: _lab(QColor(segment_color(name))) for name in SEGMENTS}
+    closest = min((math.dist(labs[a], labs[b]), a, b) for a, b in itertools.combinations(SEGMENTS, 2))
+    assert closest[0] >= 15, closest

@@ -117,3 +117,22 @@ def test_export_without_results_says_what_to_do(qtbot, make_window, tmp_path):
     w = make_window()
     assert not w.exports.export_plot("mmr", tmp_path / "mmr.svg")
     assert not (tmp_path / "mmr.svg").exists()
+
+
+def test_the_contribution_bars_export_at_least_min_size_from_a_small_window(qtbot, ranked_window, tmp_path):
+    """Found by a walkthrough at 1280×720: the bars (in a scroll area that sizes them to its
+    viewport) were drawn at their on-screen width, half of MIN_SIZE, and the title band cut the
+    settings out; the scroll area's next layout had undone the export's resize."""
+    from memsense_gui.plots.export import MIN_SIZE
+
+    w = ranked_window
+    w.resize(1280, 720)
+    w.default_layout()
+    qtbot.waitUntil(lambda: w.results.plot.width() < MIN_SIZE.width(), timeout=5000)
+    qtbot.wait(300)  # the docks settle
+    before = w.results.plot.size()
+    placed = export(w, "contributions", tmp_path / "bars.png")
+    assert placed.size.width() >= MIN_SIZE.width()
+    assert QImage(str(tmp_path / "bars.png")).width() >= 2 * MIN_SIZE.width()
+    qtbot.waitUntil(lambda: w.results.plot.size() == before, timeout=5000)  # back as it was on screen
+    assert w.results.plot_scroll.widgetResizable()
