@@ -5,6 +5,7 @@ import html
 from typing import Iterable
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from core.rank.ranking import Ranking
@@ -71,12 +72,14 @@ class ResultsPanel(Panel):
         self.plot.result_clicked.connect(self.select_position)
         self._user_sized = False
         self._fitted_rows = -1
+        self._caption: tuple[int, str, str] | None = None  # (results, query, the settings) shown above
         split.splitterMoved.connect(lambda *_: setattr(self, "_user_sized", True))
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
         self.fit_snippets()
         self.fit_table()
+        self._show_caption()
 
     def fit_snippets(self) -> None:
         """The snippet column takes what the table's width leaves beside rank, movement, session
@@ -118,12 +121,28 @@ class ResultsPanel(Panel):
         if ranking is not None:
             cfg = ranking.config
             mode = "session-first" if ranking.session_first else "all candidates"
-            self.caption.setText(
-                f"<b>{len(ranking.selection.order)}</b> results for <b>{html.escape(query or ranking.pool.query)}</b> · "
-                f"{mode} · pool {len(ranking.candidates)} of {ranking.pool.size} recalled · "
-                f"k {cfg.rrf_k:g} · λ {cfg.mmr_lambda:g} · dup ≥ {cfg.duplicate_threshold:g} · α {cfg.alpha:g}")
+            self._caption = (len(ranking.selection.order), query or ranking.pool.query,
+                             f"{mode} · pool {len(ranking.candidates)} of {ranking.pool.size} recalled · "
+                             f"k {cfg.rrf_k:g} · λ {cfg.mmr_lambda:g} · dup ≥ {cfg.duplicate_threshold:g} · α {cfg.alpha:g}")
         else:  # no query answered on this store: no caption of an old one
+            self._caption = None
+        self._show_caption()
+
+    def _show_caption(self) -> None:
+        """"N results for QUERY · settings": the query elided (…) to what the caption's width
+        leaves beside the count, never cut mid-letter; the whole caption in its tooltip."""
+        if self._caption is None:
             self.caption.setText(NO_RESULTS)
+            self.caption.setToolTip("")
+            return
+        count, query, tail = self._caption
+        bold = QFont(self.caption.font())
+        bold.setBold(True)
+        room = self.caption.width() - QFontMetrics(bold).horizontalAdvance(f"{count} ") - \
+            QFontMetrics(self.caption.font()).horizontalAdvance(" results for ")
+        shown = QFontMetrics(bold).elidedText(query, Qt.TextElideMode.ElideRight, max(room, 60))
+        self.caption.setText(f"<b>{count}</b> results for <b>{html.escape(shown)}</b> · {html.escape(tail)}")
+        self.caption.setToolTip(f"{count} results for “{query}” · {tail}")
 
     def set_updating(self, on: bool) -> None:
         """Mark what is shown as updating while the pool deepens for the settings or the baseline."""

@@ -4,6 +4,7 @@ and result rows show without scrolling to tune by eye."""
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 from PySide6.QtCore import QPoint, QRect
@@ -115,3 +116,20 @@ def test_the_evaluation_dock_makes_room_for_every_preset(qtbot, evaluation_windo
 
     qtbot.waitUntil(every_row_on_screen, timeout=5_000)
     assert dock.height() <= 0.75 * w.height() + 1
+
+
+def test_a_long_query_is_elided_in_the_results_caption_and_whole_in_its_tooltip(qtbot, make_window):
+    """Found by a walkthrough at 1280×720: the caption cut the query mid-word ("When did Ana run t")."""
+    w = make_window()
+    w.resize(1280, 720)
+    w.default_layout()
+    query = "when did they say they would travel to the mountains with the whole family again next summer"
+    w.query_edit.setText(query)
+    with qtbot.waitSignal(w.ctx.ranking_updated, timeout=10_000):
+        w.queries.run_query()
+    qtbot.wait(100)
+    caption = w.results.caption
+    shown = re.search(r"results for <b>(.*?)</b>", caption.text()).group(1)
+    assert shown.endswith("…") and query.startswith(shown[:-1]) and len(shown) > 8
+    assert caption.fontMetrics().horizontalAdvance(f"4 results for {shown}") <= caption.width()
+    assert f"“{query}”" in caption.toolTip()
