@@ -94,15 +94,22 @@ class FixView(JobStrip, QWidget):
         r = run.result
         self.model.set_candidates(r.candidates, len(r.cases), r.metric)
         self.plot.set_candidates(r.candidates, len(r.cases))
+        self.mark_current()
+        if r.candidates:
+            self.select_candidate(0)
+        else:
+            self.apply_button.setEnabled(False)
+
+    def mark_current(self) -> None:
+        """The run's summary: its figures answer the settings, store and questions on screen."""
+        if self.run is None:
+            return
+        run, r = self.run, self.run.result
         kept = f"history run {run.run_id}" if run.run_id is not None else run.history_note
         stopped = "cancelled after " if r.cancelled else ""
         found = (f"{len(r.candidates)} candidates" if r.candidates else "no config tried wins any case back")
         self.status.setText(f"{stopped}{r.trials} trials: {found}; every figure re-ranked on all {run.questions} "
                             f"questions ({r.metric}; {kept}).")
-        if r.candidates:
-            self.select_candidate(0)
-        else:
-            self.apply_button.setEnabled(False)
 
     def mark_stale(self, why: str) -> None:
         if self.run is not None:

@@ -25,6 +25,8 @@ from memsense_gui.views.tables import fit_columns, make_table
 DEFAULT_METRIC = "recall_all@4"
 
 
+CHOOSE_RUNS = "Select one run to re-open its settings, two to compare them question by question."
+
 class HistoryView(QWidget):
     """Runs, and for a selection of one or two: re-open its settings, or compare them."""
 
@@ -77,7 +79,7 @@ class HistoryView(QWidget):
         for widget in (QLabel("Config A"), self.config_a, QLabel("B"), self.config_b, self.reopen_button):
             actions.addWidget(widget)
         actions.addStretch(1)
-        self.note = QLabel("Select one run to re-open its settings, two to compare them question by question.")
+        self.note = QLabel(CHOOSE_RUNS)
         self.note.setObjectName("history-note")
         self.note.setWordWrap(True)
         self.diff_model = RunDiffModel(self)
@@ -120,6 +122,8 @@ class HistoryView(QWidget):
         if not runs:
             self.note.setText("No run kept yet: evaluate, tune, diagnose or fix (here or with `memsense`) "
                               "and it shows here.")
+        elif not self.selected_runs():
+            self.note.setText(CHOOSE_RUNS)
 
     def _metric_changed(self, metric: str) -> None:
         self.runs_model.set_metric(metric)

@@ -59,6 +59,7 @@ class ImpactView(QWidget):
         self.impact: Impact | None = None
         self.run_with: ImpactRun | None = None
         self._pending: ImpactRun | None = None
+        self._stopped_because = ""  # why a run was cancelled, when not by the user
         self.runner = TaskRunner("memsense-impact", self)
         self.slot = TaskSlot(self.runner, succeeded=self._finished, failed=self._failed, cancelled=self._cancelled,
                              progressed=self._progressed)
@@ -67,6 +68,7 @@ class ImpactView(QWidget):
                        ctx.store_opened, self.a_choice.choice_changed, self.b_choice.choice_changed,
                        self.k_spin.valueChanged):
             signal.connect(self._check_stale)
+        ctx.store_opened.connect(self._store_changed)
         ctx.closing.connect(self.shutdown)
 
     def _build(self) -> None:
@@ -190,8 +192,15 @@ class ImpactView(QWidget):
 
     def _cancelled(self, _exc: BaseException) -> None:
         self._stop()
+        why, self._stopped_because = self._stopped_because, ""
         if self.impact is None:
-            self.totals.setText("Impact cancelled. " + NOT_RUN)
+            self.totals.setText(f"Impact {why or 'cancelled'}. " + NOT_RUN)
+
+    def _store_changed(self, _location: str) -> None:
+        """A run on the store closed stops (its engine is gone), saying why."""
+        if self.slot.running:
+            self._stopped_because = "stopped: another store was opened"
+            self.slot.cancel()
 
     def _stop(self) -> None:
         self.progress.setVisible(False)

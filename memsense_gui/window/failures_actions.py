@@ -80,10 +80,12 @@ class FailuresActions:
         v, f = self.diagnose_view, self.fix_view
         self.diagnose_slot = TaskSlot(self.diagnose_runner, succeeded=self._diagnosed, progressed=v.set_progress,
                                       failed=lambda e: self._failed(v, e, "Diagnose failed"),
-                                      cancelled=lambda _e: v.set_running(False, "Diagnose cancelled."))
+                                      cancelled=lambda _e: self._diagnose_cancelled())
         self.fix_slot = TaskSlot(self.fix_runner, succeeded=self._fixed, progressed=f.set_progress,
                                  failed=lambda e: self._failed(f, e, "Find a fix failed"),
                                  cancelled=lambda _e: f.set_running(False, "Search cancelled before any trial."))
+        self._stopped_because = ""  # why the running diagnose was cancelled, when not by the user
+        self._fix_from: tuple[str | None, str] | None = None  # (store, questions) the running search started on
         self.timer = QTimer(window.window())
         self.timer.setSingleShot(True)
         self.timer.setInterval(REDIAGNOSE_AFTER_MS)
@@ -103,8 +105,8 @@ class FailuresActions:
         f.apply_requested.connect(self.apply_candidate)
         self.window.cases_panel.fix_requested.connect(lambda cases: self.find_fix(cases, "Cases"))
         ctx.session.config_changed.connect(self._settings_changed)
-        self.source.changed.connect(lambda _label: self._out_of_date("other questions were chosen"))
-        ctx.store_opened.connect(lambda _loc: self._out_of_date("another store was opened"))
+        self.source.changed.connect(lambda _label: self._elsewhere("other questions were chosen"))
+        ctx.store_opened.connect(lambda _loc: self._elsewhere("another store was opened"))
         ctx.ranking_updated.connect(self._show_pinned_fate)
         ctx.closing.connect(self.shut_down)
         dock = self.window.dock(DockId.DIAGNOSE)
@@ -118,8 +120,26 @@ class FailuresActions:
 
     def _failed(self, view: DiagnoseView | FixView, exc: BaseException, what: str) -> None:
         view.set_running(False, f"{what}: {exc}")
+        view.mark_stale(f"{what.lower()}: {exc}")  # a run shown before stays, marked as the earlier one
         if not isinstance(exc, MemsenseError):  # a bug, not bad input: the dialog with its details
             self.ctx.report_error(exc, what)
+
+    def _elsewhere(self, why: str) -> None:
+        """Another store or other questions: a diagnose or a search running on the old ones stops
+        (the engine they read is closed, their figures would not be of these), and what is shown
+        is out of date."""
+        if self.diagnose_slot.running:
+            self._stopped_because = why
+            self.diagnose_slot.cancel()
+        if self.fix_slot.running:
+            self.fix_slot.cancel()
+        self._out_of_date(why)
+
+    def _diagnose_cancelled(self) -> None:
+        why, self._stopped_because = self._stopped_because, ""
+        self.diagnose_view.set_running(False, f"Diagnose stopped: {why}." if why else "Diagnose cancelled.")
+        if why:
+            self._out_of_date(why)
 
     def _recorder(self) -> failure_jobs.Record | None:
         """Keeps a run in the open store's history (the question file named as the CLI names it)."""
@@ -166,8 +186,11 @@ class FailuresActions:
         run = self.diagnose_view.run
         if run is not None and run.config != cfg:
             self._out_of_date("the settings changed since this diagnose ran", fix_too=False)
-        if self.fix_view.run is not None and self.fix_view.run.start != cfg:
+        fix = self.fix_view.run
+        if fix is not None and fix.start != cfg:
             self.fix_view.mark_stale("the settings differ from those the search started from")
+        elif fix is not None and self._fix_from == (self.ctx.location, self.source.label()):
+            self.fix_view.mark_current()  # back to the settings it started from (an undo, say)
 
     def _out_of_date(self, why: str, fix_too: bool = True) -> None:
         shown = self.window.showing(DockId.DIAGNOSE)
@@ -239,6 +262,7 @@ class FailuresActions:
             f.set_running(False, "Open a store first (File > Open store…).")
             return None
         start = self.ctx.session.config
+        self._fix_from = (self.ctx.location, self.source.label())
         f.set_running(True, f"Searching {f.trials.value()} configs from the current settings…")
         return self.fix_slot.start("find a fix", failure_jobs.find_fix, self.source, start, f.cases,
                                    f.trials.value(), 0, self.jobs, self._recorder())
@@ -252,7 +276,11 @@ class FailuresActions:
         self.fix_view.show_run(run)
         if run.run_id is not None:
             self.ctx.run_recorded.emit(run.run_id)
-        if run.start != self.ctx.session.config:
+        if self._fix_from is not None and self._fix_from[0] != self.ctx.location:
+            self.fix_view.mark_stale("another store was opened while it searched: these are of the store before")
+        elif self._fix_from is not None and self._fix_from[1] != self.source.label():
+            self.fix_view.mark_stale("other questions were chosen while it searched")
+        elif run.start != self.ctx.session.config:
             self.fix_view.mark_stale("the settings differ from those the search started from")
 
     def apply_candidate(self, candidate: FixCandidate, number: int) -> QWidget:

@@ -120,3 +120,75 @@ def test_cancelling_a_search_keeps_what_it_found(qtbot, make_window, tmp_path):
     result = fix.run.result
     assert result.cancelled and 20 <= result.trials < 5000
     assert fix.status.text().startswith("cancelled after") and fix.model.rowCount() == len(result.candidates)
+
+
+def _failing(actions, w, n=3):
+    cfg = w.ctx.session.config
+    recalled = actions.source.cases(planned_depth([cfg]), lambda *_: None, threading.Event())
+    from core.evaluation.evaluate import evaluate_config
+
+    scores = evaluate_config(pools_at(recalled.pools, cfg.route_limit), recalled.questions, cfg, cfg.top_k)
+    return [o.question_id for o in scores.outcomes if o.metrics[f"recall_all@{cfg.top_k}"] < 1][:n]
+
+
+def test_another_store_stops_a_search_and_its_candidates_say_they_are_of_the_store_before(qtbot, make_window,
+                                                                                           tmp_path):
+    """Found by a walkthrough: a search running when another store opened went on, and its result
+    was then shown as current, with the store before's question count."""
+    w, actions = _window(make_window, tmp_path)
+    fix = actions.fix_view
+    fix.trials.setValue(5000)
+    actions.find_fix(_failing(actions, w), "a test")
+    qtbot.waitUntil(lambda: fix.progress.value() >= 10, timeout=60_000)
+    with qtbot.waitSignal(w.ctx.store_opened, timeout=10_000):
+        w.stores.open_store(str(tmp_path / "other"))
+    qtbot.waitUntil(lambda: fix.run is not None, timeout=60_000)
+    assert fix.run.result.cancelled and fix.run.result.trials < 5000
+    assert fix.status.text().startswith("<b>Out of date:</b> another store was opened while it searched")
+
+
+def test_a_diagnose_running_when_another_store_opens_stops_and_says_why(qtbot, make_window, tmp_path):
+    """Found by a walkthrough: it went on reading the closed store and failed with advice to delete
+    the embedding cache."""
+    w, actions = _window(make_window, tmp_path)
+    view = actions.diagnose_view
+    w.engines[-1].delay = 0.05  # each recall of the fake engine takes this long: the diagnose is still running
+    w.raise_dock(DockId.ROUTE_RANKS)  # hidden: the new store is not diagnosed again at once
+    task = actions.diagnose()
+    qtbot.waitUntil(lambda: view.progress.isVisible(), timeout=10_000)
+    with qtbot.waitSignal(w.ctx.store_opened, timeout=10_000):
+        w.stores.open_store(str(tmp_path / "other"))
+    qtbot.waitUntil(lambda: task.done, timeout=30_000)
+    assert view.status.text() == "Diagnose stopped: another store was opened." and view.run is None
+
+
+def test_a_failed_diagnose_marks_the_figures_before_as_the_earlier_run(qtbot, make_window, tmp_path):
+    w, actions = _window(make_window, tmp_path)
+    view = actions.diagnose_view
+    w.raise_dock(DockId.DIAGNOSE)
+    actions.diagnose()
+    qtbot.waitUntil(lambda: view.run is not None, timeout=30_000)
+    other = tmp_path / "others.json"
+    other.write_text(json.dumps({"questions": [{"user": "nobody", "question": "q?", "answer": "", "category": 1,
+                                                "evidence": ["D1:1"]}]}))
+    actions.source.set_path(other)
+    actions.diagnose()
+    qtbot.waitUntil(lambda: not view.progress.isVisible(), timeout=30_000)
+    assert view.status.text().startswith("<b>Out of date:</b> diagnose failed: ") and "nobody" in view.status.text()
+    assert view.status.text().endswith("The figures below are of the earlier run.")
+
+
+def test_find_a_fix_is_current_again_when_undo_puts_its_settings_back(qtbot, make_window, tmp_path):
+    """Found by a walkthrough: after applying a candidate and Ctrl+Z, the settings were those the
+    search started from, and the view still said they differ."""
+    w, actions = _window(make_window, tmp_path)
+    fix = actions.fix_view
+    fix.trials.setValue(8)
+    actions.find_fix(_failing(actions, w), "a test")
+    qtbot.waitUntil(lambda: fix.run is not None, timeout=60_000)
+    summary = fix.status.text()
+    start = w.ctx.session.config
+    w.ctx.session.set_config(replace(start, top_k=start.top_k + 1))
+    assert fix.status.text().startswith("<b>Out of date:</b> the settings differ")
+    w.ctx.session.set_config(start)
+    assert fix.status.text() == summary

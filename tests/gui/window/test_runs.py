@@ -231,6 +231,33 @@ def test_impact_cancel_stops_the_run(qtbot, make_window, tmp_path):
     assert len(window.engines[-1].recalls) < len(QUERIES)
 
 
+def test_another_store_stops_an_impact_run_and_says_why(qtbot, make_window, tmp_path):
+    """Found by a walkthrough: the run went on against the closed store and ended in a dialog
+    advising to delete the embedding cache."""
+    window = make_window(delay=0.3)
+    view = installed(window).impact
+    view.set_queries(query_file(tmp_path, window.ctx.users))
+    task = view.start()
+    qtbot.waitUntil(lambda: view.progress.value() >= 1, timeout=10_000)
+    errors: list[str] = []
+    window.ctx.error_reported.connect(errors.append)
+    with qtbot.waitSignal(window.ctx.store_opened, timeout=10_000):
+        window.stores.open_store(str(tmp_path / "other"))
+    qtbot.waitUntil(lambda: task.done, timeout=10_000)
+    assert errors == [] and view.impact is None
+    assert view.totals.text().startswith("Impact stopped: another store was opened.")
+
+
+def test_history_says_what_to_do_once_runs_are_listed(qtbot, evaluation_window):
+    """Found by a walkthrough: the note kept saying 'No run kept yet' beside the runs listed."""
+    window, evaluation = evaluation_window("judged")
+    history = install_runs(window, evaluation).history
+    qtbot.waitUntil(lambda: "No run kept yet" in history.note.text(), timeout=10_000)
+    evaluate(qtbot, window, evaluation, 4)
+    qtbot.waitUntil(lambda: history.runs_model.rowCount() == 1, timeout=10_000)
+    assert history.note.text().startswith("Select one run to re-open its settings")
+
+
 def test_export_report_refuses_a_bad_target_before_any_work(qtbot, evaluation_window, tmp_path):
     window, evaluation = evaluation_window("judged")
     actions = install_runs(window, evaluation).actions
