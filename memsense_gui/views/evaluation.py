@@ -39,6 +39,11 @@ EvaluateFn = Callable[[Mapping[str, Config], int, Callable[[int, int, str], None
                       Sequence[PresetEvaluation]]
 
 
+TABLE_SHARE = 0.6
+"""The most of the Compare presets page the metrics table takes (the A/B comparison keeps the rest)."""
+COMBO_CHARS = 12
+"""Characters of a preset name the A and B pickers always show."""
+
 class EvaluationView(QWidget):
     """Evaluate presets on judged questions and see where they differ (see module docstring)."""
 
@@ -155,6 +160,12 @@ class EvaluationView(QWidget):
         split.addWidget(right)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
+        for combo in (self.a_combo, self.b_combo):
+            combo.setMinimumContentsLength(COMBO_CHARS)
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.split = split
+        self._split_moved = False  # the user's own split is kept
+        split.splitterMoved.connect(lambda *_: setattr(self, "_split_moved", True))
         compare_page = QWidget()
         cv = QVBoxLayout(compare_page)
         cv.setContentsMargins(0, 0, 0, 0)
@@ -299,11 +310,31 @@ class EvaluationView(QWidget):
         t.setMinimumHeight(t.horizontalHeader().sizeHint().height() + rows * t.verticalHeader().defaultSectionSize()
                            + t.horizontalScrollBar().sizeHint().height() + 2 * t.frameWidth())
 
+    def _fit_split(self) -> None:
+        """The metrics table as wide as its columns, up to `TABLE_SHARE` of the page (it scrolls
+        beyond), the A/B comparison the rest: at 1280×720 the table took its whole width and the
+        comparison's preset names and questions were cut ("memsens", "fusion_no")."""
+        if self._split_moved:
+            return
+        total = sum(self.split.sizes())
+        if total <= 0:
+            return
+        t = self.metrics_table
+        need = t.horizontalHeader().length() + 2 * t.frameWidth() + t.verticalScrollBar().sizeHint().width()
+        left = min(need, int(total * TABLE_SHARE))
+        self.split.setSizes([left, total - left])
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit_split()
+
     def set_results(self, results: Sequence[PresetEvaluation]) -> None:
         """Show an evaluation (also usable without running one)."""
         self.results = list(results)
         self.metrics_model.set_results(self.results)
         self._fit_metrics_table()
+        self.metrics_table.resizeColumnsToContents()
+        self._fit_split()
         names = self.results[0].metric_names if self.results else metric_names(self.k_spin.value())
         presets = [r.preset for r in self.results]
         for combo, items, keep in ((self.metric_combo, names, 1), (self.a_combo, presets, 0),

@@ -133,3 +133,20 @@ def test_a_long_query_is_elided_in_the_results_caption_and_whole_in_its_tooltip(
     assert shown.endswith("…") and query.startswith(shown[:-1]) and len(shown) > 8
     assert caption.fontMetrics().horizontalAdvance(f"4 results for {shown}") <= caption.width()
     assert f"“{query}”" in caption.toolTip()
+
+
+def test_evaluation_at_1280_shows_the_a_and_b_presets_whole_beside_the_metrics(qtbot, evaluation_window):
+    """Found by a walkthrough: the metrics table took the page's whole width and the A/B pickers
+    read "memsens" and "fusion_no", the questions cut to a few words."""
+    w, view = evaluation_window("judged")
+    w.resize(1280, 720)
+    w.default_layout()
+    w.raise_dock(DockId.EVALUATION)
+    with qtbot.waitSignal(view.evaluation_finished, timeout=30_000):
+        view.start()
+    qtbot.wait(200)
+    for combo in (view.a_combo, view.b_combo):
+        longest = max(combo.fontMetrics().horizontalAdvance(combo.itemText(i)) for i in range(combo.count()))
+        assert combo.width() > longest, (combo.currentText(), combo.width(), longest)
+    left, right = view.split.sizes()
+    assert right >= 0.35 * (left + right)
