@@ -127,6 +127,10 @@ def _resize(widget: pg.GraphicsView, size: QSize, old: QSize) -> None:
     widget.resizeEvent(QResizeEvent(size, old))  # pyqtgraph lays its scene out (not reached by the event when hidden)
 
 
+_HELD = "memsense-export-held"
+"""The scroll area's own `widgetResizable`, kept on the plot while `_hold_in_scroll_area` holds it."""
+
+
 def _hold_in_scroll_area(widget: QWidget, hold: bool) -> None:
     """A plot inside a scroll area that sizes it to its viewport (the contribution bars) keeps
     the export's size while it is drawn (`hold`), and follows the viewport again after: the
@@ -141,10 +145,6 @@ def _hold_in_scroll_area(widget: QWidget, hold: bool) -> None:
         elif widget.property(_HELD) is not None:
             area.setWidgetResizable(bool(widget.property(_HELD)))
             widget.setProperty(_HELD, None)
-
-
-_HELD = "memsense-export-held"
-"""The scroll area's own `widgetResizable`, kept on the plot while `_hold_in_scroll_area` holds it."""
 
 
 def put_back(widget: pg.GraphicsView, size: QSize | None) -> None:

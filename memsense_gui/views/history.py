@@ -27,6 +27,7 @@ DEFAULT_METRIC = "recall_all@4"
 
 CHOOSE_RUNS = "Select one run to re-open its settings, two to compare them question by question."
 
+
 class HistoryView(QWidget):
     """Runs, and for a selection of one or two: re-open its settings, or compare them."""
 

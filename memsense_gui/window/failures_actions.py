@@ -138,7 +138,7 @@ class FailuresActions:
     def _diagnose_cancelled(self) -> None:
         why, self._stopped_because = self._stopped_because, ""
         self.diagnose_view.set_running(False, f"Diagnose stopped: {why}." if why else "Diagnose cancelled.")
-        if why:
+        if why:  # the status just set replaced the mark on a run shown before: mark it again
             self._out_of_date(why)
 
     def _recorder(self) -> failure_jobs.Record | None:
