@@ -92,11 +92,14 @@ class ImpactView(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.slot.cancel)
-        top = QHBoxLayout()
-        for widget in (self.file_button, self.file_label, QLabel("A"), self.a_choice, QLabel("B"), self.b_choice,
-                       QLabel("k"), self.k_spin, self.run_button, self.cancel_button):
-            top.addWidget(widget)
-        top.setStretch(1, 1)
+        top = QHBoxLayout()  # the query file on a row of its own: beside the choices, its name pushed
+        top.addWidget(self.file_button)  # Cancel off a 1280×720 window's Impact dock
+        top.addWidget(self.file_label, 1)
+        choices = QHBoxLayout()
+        for widget in (QLabel("A"), self.a_choice, QLabel("B"), self.b_choice, QLabel("k"), self.k_spin,
+                       self.run_button, self.cancel_button):
+            choices.addWidget(widget)
+        choices.addStretch(1)
         self.progress = QProgressBar()
         self.progress.setVisible(False)
         self.totals = QLabel(NOT_RUN)
@@ -115,6 +118,7 @@ class ImpactView(QWidget):
         fit_columns(self.table, {0: 8, 2: 9, 3: 6, 4: 7, 5: 12, 6: 12, 7: 18})
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addLayout(choices)
         layout.addWidget(self.progress)
         layout.addWidget(self.stale)
         layout.addWidget(self.totals)

@@ -150,3 +150,25 @@ def test_evaluation_at_1280_shows_the_a_and_b_presets_whole_beside_the_metrics(q
         assert combo.width() > longest, (combo.currentText(), combo.width(), longest)
     left, right = view.split.sizes()
     assert right >= 0.35 * (left + right)
+
+
+def test_impact_at_1280_fits_its_dock_with_a_query_file_chosen(qtbot, make_window, tmp_path):
+    """Found by a walkthrough: the query file's name on the row of the choices pushed Cancel off
+    the dock (it scrolled sideways)."""
+    from memsense_gui.window.run_actions import install_runs
+    from tests.gui.window.test_runs import query_file
+
+    w = make_window()
+    views = install_runs(w, install_evaluation(w))
+    w.resize(1280, 720)
+    w.default_layout()
+    named = tmp_path / "queries-exported-from-the-production-logs-of-november.tsv"
+    query_file(tmp_path, w.ctx.users).rename(named)
+    assert views.impact.set_queries(named)
+    w.raise_dock(DockId.IMPACT)
+    qtbot.waitUntil(lambda: part_visible(views.impact), timeout=5000)
+    qtbot.wait(100)
+    scroll = w.docks[DockId.IMPACT].widget()
+    assert scroll.horizontalScrollBar().maximum() == 0
+    cancel = views.impact.cancel_button
+    assert _visible_in(cancel, scroll.viewport())
