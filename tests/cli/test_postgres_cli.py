@@ -65,7 +65,7 @@ def test_cli_errors_are_one_line(memsense_pg, embed_endpoint, capsys, memsense_d
     assert code == 1 and err.count("\n") == 1 and err.startswith("memsense: error: no chunks for tenant 'nobody'")
     code = main(["search", "--store", memsense_pg.dsn, "--user", "demo-ana", QUESTION])
     err = capsys.readouterr().err
-    assert code == 1 and "--embedder URL" in err
+    assert code == 1 and "(--embedder, or Embedder in the app's Connect dialog)" in err
     port = memsense_db.free_port()
     code = main(["search", "--store", memsense_pg.dsn, "--embedder", embed_endpoint.url + "/embed", "--user", "demo-ana",
                  "--service", f"http://127.0.0.1:{port}", QUESTION])
