@@ -385,8 +385,12 @@ class AppMachine(RuleBasedStateMachine):
             return
         fresh = self.world.ranking(self.location, self.user, self.query, self.cfg)
         assert result_ids(w) == fresh.result_ids
-        assert w.results.caption.text().startswith(
-            f"<b>{len(fresh.selection.order)}</b> results for <b>{html.escape(self.query)}</b>")
+        assert w.results.caption.toolTip().startswith(f"{len(fresh.selection.order)} results for “{self.query}”")
+        prefix = f"<b>{len(fresh.selection.order)}</b> results for <b>"
+        assert w.results.caption.text().startswith(prefix)
+        shown = w.results.caption.text().removeprefix(prefix)
+        shown = html.unescape(shown.split("</b>", 1)[0])  # the query, whole or elided to the caption's width
+        assert shown == self.query or shown.endswith("…") and self.query.startswith(shown[:-1])
         pool = w.pool_panel.model
         assert [pool.memory_id(r) for r in range(pool.rowCount())] == [
             fresh.pool.chunks[r].memory_id for r in pool_rows(fresh)]
