@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, QSizeF, Qt, Signal
 
 from core.evaluation.diagnose import STAGE_MEANING, STAGES, Diagnosis
 from core.evaluation.evaluate import category_name
@@ -20,8 +20,11 @@ Row = tuple[int | None, str, Mapping[str, int]]
 """(category, None for every question; its label; stage -> gold sessions)."""
 BAR_HEIGHT = 0.7
 LEGEND_COLUMNS = 3
+"""The most legend columns (fewer when the bars are narrow: `StageBars._fit_legend`)."""
 LEGEND_ROWS_ROOM = 0.45
-"""Room above the first bar per legend row, in rows of bars (the legend never covers a bar)."""
+"""Room above the first bar per legend row, in rows of bars, while the plot's height is unknown."""
+LEGEND_MARGIN_PIXELS = 8
+"""Pixels between the legend and the first bar (and the legend's offset from the top)."""
 
 
 def stage_rows(diagnosis: Diagnosis) -> list[Row]:
@@ -72,6 +75,7 @@ class StageBars(pg.PlotWidget):
         self.getPlotItem().invertY(True)  # "all" on top
         self.setLabel("bottom", "share of the row's gold sessions")
         self.scene().sigMouseClicked.connect(self._clicked)
+        self.getPlotItem().vb.sigResized.connect(lambda _vb: self._fit_legend())  # the axis widens it too
         self.setMinimumHeight(220)
         self.apply_theme()
 
@@ -95,9 +99,29 @@ class StageBars(pg.PlotWidget):
                 self.legend.addItem(self.bars[stage], f"{stage} ({overall[stage]})")
         self.getAxis("left").setTicks([[(i, label) for i, (_c, label, _n) in enumerate(self.rows)]])
         self.setXRange(0, 1.0, padding=0.01)
-        legend_rows = -(-sum(1 for s in STAGES if overall.get(s)) // LEGEND_COLUMNS)
-        self.setYRange(-0.5 - legend_rows * LEGEND_ROWS_ROOM, max(len(self.rows), 1) - 0.5, padding=0.02)
+        self._fit_legend()
         self.apply_theme()
+
+    def _fit_legend(self) -> None:
+        """As many legend columns (up to `LEGEND_COLUMNS`) as the bars' width holds whole, and room
+        above the bars for its rows: in a narrow dock three columns ran past the plot ("selecte")."""
+        legend = self.__dict__.get("legend")  # None while the plot widget is still being built
+        item = self.getPlotItem()
+        if legend is None or item is None or not legend.items:
+            return
+        room = item.vb.width()
+        columns = min(LEGEND_COLUMNS, len(legend.items))
+        legend.setColumnCount(columns)
+        while columns > 1 and _legend_size(legend).width() > room:
+            columns -= 1
+            legend.setColumnCount(columns)
+        bars, height = max(len(self.rows), 1), item.vb.height()
+        above = _legend_size(legend).height() + LEGEND_MARGIN_PIXELS
+        if height > 1.5 * above:  # room above the bars for the legend, in data units: `above` pixels at this height
+            room = above * bars / (height - above)
+        else:  # not laid out yet, or too short to keep the legend off the bars
+            room = -(-len(legend.items) // columns) * LEGEND_ROWS_ROOM
+        self.setYRange(-0.5 - room, bars - 0.5, padding=0)
 
     def point_of(self, category: int | None, stage: str) -> QPointF:
         """The scene point at the middle of a segment (what a click there hits)."""
@@ -118,3 +142,10 @@ class StageBars(pg.PlotWidget):
         hit = segment_at(self.rows, point.x(), point.y())
         if hit is not None:
             self.segment_clicked.emit(*hit)
+
+
+def _legend_size(legend: pg.LegendItem) -> QSizeF:
+    """The size the legend's layout asks for at its column count now (its own rectangle follows
+    only when next laid out)."""
+    legend.layout.invalidate()
+    return legend.layout.effectiveSizeHint(Qt.SizeHint.PreferredSize)
