@@ -61,12 +61,12 @@ def _print_hint(path: Path) -> str:
     return " (to print, leave the option out)" if str(path).startswith(("/dev/", "/proc/")) else ""
 
 
-def write_output(path: str | Path, text: str) -> Path:
-    """Write a file the user named (an export): as `write_text_atomic`, and a disk or permission
-    fault is one MemsenseError naming that file, never the temp file beside it, and the fix."""
+def write_output(path: str | Path, content: str | bytes, what: str = "output") -> Path:
+    """Write a file the user named (an export; text as UTF-8): as `write_bytes_atomic`, and a disk
+    or permission fault is one MemsenseError naming that file, never the temp file beside it, and the fix."""
     path = Path(path)
     try:
-        write_text_atomic(path, text)
+        write_bytes_atomic(path, content.encode("utf-8") if isinstance(content, str) else content, what=what)
     except OSError as exc:
         fix = "free disk space or pick another folder" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else \
             "pick another folder"

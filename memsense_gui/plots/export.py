@@ -22,7 +22,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QResiz
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem, QScrollArea, QTableView, QWidget
 
-from core.atomic import check_target, write_bytes_atomic
+from core.atomic import check_target, write_output
 from core.errors import MemsenseError
 
 MIN_SIZE = QSize(960, 540)
@@ -239,7 +239,7 @@ def write_png(draw, size: QSize, path: Path, background: QColor, band: TitleBand
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # the stubs omit (QIODevice, str), which Qt takes
         raise MemsenseError(f"cannot draw the image for {path}")
-    _write(path, bytes(buffer.data().data()))
+    write_output(path, bytes(buffer.data().data()), what="the plot file")
 
 
 def write_svg(draw, size: QSize, path: Path, background: QColor, band: TitleBand, dpi: float = 96.0) -> None:
@@ -261,15 +261,7 @@ def write_svg(draw, size: QSize, path: Path, background: QColor, band: TitleBand
         draw(painter, 1.0)
     finally:
         painter.end()
-    _write(path, bytes(buffer.data().data()))
-
-
-def _write(path: Path, data: bytes) -> None:
-    try:
-        write_bytes_atomic(path, data, what="the plot file")
-    except OSError as exc:
-        raise MemsenseError(f"cannot write {path} ({exc.strerror or exc}); check the folder is writable "
-                            "and the disk has room") from None
+    write_output(path, bytes(buffer.data().data()), what="the plot file")
 
 
 def export_table_image(view: QTableView, path: Path, title: Sequence[str] = ()) -> None:
