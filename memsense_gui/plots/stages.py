@@ -109,19 +109,19 @@ class StageBars(pg.PlotWidget):
         item = self.getPlotItem()
         if legend is None or item is None or not legend.items:
             return
-        room = item.vb.width()
+        width = item.vb.width()
         columns = min(LEGEND_COLUMNS, len(legend.items))
         legend.setColumnCount(columns)
-        while columns > 1 and _legend_size(legend).width() > room:
+        while columns > 1 and _legend_size(legend).width() > width:
             columns -= 1
             legend.setColumnCount(columns)
         bars, height = max(len(self.rows), 1), item.vb.height()
         above = _legend_size(legend).height() + LEGEND_MARGIN_PIXELS
-        if height > 1.5 * above:  # room above the bars for the legend, in data units: `above` pixels at this height
-            room = above * bars / (height - above)
+        if height > 1.5 * above:  # the legend's room above the bars, in data units: `above` pixels at this height
+            headroom = above * bars / (height - above)
         else:  # not laid out yet, or too short to keep the legend off the bars
-            room = -(-len(legend.items) // columns) * LEGEND_ROWS_ROOM
-        self.setYRange(-0.5 - room, bars - 0.5, padding=0)
+            headroom = -(-len(legend.items) // columns) * LEGEND_ROWS_ROOM
+        self.setYRange(-0.5 - headroom, bars - 0.5, padding=0)
 
     def point_of(self, category: int | None, stage: str) -> QPointF:
         """The scene point at the middle of a segment (what a click there hits)."""

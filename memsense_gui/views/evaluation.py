@@ -44,6 +44,7 @@ TABLE_SHARE = 0.6
 COMBO_CHARS = 12
 """Characters of a preset name the A and B pickers always show."""
 
+
 class EvaluationView(QWidget):
     """Evaluate presets on judged questions and see where they differ (see module docstring)."""
 
