@@ -59,7 +59,6 @@ class ImpactView(QWidget):
         self.impact: Impact | None = None
         self.run_with: ImpactRun | None = None
         self._pending: ImpactRun | None = None
-        self._stopped_because = ""  # why a run was cancelled, when not by the user
         self.runner = TaskRunner("memsense-impact", self)
         self.slot = TaskSlot(self.runner, succeeded=self._finished, failed=self._failed, cancelled=self._cancelled,
                              progressed=self._progressed)
@@ -196,15 +195,12 @@ class ImpactView(QWidget):
 
     def _cancelled(self, _exc: BaseException) -> None:
         self._stop()
-        why, self._stopped_because = self._stopped_because, ""
         if self.impact is None:
-            self.totals.setText(f"Impact {why or 'cancelled'}. " + NOT_RUN)
+            self.totals.setText(f"Impact {self.slot.why or 'cancelled'}. " + NOT_RUN)
 
     def _store_changed(self, _location: str) -> None:
         """A run on the store closed stops (its engine is gone), saying why."""
-        if self.slot.running:
-            self._stopped_because = "stopped: another store was opened"
-            self.slot.cancel()
+        self.slot.cancel("stopped: another store was opened")
 
     def _stop(self) -> None:
         self.progress.setVisible(False)

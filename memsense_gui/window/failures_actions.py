@@ -84,7 +84,6 @@ class FailuresActions:
         self.fix_slot = TaskSlot(self.fix_runner, succeeded=self._fixed, progressed=f.set_progress,
                                  failed=lambda e: self._failed(f, e, "Find a fix failed"),
                                  cancelled=lambda _e: f.set_running(False, "Search cancelled before any trial."))
-        self._stopped_because = ""  # why the running diagnose was cancelled, when not by the user
         self._fix_from: tuple[str | None, str] | None = None  # (store, questions) the running search started on
         self.timer = QTimer(window.window())
         self.timer.setSingleShot(True)
@@ -128,15 +127,12 @@ class FailuresActions:
         """Another store or other questions: a diagnose or a search running on the old ones stops
         (the engine they read is closed, their figures would not be of these), and what is shown
         is out of date."""
-        if self.diagnose_slot.running:
-            self._stopped_because = why
-            self.diagnose_slot.cancel()
-        if self.fix_slot.running:
-            self.fix_slot.cancel()
+        self.diagnose_slot.cancel(why)
+        self.fix_slot.cancel(why)
         self._out_of_date(why)
 
     def _diagnose_cancelled(self) -> None:
-        why, self._stopped_because = self._stopped_because, ""
+        why = self.diagnose_slot.why
         self.diagnose_view.set_running(False, f"Diagnose stopped: {why}." if why else "Diagnose cancelled.")
         if why:  # the status just set replaced the mark on a run shown before: mark it again
             self._out_of_date(why)

@@ -26,12 +26,14 @@ class TaskSlot:
                  progressed: Progressed | None = None):
         self.runner = runner
         self.task: Task | None = None
+        self.why = ""  # why the current task was cancelled, when not by the user ("" else)
         self._token: object = None
         self._succeeded, self._failed, self._cancelled, self._progressed = succeeded, failed, cancelled, progressed
 
     def start(self, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Task:
         """Cancel the running task of this slot, then queue `fn(*args, task=task, **kwargs)`."""
         self.cancel()
+        self.why = ""
         token = self._token = object()  # the callbacks hold this, not the task: no reference cycle
         task = self.runner.submit(
             name, fn, *args,
@@ -50,10 +52,12 @@ class TaskSlot:
     def running(self) -> bool:
         return self.task is not None and not self.task.done
 
-    def cancel(self) -> None:
-        """Ask the running task to stop; it ends through `cancelled` at its next check."""
+    def cancel(self, why: str = "") -> None:
+        """Ask the running task to stop; it ends through `cancelled` at its next check. `why`: the
+        reason, when it is not the user's (the `cancelled` callback reads it as `why`)."""
         task = self.task
         if task is not None and not task.done:
+            self.why = why
             task.cancel()
 
     def _progress(self, token: object, done: int, total: int, what: str) -> None:
