@@ -107,7 +107,11 @@ class StageBars(pg.PlotWidget):
         above the bars for its rows: in a narrow dock three columns ran past the plot ("selecte")."""
         legend = self.__dict__.get("legend")  # None while the plot widget is still being built
         item = self.getPlotItem()
-        if legend is None or item is None or not legend.items:
+        if legend is None or item is None:
+            return
+        bars = max(len(self.rows), 1)
+        if not legend.items:  # no diagnosis: the empty row, as before there was a legend to fit
+            self.setYRange(-0.5, bars - 0.5, padding=0.02)
             return
         width = item.vb.width()
         columns = min(LEGEND_COLUMNS, len(legend.items))
@@ -115,7 +119,7 @@ class StageBars(pg.PlotWidget):
         while columns > 1 and _legend_size(legend).width() > width:
             columns -= 1
             legend.setColumnCount(columns)
-        bars, height = max(len(self.rows), 1), item.vb.height()
+        height = item.vb.height()
         above = _legend_size(legend).height() + LEGEND_MARGIN_PIXELS
         if height > 1.5 * above:  # the legend's room above the bars, in data units: `above` pixels at this height
             headroom = above * bars / (height - above)
