@@ -103,7 +103,7 @@ def cmd_fix(args: argparse.Namespace) -> Any:
 
     if args.trials < 1:
         raise UsageError(f"--trials must be at least 1, got {args.trials}")
-    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    cases = list(dict.fromkeys(c.strip() for c in args.cases.split(",") if c.strip()))
     name, cfg = _named(args, args.config or args.preset or "memsense")
     metric = args.metric or f"recall_all@{cfg.top_k}"
     parse_metric(metric)
@@ -118,21 +118,25 @@ def cmd_fix(args: argparse.Namespace) -> Any:
                                                   for n, c in {name: cfg, **offered}.items()},
            {"metric": result.metric, "cases": list(result.cases), "trials": result.trials,
             "candidates": [{"cases_fixed": len(c.cases_fixed), "fixed": len(c.fixed), "broken": len(c.broken),
-                            "metric_after": c.metric_after} for c in result.candidates]})
+                            "net": c.net, "harmful": c.harmful, "metric_after": c.metric_after}
+                           for c in result.candidates]})
     if args.json:
         return {"start": name, "seconds": round(seconds, 3), **result.to_json()}
     print(f"{len(cases)} cases from {name}, {result.trials} trials in {seconds:.1f} s; every figure below re-ranked "
           f"on all {len(questions)} questions ({result.metric})")
-    if not result.candidates:
-        print("no config tried wins any of the cases back")
+    print(result.verdict())
     for n, c in enumerate(result.candidates, start=1):
         moves = ", ".join(f"{k} {a:g} -> {b:g}" for k, (a, b) in c.changed.items())
         memsense = c.to_json()["memsense"]
         how = ("needs a change to Memsense's code: " + ", ".join(memsense["needs_code_change"])
                if memsense["needs_code_change"] else "Memsense can take it as request options")
-        print(f"{n}. {moves}\n   fixes {len(c.cases_fixed)} of {len(cases)} cases ({', '.join(c.cases_fixed)}); "
-              f"all questions: {len(c.fixed)} fixed, {len(c.broken)} broken; {result.metric} "
-              f"{c.metric_before:.3f} -> {c.metric_after:.3f} (p = {c.p_value:.3f}); {how}")
+        others = ("" if c.others_before is None else
+                  f"; on the other {len(questions) - len(cases)} questions {c.others_before:.3f} -> {c.others_after:.3f}")
+        harm = f"\n   HARMFUL: {c.harm_text()}" if c.harmful else ""
+        print(f"{n}. {moves}{harm}\n   all {len(questions)} questions: {result.metric} {c.metric_before:.3f} -> "
+              f"{c.metric_after:.3f} (p = {c.p_value:.3f}), net {c.net:+d} ({len(c.fixed)} fixed, {len(c.broken)} "
+              f"broken){others}\n   fixes {len(c.cases_fixed)} of {len(cases)} cases "
+              f"({', '.join(c.cases_fixed) or 'none'}); {how}")
     return None
 
 

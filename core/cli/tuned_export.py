@@ -40,13 +40,33 @@ def split_provenance(args: argparse.Namespace, start_name: str, result) -> Prove
 
 
 def folds_provenance(args: argparse.Namespace, start_name: str, cv) -> Provenance:
-    """A cross-validation (`core.evaluation.cv.CrossValidation`): the offered config's train figure on
-    every user, the cross-validated held-out figure with its gain over the start, and every fold."""
+    """A cross-validation (`core.evaluation.cv.CrossValidation`): the config the one-standard-error rule
+    chose, its cross-validated figure (mean over the folds' held-out users), every contender's, and the
+    search's own figures (every fold, the gain over the start)."""
     lo, hi = cv.gain_ci
-    how = (f"{len(cv.folds)}-fold cross-validation by user, each of {cv.questions} questions scored by the fold "
-           f"that held it out; mean held-out over the folds {sum(f.held for f in cv.folds) / len(cv.folds):.3f}; "
-           f"start {cv.start_metric:.3f}, gain {cv.gain:+.3f} (95 % CI {lo:+.3f} to {hi:+.3f})")
+    chosen = cv.chosen
+    how = (f"{len(cv.folds)}-fold cross-validation by user, mean over the folds' held-out users; the search: "
+           f"{cv.cv_metric:.3f} over {cv.questions} questions each scored by the fold that held it out, start "
+           f"{cv.start_metric:.3f}, gain {cv.gain:+.3f} (95 % CI {lo:+.3f} to {hi:+.3f})")
     folds = tuple(FoldFigure(f.number, tuple(f.held_users), f.train, f.held) for f in cv.folds)
-    return Provenance(preset=f"tuned from {start_name} ({cv.search} search, {args.trials} trials per fold, "
-                             f"seed {cv.seed})", metric=cv.metric, train=cv.final.best.train,
-                      held_out=cv.cv_metric, held_out_how=how, folds=folds, **_where(args))
+    search = f"{cv.search} search, {args.trials} trials per fold, seed {cv.seed}"
+    what = (f"tuned from {start_name} ({search})" if chosen.kind == "search" else
+            f"{chosen.name}, chosen over the search ({search})")
+    return Provenance(preset=what, metric=cv.metric, train=cv.final.best.train if chosen.kind == "search" else None,
+                      held_out=chosen.mean, held_out_how=how, folds=folds, choice=choice_lines(cv.choice),
+                      **_where(args))
+
+
+def choice_lines(choice) -> tuple[tuple[str, str], ...]:
+    """A choice among configs (`core.evaluation.choice.Choice`) as provenance lines: the chosen one's
+    cross-validated estimate with its interval, the runner-up, why it won, and every contender's figure."""
+    c = choice.chosen
+    lo, hi = c.interval
+    lines = [("chosen", f"{c.name}, cross-validated {c.mean:.3f} (95 % interval {lo:.3f} to {hi:.3f}, "
+                        f"se {c.se:.3f}), {c.knobs_changed} settings changed from the start"),
+             ("runner-up", "none" if choice.runner_up is None else
+              f"{choice.runner_up.name}, cross-validated {choice.runner_up.mean:.3f}"),
+             ("why", choice.reason() + " (one-standard-error rule, SPEC §16)")]
+    lines += [(f"cross-validated {x.name}", f"{x.mean:.3f} ± {x.se:.3f} se, {x.knobs_changed} changed")
+              for x in choice.contenders]
+    return tuple(lines)

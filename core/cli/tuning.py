@@ -81,29 +81,29 @@ def _tune_folds(args: argparse.Namespace, metric: str) -> Any:
     if args.train or args.test:
         raise UsageError("--folds picks the held-out users itself; leave out --train and --test")
     start_name, start = _named(args, args.start)
+    presets = _preset_store(args).all()
     questions = _questions(args)
-    pools = _pools(args, questions, [start], tune_from=start)
+    pools = _pools(args, questions, [start, *presets.values()], tune_from=start)
     search, options = _search(args)
     seeds = [] if args.no_seed_presets else seed_presets(start)
     cv = cross_validate(pools, questions, search, args.search, metric=metric, folds=args.folds, trials=args.trials,
                         seed=args.seed, start=start, progress=_progress(args), seeds=seeds,
-                        sensitivity_points=args.sensitivity_points, **options)
-    saved = None
-    if cv.best is not None and args.save_preset:
+                        sensitivity_points=args.sensitivity_points, presets=presets, start_name=start_name,
+                        **options)
+    if args.save_preset:
         _preset_store(args).save(args.save_preset, cv.best)
-        saved = args.save_preset
-    if cv.best is not None and args.export:
+    if args.export:
         save_with_provenance(cv.best, args.export, folds_provenance(args, start_name, cv))
     from core.evaluation.evaluate import evaluate_config
     from core.evaluation.metrics import parse_metric
 
     k = parse_metric(metric)[1]
-    configs = {start_name: start, **({"offered": cv.best} if cv.best is not None else {})}
+    configs = {start_name: start, **({f"chosen: {cv.chosen.name}": cv.best} if cv.best != start else {})}
     record(args, "tune", configs, {n: evaluate_config(pools, questions, c, k) for n, c in configs.items()},
            {"metric": cv.metric, "folds": len(cv.folds), "verdict": cv.verdict()})
     if args.json:
-        return {**cv.to_json(), "start_preset": start_name, "saved_preset": saved,
-                "exported": args.export if cv.best is not None else None}
+        return {**cv.to_json(), "start_preset": start_name, "saved_preset": args.save_preset,
+                "exported": args.export}
     _print_folds(cv, start_name, args)
     return None
 
@@ -119,13 +119,17 @@ def _print_folds(cv, start_name: str, args: argparse.Namespace) -> None:
               f"{f.gain:>+8.3f}")
     sd, lo, hi = cv.held_spread
     print(f"held-out spread: sd {sd:.3f}, min {lo:.3f}, max {hi:.3f}")
+    print(f"\nchoice among configs, by cross-validated held-out {cv.metric} (mean over folds ± se; "
+          f"one-standard-error bar {cv.choice.bar:.3f}):")
+    print(f"{'config':<28}{'cv mean':>9}{'se':>7}{'changed':>9}")
+    for c in cv.choice.contenders:
+        mark = "  <- chosen" if c is cv.chosen else "  (runner-up)" if c is cv.choice.runner_up else ""
+        print(f"{c.name[:27]:<28}{c.mean:>9.3f}{c.se:>7.3f}{c.knobs_changed:>9}{mark}")
     print(cv.verdict())
-    if cv.best is None:
-        if args.save_preset or args.export:
-            print("nothing saved or exported: the tuned config did not beat the start on held-out users")
-        return
-    print(f"\noffered config (the same search on all users, train {cv.final.best.train:.3f}):\n"
-          + config_io.dumps(cv.best, "toml"))
+    if cv.chosen.kind == "start":
+        print("\nkeep the start: nothing to change")
+    else:
+        print(f"\noffered config ({cv.chosen.name}):\n" + config_io.dumps(cv.best, "toml"))
     if args.save_preset:
         print(f"saved as preset {args.save_preset!r}")
     if args.export:

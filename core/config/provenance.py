@@ -61,6 +61,9 @@ class Provenance:
     evaluated: float | None = None  # the metric on an evaluation's questions (neither train nor held-out)
     evaluated_on: str = ""  # which questions, e.g. "26 questions of demo-questions.json"
     folds: tuple[FoldFigure, ...] = ()  # with cross-validation: every fold's figures
+    choice: tuple[tuple[str, str], ...] = ()
+    """With a choice among configs (SPEC §16): (label, text) lines, e.g. each contender's cross-validated
+    figure, the chosen one's estimate and interval, the runner-up and the reason."""
     date: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
     def record(self, cfg: Config) -> dict[str, Any]:
@@ -73,6 +76,8 @@ class Provenance:
                              if v not in (None, "")}
             if self.folds:
                 out["metric"]["folds"] = [f.record() for f in self.folds]
+        if self.choice:
+            out["choice"] = dict(self.choice)
         out["changed_from_memsense_defaults"] = {k: {"value": v, "default": d} for k, v, d in changed_knobs(cfg)}
         return out
 
@@ -90,6 +95,7 @@ class Provenance:
             how = f" ({how})" if how else ""
             out.append(f"metric: {self.metric}: " + ", ".join(f for f in figures if f) + how)
             out += [f.line() for f in self.folds]
+        out += [f"{label}: {text}" for label, text in self.choice]
         changed = changed_knobs(cfg)
         out.append("changed from Memsense's defaults:" + (" none" if not changed else ""))
         out += [f"  {k} = {v!r} (default {d!r})" for k, v, d in changed]

@@ -9,10 +9,14 @@ scored by its fold's winner, averaged over all questions) beside the starting co
 same questions. The gain is the per-question difference of the two; its 95 % confidence
 interval is a percentile bootstrap over questions (scipy, seeded).
 
-The config offered as "best" is the search run once more on every user (the same search and
-budget): cross-validation measured how well that procedure does on users it did not see.
-When the cross-validated gain is not above zero, tuning did not generalise: the result says
-so and offers no config (the starting config stays the better choice).
+What is offered is chosen out of sample (SPEC §16, `core.evaluation.choice`): the start config,
+every preset given (built-in and the user's) and the search are each scored on every fold's
+held-out users (a preset learns nothing, so that is its plain metric there; the search's figure
+is its fold winner's), and the one-standard-error rule picks among them. When the search is
+chosen, its config is the search run once more on every user (the same search and budget):
+cross-validation measured how well that procedure does on users it did not see. A cancelled run
+chooses by the same rule over the folds it finished; the search is a contender then only when
+its run on every user scored a trial of its own.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ import numpy as np
 
 from core.config import Config, to_dict
 from core.errors import MemsenseError
+from core.evaluation.choice import PRESET, SEARCH, START, Choice, Contender, choose, contender, preset_folds
 from core.evaluation.evaluate import evaluate_config
 from core.evaluation.metrics import metric_key, parse_metric
 from core.evaluation.tune import Progress, Trial, TuneResult, evaluator_for
@@ -80,7 +85,9 @@ class CrossValidation:
     start_metric: float  # the starting config on the same questions
     gain_ci: tuple[float, float]  # 95 % percentile bootstrap of the mean per-question gain
     final: TuneResult  # the same search on every user
+    choice: Choice  # what is offered: the one-standard-error rule over the contenders (SPEC §16)
     cancelled: bool = False
+    folds_planned: int = 0  # k; fewer folds in `folds` when cancelled
 
     @property
     def gain(self) -> float:
@@ -88,13 +95,23 @@ class CrossValidation:
 
     @property
     def generalises(self) -> bool:
-        """The cross-validated gain is above zero: the tuned config may be offered."""
+        """The search's cross-validated gain over the start is above zero."""
         return self.gain > 0 and not self.cancelled
 
     @property
-    def best(self) -> Config | None:
-        """The config to offer, or None when tuning did not beat the start on held-out users."""
-        return self.final.best.config if self.generalises else None
+    def best(self) -> Config:
+        """The config offered: the contender the one-standard-error rule chose (the start's own
+        settings when it won: nothing to change)."""
+        return self.choice.chosen.config
+
+    @property
+    def chosen(self) -> Contender:
+        return self.choice.chosen
+
+    @property
+    def trials_done(self) -> int:
+        """Trials scored in all: every fold's search and the search on every user."""
+        return sum(f.trials for f in self.folds) + len(self.final.trials)
 
     @property
     def held_spread(self) -> tuple[float, float, float]:
@@ -102,16 +119,19 @@ class CrossValidation:
         held = np.array([f.held for f in self.folds])
         return float(held.std(ddof=1)) if len(held) > 1 else 0.0, float(held.min()), float(held.max())
 
+    def rests_on(self) -> str:
+        """How many folds and trials the choice rests on."""
+        planned = self.folds_planned or len(self.folds)
+        return f"{len(self.folds)} of {planned} folds, {self.trials_done} trials"
+
     def verdict(self) -> str:
         lo, hi = self.gain_ci
-        figures = (f"cross-validated {self.metric} {self.cv_metric:.3f} against the start's {self.start_metric:.3f} "
-                   f"(gain {self.gain:+.3f}, 95 % CI {lo:+.3f} to {hi:+.3f})")
+        figures = (f"the search's cross-validated {self.metric} {self.cv_metric:.3f} against the start's "
+                   f"{self.start_metric:.3f} (gain {self.gain:+.3f}, 95 % CI {lo:+.3f} to {hi:+.3f})")
+        chosen = f"chosen by the one-standard-error rule: {self.choice.reason()}"
         if self.cancelled:
-            return f"cancelled: {figures} over the folds finished; nothing offered"
-        if not self.generalises:
-            return f"tuning did not generalise: {figures}; no config is offered, keep the start"
-        sure = "the interval excludes zero" if lo > 0 else "the interval includes zero, so the gain is uncertain"
-        return f"tuning generalises: {figures}; {sure}"
+            return f"cancelled: {figures} over {self.rests_on()}; {chosen}"
+        return f"{figures}; {chosen}"
 
     def to_json(self) -> dict:
         sd, lo, hi = self.held_spread
@@ -119,8 +139,9 @@ class CrossValidation:
                 "folds": [f.to_json() for f in self.folds], "cross_validated": self.cv_metric,
                 "start": self.start_metric, "gain": self.gain, "gain_ci95": list(self.gain_ci),
                 "held_out_sd": sd, "held_out_min": lo, "held_out_max": hi, "generalises": self.generalises,
-                "verdict": self.verdict(), "cancelled": self.cancelled, "final": self.final.to_json(),
-                "best": to_dict(self.best) if self.best is not None else None}
+                "verdict": self.verdict(), "cancelled": self.cancelled, "folds_planned": self.folds_planned,
+                "trials_done": self.trials_done, "final": self.final.to_json(), "choice": self.choice.to_json(),
+                "chosen": self.chosen.to_json(), "best": to_dict(self.best)}
 
 
 def user_folds(users: Sequence[str], k: int, seed: int = 0) -> list[tuple[str, ...]]:
@@ -139,8 +160,10 @@ def cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Question
                    search_name: str, metric: str = "recall_all@4", folds: int = 5, trials: int = 100,
                    seed: int = 0, start: Config | None = None, progress: Progress | None = None,
                    cancel: threading.Event | None = None, on_trial: FoldTrialSeen | None = None,
+                   presets: Mapping[str, Config] | None = None, start_name: str = "start",
                    **search_options) -> CrossValidation:
-    """Tune on k−1 folds, score on the held-out one, for each fold; then tune on every user.
+    """Tune on k−1 folds, score on the held-out one, for each fold; then tune on every user; choose
+    among the start (`start_name`), `presets` (name -> config) and the search (module docstring).
 
     `on_trial(run, trial)` is given each trial of each search as it is scored, `run` naming the
     search (`fold_label`: "fold 1", ..., "all users").
@@ -157,13 +180,15 @@ def cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Question
     jobs = search_options.pop("jobs", 1)
     with evaluator_for(pools, questions, name, jobs) as evaluator:  # every fold's trials score all questions once
         return _cross_validate(pools, questions, search, search_name, name, k, groups, trials, seed, start, progress,
-                               cancel, study, dict(search_options, evaluator=evaluator), on_trial)
+                               cancel, study, dict(search_options, evaluator=evaluator), on_trial,
+                               {start_name: start, **{n: c for n, c in (presets or {}).items() if n != start_name}})
 
 
 def _cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Question], search: Search, search_name: str,
                     name: str, k: int, groups: list[tuple[str, ...]], trials: int, seed: int, start: Config,
                     progress: Progress | None, cancel: threading.Event | None, study: str | None,
-                    search_options: dict, on_trial: FoldTrialSeen | None = None) -> CrossValidation:
+                    search_options: dict, on_trial: FoldTrialSeen | None = None,
+                    fixed: Mapping[str, Config] | None = None) -> CrossValidation:
     runs = len(groups) + 1
 
     def seen(n: int) -> dict:
@@ -207,10 +232,28 @@ def _cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Questio
     opts = dict(search_options, study_name=f"{study}-all") if study else search_options
     final = search(pools, list(questions), [], metric=name, trials=0 if cancelled else trials, seed=seed,
                    start=start, progress=stage(runs), cancel=cancel, **opts, **seen(runs))
+    cancelled = cancelled or (cancel is not None and cancel.is_set())
+    choice = _choose(pools, questions, k, name, start, fixed or {"start": start}, out, final)
     return CrossValidation(name, search_name, seed, tuple(out), len(scored),
                            float(np.mean([held_scores[q.question_id] for q in scored])),
-                           float(np.mean(list(start_scores.values()))), bootstrap_ci(gains, seed), final,
-                           cancelled or (cancel is not None and cancel.is_set()))
+                           float(np.mean(list(start_scores.values()))), bootstrap_ci(gains, seed), final, choice,
+                           cancelled, len(groups))
+
+
+def _choose(pools: Mapping[str, RecallPool], questions: Sequence[Question], k: int, name: str, start: Config,
+            fixed: Mapping[str, Config], folds: Sequence[Fold], final: TuneResult) -> Choice:
+    """The one-standard-error choice among the fixed configs (the first is the start) and the search,
+    each scored on the held-out users of every fold finished (`core.evaluation.choice`)."""
+    held = [[q.question_id for q in questions if q.user_id in f.held_users] for f in folds]
+    wanted = {q for ids in held for q in ids}
+    asked = [q for q in questions if q.question_id in wanted]
+    contenders: list[Contender] = []
+    for n, (label, cfg) in enumerate(fixed.items()):
+        scores = evaluate_config(pools, asked, cfg, k).scores(name)
+        contenders.append(contender(label, START if n == 0 else PRESET, cfg, preset_folds(scores, held), start))
+    if final.best.number > 0:  # trial 0 is the start itself (and all a search cancelled before it began scores)
+        contenders.append(contender(f"tuned ({SEARCH})", SEARCH, final.best.config, [f.held for f in folds], start))
+    return choose(contenders)
 
 
 def bootstrap_ci(values: np.ndarray, seed: int = 0, confidence: float = 0.95) -> tuple[float, float]:

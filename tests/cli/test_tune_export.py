@@ -60,25 +60,36 @@ def test_folds_export_carries_the_cross_validated_and_per_fold_figures(capsys, d
                              "--presets", tmp_path / "p.json", "--export", export)
     assert code == 0, err
     data = json.loads(out)
-    assert data["generalises"] and data["exported"] == str(export)
+    assert data["exported"] == str(export)
     cfg = config_io.load(export)
-    assert cfg == config_io.from_dict(data["best"])
+    assert cfg == config_io.from_dict(data["best"]) == config_io.from_dict(data["chosen"]["config"])
+    chosen = data["chosen"]
     if suffix == "json":
-        metric = json.loads(export.read_text())["provenance"]["metric"]
-        assert metric["held_out"] == data["cross_validated"] and metric["train"] == data["final"]["best"]["train"]
+        provenance = json.loads(export.read_text())["provenance"]
+        metric = provenance["metric"]
+        assert metric["held_out"] == chosen["cv_mean"]
+        assert metric.get("train") == (data["final"]["best"]["train"] if chosen["kind"] == "search" else None)
+        assert provenance["choice"]["why"].startswith(chosen["name"])
+        assert len([k for k in provenance["choice"] if k.startswith("cross-validated ")]) == \
+            len(data["choice"]["contenders"])
         assert [(f["fold"], f["held_out_users"], f["train"], f["held_out"]) for f in metric["folds"]] == \
             [(f["fold"], f["held_users"], f["train"], f["held_out"]) for f in data["folds"]]
         return
     header = _header(export.read_text())
     metric = next(line for line in header if line.startswith("metric: "))
-    mean_held = sum(f["held_out"] for f in data["folds"]) / 3
-    assert metric.startswith(f"metric: recall_all@4: train {data['final']['best']['train']:.3f}, "
-                             f"held-out {data['cross_validated']:.3f} (3-fold cross-validation by user")
-    assert f"mean held-out over the folds {mean_held:.3f}" in metric and f"gain {data['gain']:+.3f}" in metric
+    train = f"train {data['final']['best']['train']:.3f}, " if chosen["kind"] == "search" else ""
+    assert metric.startswith(f"metric: recall_all@4: {train}held-out {chosen['cv_mean']:.3f} "
+                             f"(3-fold cross-validation by user")
+    assert f"the search: {data['cross_validated']:.3f}" in metric and f"gain {data['gain']:+.3f}" in metric
+    assert any(line.startswith(f"chosen: {chosen['name']}, cross-validated {chosen['cv_mean']:.3f}")
+               for line in header)
+    assert any(line.startswith("runner-up: ") for line in header) and any(line.startswith("why: ") for line in header)
     for f in data["folds"]:
         assert (f"  fold {f['fold']} (held out {', '.join(f['held_users'])}): train {f['train']:.3f}, "
                 f"held-out {f['held_out']:.3f}") in header
-    assert "preset: tuned from start (tpe search, 8 trials per fold, seed 0)" in header
+    search = "tpe search, 8 trials per fold, seed 0"
+    assert (f"preset: tuned from start ({search})" if chosen["kind"] == "search" else
+            f"preset: {chosen['name']}, chosen over the search ({search})") in header
 
 
 @pytest.mark.parametrize("body, problem", [

@@ -55,14 +55,17 @@ def test_every_question_is_scored_by_a_config_that_never_saw_its_user(search, na
     assert cv.start_metric == pytest.approx(evaluate_config(pools, questions, Config()).overall["recall_all@4"])
     lo, hi = cv.gain_ci
     assert lo <= cv.gain <= hi
-    assert (cv.best is None) == (cv.gain <= 0)
-    assert ("did not generalise" in cv.verdict()) == (cv.gain <= 0)
+    assert cv.generalises == (cv.gain > 0)
+    assert cv.best == cv.choice.chosen.config and "one-standard-error rule" in cv.verdict()
+    searched = next(c for c in cv.choice.contenders if c.kind == "search")
+    assert searched.folds == tuple(f.held for f in cv.folds) and searched.config == cv.final.best.config
 
 
-def test_no_gain_means_nothing_offered():
+def test_no_gain_offers_the_start():
     pools, questions = judged()
     cv = cross_validate(pools, questions, tune, "local", folds=5, trials=1, seed=0, sensitivity_points=0)
-    assert cv.gain == 0 and cv.best is None and "no config is offered" in cv.verdict()
+    assert cv.gain == 0 and not cv.generalises
+    assert cv.chosen.kind == "start" and cv.best == Config() and [c.kind for c in cv.choice.contenders] == ["start"]
 
 
 def test_bootstrap_ci_brackets_the_mean_and_is_seeded():
@@ -118,6 +121,7 @@ def test_cli_tune_folds_reports_each_fold(capsys, demo_engine, demo_store, model
     assert code == 0 and len(out["folds"]) == 3
     assert {"train", "held_out", "start_held_out", "gain"} <= set(out["folds"][0])
     assert out["cross_validated"] - out["start"] == pytest.approx(out["gain"])
-    assert (out["best"] is None) == (not out["generalises"]) == (out["exported"] is None)
-    assert (tmp_path / "tuned.toml").exists() == out["generalises"]
+    chosen = out["chosen"]
+    assert out["exported"] and (tmp_path / "tuned.toml").exists() and out["choice"]["chosen"] == chosen["name"]
+    assert {c["name"] for c in out["choice"]["contenders"]} >= {"memsense", "sessions", "bm25_only", "tuned (search)"}
     assert code5 == 1 and "--folds 5 needs at least 5 users" in err
