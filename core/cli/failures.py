@@ -33,7 +33,7 @@ def _user_chunks(args: argparse.Namespace, questions) -> dict:
 
 
 def cmd_diagnose(args: argparse.Namespace) -> Any:
-    from core.evaluation.diagnose import STAGES, diagnose
+    from core.evaluation.diagnose import RETURNED, STAGES, by_question, diagnose
     from core.evaluation.evaluate import category_name, evaluate_config
 
     name, cfg = _named(args, args.config or args.preset or "memsense")
@@ -46,18 +46,18 @@ def cmd_diagnose(args: argparse.Namespace) -> Any:
            {"k": result.k, "gold_sessions": len(result.items), "stages": result.stages})
     if args.json:
         return {"config": name, **result.to_json()}
-    total = len(result.items)
-    print(f"{name}: {result.questions} questions, {total} gold sessions, k = {result.k}")
+    print(f"{name}, k = {result.k}: {result.caption()}")
     cats = sorted(result.per_category)
+    print("gold sessions per stage:")
     print(f"{'stage':<20}{'all':>7}" + "".join(f"{category_name(c)[:12]:>14}" for c in cats))
     for stage in STAGES:
         print(f"{stage:<20}{result.stages[stage]:>7}" + "".join(f"{result.per_category[c][stage]:>14}" for c in cats))
-    lost = [i for i in result.items if i.stage not in ("selected", "fallback_fill")]
+    lost = [i for i in result.items if i.stage not in RETURNED]
     if lost and args.list:
-        print("\nlost gold sessions:")
-        for i in lost:
-            print(f"  {i.question_id:<14} session {i.gold_session:<3} {i.stage:<18} {i.memory_id or '-':<22} "
-                  f"{i.query[:60]}")
+        print(f"\nquestions that fail ({result.failing_questions}), each once:")
+        for g in by_question(lost, result.items):
+            print(f"  {g.first.question_id:<14} lost {g.lost} of {len(g.gold)} gold sessions: {g.stages:<24} "
+                  f"{g.first.query[:60]}")
     return None
 
 
@@ -99,6 +99,7 @@ def cmd_fix(args: argparse.Namespace) -> Any:
 
     from core.evaluation.evaluate import evaluate_config
     from core.evaluation.fix import check_cases, find_fixes
+    from core.evaluation.fix import offered as offered_configs
     from core.evaluation.metrics import parse_metric
 
     if args.trials < 1:
@@ -113,7 +114,7 @@ def cmd_fix(args: argparse.Namespace) -> Any:
     started = time.perf_counter()
     result = find_fixes(pools, questions, cases, cfg, metric, args.trials, args.seed, progress=_progress(args))
     seconds = time.perf_counter() - started
-    offered = {f"candidate {n}": c.config for n, c in enumerate(result.candidates, start=1)}
+    offered = offered_configs(result)
     record(args, "fix", {name: cfg, **offered}, {n: evaluate_config(pools, questions, c, cfg.top_k)
                                                   for n, c in {name: cfg, **offered}.items()},
            {"metric": result.metric, "cases": list(result.cases), "trials": result.trials,

@@ -126,8 +126,8 @@ class CrossValidation:
 
     def verdict(self) -> str:
         lo, hi = self.gain_ci
-        figures = (f"the search's cross-validated {self.metric} {self.cv_metric:.3f} against the start's "
-                   f"{self.start_metric:.3f} (gain {self.gain:+.3f}, 95 % CI {lo:+.3f} to {hi:+.3f})")
+        figures = (f"the search's held-out {self.metric} pooled over {self.questions} questions {self.cv_metric:.3f} "
+                   f"against the start's {self.start_metric:.3f} (gain {self.gain:+.3f}, 95 % CI {lo:+.3f} to {hi:+.3f})")
         chosen = f"chosen by the one-standard-error rule: {self.choice.reason()}"
         if self.cancelled:
             return f"cancelled: {figures} over {self.rests_on()}; {chosen}"

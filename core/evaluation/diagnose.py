@@ -68,6 +68,46 @@ class LostSession:
 
 
 @dataclass(frozen=True)
+class QuestionLoss:
+    """One question's gold sessions as a case list shows them: the ones a filter picked (`shown`,
+    e.g. those lost at one stage) beside all of the question's gold sessions."""
+
+    shown: tuple[LostSession, ...]  # at least one, all of one question
+    gold: tuple[LostSession, ...]  # every gold session of the question
+
+    @property
+    def first(self) -> LostSession:
+        return self.shown[0]
+
+    @property
+    def lost(self) -> int:
+        """Gold sessions of the question not returned in the top k."""
+        return sum(1 for i in self.gold if i.stage not in RETURNED)
+
+    @property
+    def stages(self) -> str:
+        """The shown sessions' stages, each once with its count ('outranked ×2, absent')."""
+        counts = Counter(i.stage for i in self.shown)
+        return ", ".join(s if n == 1 else f"{s} ×{n}" for s, n in sorted(counts.items(), key=lambda kv: _ORDER[kv[0]]))
+
+    @property
+    def returned_ranks(self) -> tuple[int, ...]:
+        """Result ranks of the question's gold sessions that were returned (a lost one has none)."""
+        return tuple(sorted(i.rank for i in self.gold if i.stage in RETURNED and i.rank is not None))
+
+
+def by_question(shown: Sequence[LostSession], every: Sequence[LostSession]) -> list[QuestionLoss]:
+    """`shown` grouped by question, each question once in first-seen order, with all its gold sessions."""
+    gold: dict[str, list[LostSession]] = {}
+    for i in every:
+        gold.setdefault(i.question_id, []).append(i)
+    groups: dict[str, list[LostSession]] = {}
+    for i in shown:
+        groups.setdefault(i.question_id, []).append(i)
+    return [QuestionLoss(tuple(g), tuple(gold[q])) for q, g in groups.items()]
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """Every gold session's stage, with totals overall and per question category."""
 
@@ -82,6 +122,21 @@ class Diagnosis:
         return {s: counts.get(s, 0) for s in STAGES}
 
     @property
+    def failing_questions(self) -> int:
+        """Questions with at least one gold session not returned (those recall_all@k fails)."""
+        return len({i.question_id for i in self.items if i.stage not in RETURNED})
+
+    @property
+    def lost_sessions(self) -> int:
+        return sum(1 for i in self.items if i.stage not in RETURNED)
+
+    def caption(self) -> str:
+        """Questions and gold sessions apart: how many fail, how many sessions were lost."""
+        return (f"{self.questions} questions ({self.failing_questions} fail: a gold session not in the top {self.k}), "
+                f"{len(self.items)} gold sessions ({self.lost_sessions} lost, "
+                f"{len(self.items) - self.lost_sessions} returned)")
+
+    @property
     def per_category(self) -> dict[int, dict[str, int]]:
         out: dict[int, Counter] = {}
         for i in self.items:
@@ -89,7 +144,8 @@ class Diagnosis:
         return {c: {s: n.get(s, 0) for s in STAGES} for c, n in sorted(out.items())}
 
     def to_json(self) -> dict:
-        return {"k": self.k, "questions": self.questions, "gold_sessions": len(self.items), "stages": self.stages,
+        return {"k": self.k, "questions": self.questions, "failing_questions": self.failing_questions,
+                "gold_sessions": len(self.items), "lost_sessions": self.lost_sessions, "stages": self.stages,
                 "per_category": {str(c): v for c, v in self.per_category.items()},
                 "items": [i.to_json() for i in self.items]}
 

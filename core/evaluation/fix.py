@@ -95,6 +95,20 @@ class FixCandidate:
                              "needs_code_change": [e["name"] for e in export["needsMemsenseChange"]]}}
 
 
+HARMFUL_MARK = " (harmful)"
+
+
+def candidate_name(n: int, c: FixCandidate) -> str:
+    """A candidate's name where it is kept (a history run's configs): 'candidate 3', with
+    `HARMFUL_MARK` when harmful, so a re-open says so and asks first."""
+    return f"candidate {n}{HARMFUL_MARK if c.harmful else ''}"
+
+
+def offered(result: "FixResult") -> dict[str, Config]:
+    """The candidates by `candidate_name`, numbered as listed."""
+    return {candidate_name(n, c): c.config for n, c in enumerate(result.candidates, start=1)}
+
+
 def candidate_order(c: FixCandidate) -> tuple:
     """SPEC §16: not harmful first; then metric over every question (higher first), net questions won,
     chosen cases fixed, fewer knobs changed."""

@@ -1,5 +1,6 @@
 """The fix candidates' trade-off: chosen cases won back (y) against other questions broken (x),
-one point per candidate (numbered as in the table); clicking a point emits `candidate_clicked(row)`.
+one point per candidate (numbered as in the table; a harmful one is a cross in the "down" colour,
+its number followed by "harmful"); clicking a point emits `candidate_clicked(row)`.
 The figures are the candidates' verified re-rank (`core.evaluation.fix.FixCandidate`)."""
 from __future__ import annotations
 
@@ -64,7 +65,8 @@ class ParetoPlot(pg.PlotWidget):
 
     def _tip(self, x: float, y: float, data: int) -> str:
         c = self.candidates[data]
-        return f"candidate {data + 1}: fixes {len(c.cases_fixed)} cases, breaks {len(c.broken)}"
+        harm = f"\n{c.harm_text()}" if c.harmful else ""
+        return f"candidate {data + 1}: fixes {len(c.cases_fixed)} cases, breaks {len(c.broken)}{harm}"
 
     def set_candidates(self, candidates: Sequence[FixCandidate], cases: int) -> None:
         self.candidates = tuple(candidates)
@@ -76,7 +78,8 @@ class ParetoPlot(pg.PlotWidget):
 
     def label_room(self) -> float:
         """Pixels right of a point its number takes (`LABEL_ANCHOR`: text margins included)."""
-        widest = QFontMetrics(self.font()).horizontalAdvance(str(max(len(self.candidates), 1)))
+        widest = max((QFontMetrics(self.font()).horizontalAdvance(self.label_text(n)) for n in range(len(self.candidates))),
+                     default=QFontMetrics(self.font()).horizontalAdvance("1"))
         return (1 - LABEL_ANCHOR[0]) * (widest + 2 * TEXT_MARGIN) + 2
 
     def _fit_x(self) -> None:
@@ -125,17 +128,22 @@ class ParetoPlot(pg.PlotWidget):
         cs = self.candidates
         spots = [{"pos": (len(c.broken), len(c.cases_fixed)), "data": n,
                   "size": SELECTED_SIZE if n == self.selected else POINT_SIZE,
-                  "brush": pg.mkBrush(t.accent if n == self.selected else t.muted),
+                  "symbol": "x" if c.harmful else "o",
+                  "brush": pg.mkBrush(t.accent if n == self.selected else t.down if c.harmful else t.muted),
                   "pen": pg.mkPen(t.text if n == self.selected else None)} for n, c in enumerate(cs)]
         self.points.setData(spots)
         front = front_line([(len(c.broken), len(c.cases_fixed)) for c in cs])
         self.line.setData([x for x, _ in front], [y for _, y in front])
         for n, c in enumerate(cs):
-            label = pg.TextItem(str(n + 1), color=t.text, anchor=LABEL_ANCHOR)
+            label = pg.TextItem(self.label_text(n), color=t.down if c.harmful else t.text, anchor=LABEL_ANCHOR)
             label.setPos(len(c.broken), len(c.cases_fixed))
             self.addItem(label)
             self.labels.append(label)
         self._stagger()
+
+    def label_text(self, n: int) -> str:
+        """Candidate `n`'s label: its number as in the table, and 'harmful' when it is."""
+        return f"{n + 1} harmful" if self.candidates[n].harmful else str(n + 1)
 
     def point_of(self, row: int) -> QPointF:
         """The scene point of a candidate's dot (what a click there hits)."""

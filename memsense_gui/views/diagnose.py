@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView, QLabel, QPushButton, QSplitter, QWidget,
 )
 
-from core.evaluation.diagnose import RETURNED, STAGE_MEANING, LostSession
+from core.evaluation.diagnose import RETURNED, STAGE_MEANING, LostSession, by_question
 from core.evaluation.evaluate import category_name
 from memsense_gui.models.failures import LostSessionsModel
 from memsense_gui.plots.stages import StageBars
@@ -82,11 +82,9 @@ class DiagnoseView(JobStrip, QWidget):
         """A finished diagnose: its totals, bars and (by default) every lost gold session."""
         self.run, self.stale = run, ""
         d = run.diagnosis
-        returned = sum(n for s, n in d.stages.items() if s in RETURNED)
         kept = f"history run {run.run_id}" if run.run_id is not None else run.history_note
-        self.status.setText(f"{d.questions} questions, {len(d.items)} gold sessions, k = {d.k}: {returned} returned, "
-                            f"{len(d.items) - returned} lost, under the current settings ({kept}). "
-                            "Click a bar segment to list its cases.")
+        self.status.setText(f"k = {d.k}: {d.caption()}, under the current settings ({kept}). "
+                            "The bars count gold sessions; click a segment to list its questions.")
         self.bars.set_diagnosis(d)
         self.show_segment(*(self.segment or (None, "")))
 
@@ -104,10 +102,12 @@ class DiagnoseView(JobStrip, QWidget):
         items: Sequence[LostSession] = self.run.diagnosis.items if self.run is not None else ()
         chosen = [i for i in items if (category is None or i.category == category)
                   and (i.stage == stage if stage else i.stage not in RETURNED)]
-        self.model.set_rows(chosen)
+        groups = by_question(chosen, items)
+        self.model.set_rows(groups)
         where = "all questions" if category is None else f"category {category} {category_name(category)}"
-        what = f"{stage} ({STAGE_MEANING[stage]})" if stage else "every lost gold session"
-        self.cases_label.setText(f"<b>{len(chosen)}</b> of {where}: {html.escape(what)}")
+        what = f"a gold session {stage} ({STAGE_MEANING[stage]})" if stage else "a gold session lost"
+        self.cases_label.setText(f"<b>{len(groups)}</b> questions of {where} with {html.escape(what)} "
+                                 f"({len(chosen)} gold session{'s' if len(chosen) != 1 else ''})")
 
     def selected_items(self) -> list[LostSession]:
         rows = self.table.selectionModel().selectedRows()

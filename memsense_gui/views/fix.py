@@ -3,19 +3,23 @@
 The cases come from Cases or Diagnose (`set_cases`); Find runs `core.evaluation.fix` on the
 window's question set (`window.failures_actions`), with progress, and Cancel keeps what was
 found. Candidates list their changed knobs, the chosen cases fixed, every question fixed and
-broken, the metric before → after with its paired p, and whether Memsense takes them as request
-options; the Pareto plot shows cases fixed against other questions broken, a click on a point
-selects its candidate. Apply (`apply_requested`) offers the selected candidate's settings with
-their diff and the rank movement they cause (the window's Apply dialog), applied as one undo step.
+broken, the metric over every question before → after with its paired p, the same on the
+questions not chosen (out of sample), and whether Memsense takes them as request options. They
+are listed in SPEC §16's order: a *harmful* candidate (the metric over every question lower at
+paired p < 0.05) says so in the table and the plot, comes after every other one, is never
+pre-selected, and applying it asks first, naming the loss. The Pareto plot shows cases fixed
+against other questions broken; a click on a point selects its candidate. Apply
+(`apply_requested`) offers the selected candidate's settings with their diff and the rank
+movement they cause (the window's Apply dialog), applied as one undo step.
 """
 from __future__ import annotations
 
 import html
-from typing import Sequence
+from typing import Callable, Sequence
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (
-    QLabel, QPushButton, QSpinBox, QSplitter, QWidget,
+    QLabel, QMessageBox, QPushButton, QSpinBox, QSplitter, QWidget,
 )
 
 from core.evaluation.fix import FixCandidate
@@ -34,8 +38,10 @@ class FixView(JobStrip, QWidget):
     cancel_requested = Signal()
     apply_requested = Signal(object, int)  # FixCandidate, its number (1-based)
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, parent: QWidget | None = None,
+                 confirm_harmful: Callable[[QWidget, FixCandidate], bool] | None = None):
         super().__init__(parent)
+        self.confirm_harmful = confirm_harmful or ask_harmful
         self.cases: tuple[str, ...] = ()
         self.run: FixRun | None = None
         self.cases_label = QLabel("No cases chosen: select failing cases in Cases or Diagnose, then Find a fix.")
@@ -68,7 +74,9 @@ class FixView(JobStrip, QWidget):
         split.setStretchFactor(1, 2)
         split.setSizes([3000, 2000])  # scaled to the width the splitter gets: the table 3/5
         self.job_layout(split, self.cases_label)
-        fit_columns(self.table, {0: 30, 1: 8, 2: 7, 3: 7, 4: 13, 5: 5})
+        m = FixCandidatesModel
+        fit_columns(self.table, {m.CHANGED: 26, m.VERDICT: 8, m.METRIC: 13, m.OTHERS: 13, m.NET: 5, m.CASES: 8,
+                                 m.FIXED: 6, m.BROKEN: 6, m.P: 6})
         self.find_button.clicked.connect(self.request_find)
         self.cancel_button.clicked.connect(self.cancel_requested)
         self.apply_button.clicked.connect(self.apply_selected)
@@ -95,9 +103,10 @@ class FixView(JobStrip, QWidget):
         self.model.set_candidates(r.candidates, len(r.cases), r.metric)
         self.plot.set_candidates(r.candidates, len(r.cases))
         self.mark_current()
-        if r.candidates:
-            self.select_candidate(0)
+        if r.safe:  # never a harmful one: they come after every safe one (core.evaluation.fix.candidate_order)
+            self.select_candidate(r.candidates.index(r.safe[0]))
         else:
+            self.table.selectionModel().clearSelection()
             self.apply_button.setEnabled(False)
 
     def mark_current(self) -> None:
@@ -107,8 +116,10 @@ class FixView(JobStrip, QWidget):
         run, r = self.run, self.run.result
         kept = f"history run {run.run_id}" if run.run_id is not None else run.history_note
         stopped = "cancelled after " if r.cancelled else ""
-        found = (f"{len(r.candidates)} candidates" if r.candidates else "no config tried wins any case back")
-        self.status.setText(f"{stopped}{r.trials} trials: {found}; every figure re-ranked on all {run.questions} "
+        verdict = r.verdict()
+        if r.candidates and not r.safe:
+            verdict = f"<b>{html.escape(verdict)}</b>"
+        self.status.setText(f"{stopped}{r.trials} trials: {verdict}; every figure re-ranked on all {run.questions} "
                             f"questions ({r.metric}; {kept}).")
 
     def mark_stale(self, why: str) -> None:
@@ -138,5 +149,20 @@ class FixView(JobStrip, QWidget):
 
     def apply_selected(self) -> None:
         row = self.selected_row()
-        if row is not None:
-            self.apply_requested.emit(self.model.candidate(row), row + 1)
+        if row is None:
+            return
+        candidate = self.model.candidate(row)
+        if candidate.harmful and not self.confirm_harmful(self, candidate):
+            return
+        self.apply_requested.emit(candidate, row + 1)
+
+
+def ask_harmful(parent: QWidget, candidate: FixCandidate) -> bool:
+    """Ask before applying a harmful candidate, naming the loss; No is the default."""
+    answer = QMessageBox.warning(
+        parent, "Apply a harmful candidate?",
+        f"This candidate is harmful: it lowers the metric over every question {candidate.metric_before:.3f} → "
+        f"{candidate.metric_after:.3f} (paired p {candidate.p_value:.3g}), breaking {len(candidate.broken)} "
+        f"questions and fixing {len(candidate.fixed)}.\n\nApply it anyway?",
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+    return answer == QMessageBox.StandardButton.Yes

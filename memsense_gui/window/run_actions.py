@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDialog, QWidget
+from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
 
 from core.config import Config
 from core.errors import MemsenseError
 from core.evaluation.evaluate import evaluate_config
+from core.evaluation.fix import HARMFUL_MARK
 from core.evaluation.history import Run
 from core.evaluation.metrics import parse_metric
 from core.evaluation.question_set import planned_depth
@@ -112,7 +113,22 @@ class RunActions(ProgressOwner):
         except Exception as exc:  # noqa: BLE001 - settings kept by another version that no longer load
             self.ctx.report_error(exc, "Re-opening settings")
             return None
+        if name.endswith(HARMFUL_MARK) and not self.confirm_harmful(run, name):
+            return None
         return self.window.applying.offer(cfg, f"settings of run {run.id} ({name})")
+
+    def confirm_harmful(self, run: Run, name: str) -> bool:
+        """Ask before re-opening a fix candidate that was harmful when found (SPEC §16), naming the loss."""
+        metric, start = str(run.summary.get("metric", "")), next(iter(run.configs), "")
+        before, after = run.mean(metric, start), run.mean(metric, name)
+        loss = "" if before is None or after is None else \
+            f" ({metric} over every question {before:.3f} → {after:.3f})"
+        answer = QMessageBox.warning(
+            self.window.window(), "Re-open a harmful candidate?",
+            f"Run {run.id}'s {name} lowered the metric over every question when it was found{loss}.\n\n"
+            "Re-open its settings anyway?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     # ---- keeping runs
     def record_evaluation(self, results: list) -> Task | None:

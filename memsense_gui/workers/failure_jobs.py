@@ -16,6 +16,7 @@ from core.config import Config
 from core.evaluation.diagnose import Diagnosis, diagnose
 from core.evaluation.evaluate import evaluate_config
 from core.evaluation.fix import FixResult, find_fixes
+from core.evaluation.fix import offered as offered_configs
 from core.evaluation.question_set import QuestionSetRecall, planned_depth
 from core.evaluation.tune import KNOBS
 from core.recall.pool import RecallPool, deepen
@@ -99,12 +100,13 @@ def find_fix(source: QuestionSource, start: Config, cases: Sequence[str], trials
     questions = list(recalled.questions)
     result = find_fixes(dict(recalled.pools), questions, list(cases), start, fix_metric(start), trials, seed,
                         jobs=jobs, progress=task.report, cancel=task.cancel_event)
-    offered = {f"candidate {n}": c.config for n, c in enumerate(result.candidates, start=1)}
+    offered = offered_configs(result)
     configs = {CURRENT: start, **offered}
     run_id, note = _kept(record, "fix", configs,
                          {n: evaluate_config(recalled.pools, questions, c, start.top_k) for n, c in configs.items()},
                          {"metric": result.metric, "cases": list(result.cases), "trials": result.trials,
                           "candidates": [{"cases_fixed": len(c.cases_fixed), "fixed": len(c.fixed),
-                                          "broken": len(c.broken), "metric_after": c.metric_after}
+                                          "broken": len(c.broken), "net": c.net, "harmful": c.harmful,
+                                          "metric_after": c.metric_after}
                                          for c in result.candidates]})
     return FixRun(start, result, len(questions), run_id, note)

@@ -95,3 +95,64 @@ def test_the_search_train_best_loses_to_a_preset_chosen_out_of_sample():
     assert preset.folds == tuple(
         evaluate_config(pools, [q for q in questions if q.user_id in f.held_users], good).overall["recall_all@4"]
         for f in cv.folds)
+
+
+def _candidate(after: float, p: float, net: int, cases: int, knobs: int = 1, before: float = 0.7):
+    from core.evaluation.fix import FixCandidate
+
+    fixed = tuple(f"f{i}" for i in range(max(net, 0) + 10))
+    broken = tuple(f"b{i}" for i in range(len(fixed) - net))
+    return FixCandidate(Config(), {f"k{i}": (0.0, 1.0) for i in range(knobs)}, tuple(f"c{i}" for i in range(cases)),
+                        fixed, broken, before, after, p, before, after)
+
+
+def test_fix_candidates_harmful_last_then_by_metric_over_every_question():
+    """SPEC §16's order on constructed candidates: the one that fixes the most cases but lowers the
+    metric over every question at p < 0.05 is harmful, said so, and listed after every other one."""
+    from core.evaluation.fix import FixResult, candidate_order
+
+    harmful = _candidate(0.60, 0.001, -40, cases=5)
+    lower_not_significant = _candidate(0.69, 0.30, -3, cases=4)
+    best = _candidate(0.75, 0.01, 12, cases=1)
+    same_metric_more_net = _candidate(0.72, 0.2, 8, cases=1)
+    same_metric_less_net = _candidate(0.72, 0.2, 5, cases=3)
+    ordered = sorted([harmful, lower_not_significant, same_metric_less_net, best, same_metric_more_net],
+                     key=candidate_order)
+    assert ordered == [best, same_metric_more_net, same_metric_less_net, lower_not_significant, harmful]
+    assert harmful.harmful and not lower_not_significant.harmful and not best.harmful
+    assert "harmful: lowers the metric over every question 0.700 → 0.600 (p 0.001)" in harmful.harm_text()
+    result = FixResult("recall_all@4", ("c0",), 10, tuple(ordered))
+    assert result.safe[0] is best and "1 harmful (listed last)" in result.verdict()
+    data = result.to_json()
+    assert [c["harmful"] for c in data["candidates"]] == [False, False, False, False, True]
+    assert data["candidates"][0]["net"] == 12 and data["safe_fix_found"]
+    only_harm = FixResult("recall_all@4", ("c0",), 10, (harmful,))
+    assert not only_harm.safe and only_harm.verdict().startswith("no safe fix found")
+    assert only_harm.to_json()["safe_fix_found"] is False
+
+
+def test_find_fixes_lists_the_best_safe_candidate_first_on_synthetic_pools():
+    from core.evaluation.fix import candidate_order, find_fixes
+    from tests.evaluation.test_cv import judged
+
+    pools, questions = judged(per_user=6)
+    before = evaluate_config_scores(pools, questions)
+    cases = [q for q, v in before.items() if v < 1.0][:4]
+    result = find_fixes(pools, questions, cases + cases[:1], Config(), trials=40, seed=1)
+    assert result.cases == tuple(cases)  # a case named twice is one case
+    assert list(result.candidates) == sorted(result.candidates, key=candidate_order)
+    safe = [c for c in result.candidates if not c.harmful]
+    if safe:
+        assert result.candidates[0] is safe[0] and safe[0].metric_after == max(c.metric_after for c in safe)
+    for c in result.candidates:
+        others = [q for q in before if q not in cases]
+        after = evaluate_config_scores(pools, questions, c.config)
+        assert c.others_before == pytest.approx(np.mean([before[q] for q in others]))
+        assert c.others_after == pytest.approx(np.mean([after[q] for q in others]))
+        assert c.net == sum(after[q] > before[q] for q in before) - sum(after[q] < before[q] for q in before)
+
+
+def evaluate_config_scores(pools, questions, cfg=None):
+    from core.evaluation.evaluate import evaluate_config
+
+    return evaluate_config(pools, questions, cfg or Config()).scores("recall_all@4")

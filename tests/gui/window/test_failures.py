@@ -76,7 +76,14 @@ def test_diagnose_open_a_case_find_a_fix_and_apply_it(qtbot, window, gui_store):
     stage = max((s for s in expected.stages if s not in RETURNED), key=lambda s: expected.stages[s])
     assert expected.stages[stage] > 0
     _click(qtbot, view.bars, view.bars.point_of(None, stage))
-    assert sorted(view.model.rows, key=str) == sorted((i for i in expected.items if i.stage == stage), key=str)
+    at_stage = [i for i in expected.items if i.stage == stage]
+    assert sorted((i for g in view.model.rows for i in g.shown), key=str) == sorted(at_stage, key=str)
+    ids = [g.first.question_id for g in view.model.rows]  # each question once, with its lost count
+    assert len(ids) == len(set(ids)) == len({i.question_id for i in at_stage})
+    for g in view.model.rows:
+        assert g.lost == sum(1 for i in expected.items if i.question_id == g.first.question_id
+                             and i.stage not in RETURNED)
+    assert f"<b>{len(ids)}</b> questions of all questions" in view.cases_label.text()
 
     # Enter on a case opens it in the main view, and "Why not?" shows its chunk with the same status
     view.table.setFocus()
