@@ -19,6 +19,10 @@ from core.cli.arguments import UsageError
 from core.config.provenance import save_with_provenance
 
 
+IN_SAMPLE = ("one training user: the settings offered are the search's best on that user (in sample); name two or "
+             "more training users, or use --folds, to choose among the presets and the search out of sample (SPEC §16)")
+
+
 def cmd_tune(args: argparse.Namespace) -> Any:
     from core.evaluation.evaluate import evaluate_config
     from core.evaluation.metrics import metric_key, parse_metric
@@ -39,6 +43,8 @@ def cmd_tune(args: argparse.Namespace) -> Any:
     baselines = {n: _named(args, n)[1] for n in (args.baseline or ["memsense", "bm25_only"])}
     questions = _questions(args, users=train_users + test_users)
     train, test = split_users(questions, train_users, test_users)
+    if len({q.user_id for q in train}) >= 2:  # the choice among configs is cross-validated over the training users
+        return _tune_folds(args, metric, train, test)
     pools = _pools(args, questions, [start, *baselines.values()], tune_from=start)
     seeds = [] if args.no_seed_presets else seed_presets(start)
     search, options = _search(args)
@@ -56,8 +62,9 @@ def cmd_tune(args: argparse.Namespace) -> Any:
            {"metric": metric, "train": result.best.train, "test": result.best.test, "split": "users"})
     if args.json:
         return {**result.to_json(), "start_preset": start_name, "baselines": base_scores,
-                "saved_preset": args.save_preset, "exported": args.export}
+                "saved_preset": args.save_preset, "exported": args.export, "choice": None, "note": IN_SAMPLE}
     _print_tune(result, start_name, base_scores, args)
+    print(IN_SAMPLE)
     return None
 
 
@@ -74,22 +81,25 @@ def _search(args: argparse.Namespace):
                       "study_name": args.study or (f"{Path(args.dataset).stem}-{args.metric}" if storage else None)}
 
 
-def _tune_folds(args: argparse.Namespace, metric: str) -> Any:
-    from core.evaluation.cv import cross_validate
+def _tune_folds(args: argparse.Namespace, metric: str, train=None, test=()) -> Any:
+    """`--folds K` over every user; or, given a train/test split (`train`, `test`: questions), K =
+    min(5, training users) over the training users, every contender then reported on `test`."""
+    from core.evaluation.cv import DEFAULT_FOLDS, cross_validate
     from core.evaluation.tune import seed_presets
 
-    if args.train or args.test:
+    if train is None and (args.train or args.test):
         raise UsageError("--folds picks the held-out users itself; leave out --train and --test")
     start_name, start = _named(args, args.start)
     presets = _preset_store(args).all()
-    questions = _questions(args)
-    pools = _pools(args, questions, [start, *presets.values()], tune_from=start)
+    questions = _questions(args) if train is None else list(train)
+    folds = args.folds if train is None else min(DEFAULT_FOLDS, len({q.user_id for q in train}))
+    pools = _pools(args, [*questions, *test], [start, *presets.values()], tune_from=start)
     search, options = _search(args)
     seeds = [] if args.no_seed_presets else seed_presets(start)
-    cv = cross_validate(pools, questions, search, args.search, metric=metric, folds=args.folds, trials=args.trials,
+    cv = cross_validate(pools, questions, search, args.search, metric=metric, folds=folds, trials=args.trials,
                         seed=args.seed, start=start, progress=_progress(args), seeds=seeds,
                         sensitivity_points=args.sensitivity_points, presets=presets, start_name=start_name,
-                        **options)
+                        test=test, **options)
     if args.save_preset:
         _preset_store(args).save(args.save_preset, cv.best)
     if args.export:
@@ -99,7 +109,8 @@ def _tune_folds(args: argparse.Namespace, metric: str) -> Any:
 
     k = parse_metric(metric)[1]
     configs = {start_name: start, **({f"chosen: {cv.chosen.name}": cv.best} if cv.best != start else {})}
-    record(args, "tune", configs, {n: evaluate_config(pools, questions, c, k) for n, c in configs.items()},
+    every = [*questions, *test]
+    record(args, "tune", configs, {n: evaluate_config(pools, every, c, k) for n, c in configs.items()},
            {"metric": cv.metric, "folds": len(cv.folds), "verdict": cv.verdict()})
     if args.json:
         return {**cv.to_json(), "start_preset": start_name, "saved_preset": args.save_preset,
@@ -111,7 +122,8 @@ def _tune_folds(args: argparse.Namespace, metric: str) -> Any:
 def _print_folds(cv, start_name: str, args: argparse.Namespace) -> None:
     from core import config as config_io
 
-    print(f"{cv.metric}: {len(cv.folds)}-fold cross-validation by user, {args.search} search, "
+    over = "user" if not cv.test_users else "training user"
+    print(f"{cv.metric}: {len(cv.folds)}-fold cross-validation by {over}, {args.search} search, "
           f"{args.trials} trials per fold, seed {cv.seed}; start = {start_name}")
     print(f"{'fold':<6}{'held-out users':<28}{'train':>8}{'held-out':>10}{'start held-out':>16}{'gain':>8}")
     for f in cv.folds:
@@ -121,10 +133,14 @@ def _print_folds(cv, start_name: str, args: argparse.Namespace) -> None:
     print(f"held-out spread: sd {sd:.3f}, min {lo:.3f}, max {hi:.3f}")
     print(f"\nchoice among configs, by cross-validated held-out {cv.metric} (mean over folds ± se; "
           f"one-standard-error bar {cv.choice.bar:.3f}):")
-    print(f"{'config':<28}{'cv mean':>9}{'se':>7}{'changed':>9}")
+    test = f"{'test users':>12}" if cv.test_users else ""
+    print(f"{'config':<28}{'cv mean':>9}{'se':>7}{'changed':>9}{test}")
     for c in cv.choice.contenders:
         mark = "  <- chosen" if c is cv.chosen else "  (runner-up)" if c is cv.choice.runner_up else ""
-        print(f"{c.name[:27]:<28}{c.mean:>9.3f}{c.se:>7.3f}{c.knobs_changed:>9}{mark}")
+        on_test = f"{cv.test_scores[c.name]:>12.3f}" if cv.test_users else ""
+        print(f"{c.name[:27]:<28}{c.mean:>9.3f}{c.se:>7.3f}{c.knobs_changed:>9}{on_test}{mark}")
+    if cv.test_users:
+        print(f"test users (never seen by the search or the choice): {', '.join(cv.test_users)}")
     print(cv.verdict())
     if cv.chosen.kind == "start":
         print("\nkeep the start: nothing to change")

@@ -20,8 +20,9 @@ its run on every user scored a trial of its own.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -39,6 +40,8 @@ Search = Callable[..., TuneResult]
 """`(pools, train, test, metric=, trials=, seed=, start=, progress=, cancel=, evaluator=, **kw) -> TuneResult`;
 `evaluator` (`core.evaluation.tune.evaluator_for` over every question) scores its trials."""
 BOOTSTRAP_RESAMPLES = 2000
+DEFAULT_FOLDS = 5
+"""Folds over the training users of a train/test split (fewer when there are fewer users)."""
 FoldTrialSeen = Callable[[str, Trial], None]
 """`(run, trial)`: a trial of one search of a cross-validation, `run` as `fold_label` names it."""
 
@@ -88,6 +91,9 @@ class CrossValidation:
     choice: Choice  # what is offered: the one-standard-error rule over the contenders (SPEC §16)
     cancelled: bool = False
     folds_planned: int = 0  # k; fewer folds in `folds` when cancelled
+    test_users: tuple[str, ...] = ()  # users kept out of the whole cross-validation (a train/test split)
+    test_scores: Mapping[str, float] = field(default_factory=dict)
+    """Contender name -> its metric on `test_users`' questions (empty without them)."""
 
     @property
     def gain(self) -> float:
@@ -141,7 +147,8 @@ class CrossValidation:
                 "held_out_sd": sd, "held_out_min": lo, "held_out_max": hi, "generalises": self.generalises,
                 "verdict": self.verdict(), "cancelled": self.cancelled, "folds_planned": self.folds_planned,
                 "trials_done": self.trials_done, "final": self.final.to_json(), "choice": self.choice.to_json(),
-                "chosen": self.chosen.to_json(), "best": to_dict(self.best)}
+                "chosen": self.chosen.to_json(), "best": to_dict(self.best), "test_users": list(self.test_users),
+                "test": dict(self.test_scores)}
 
 
 def user_folds(users: Sequence[str], k: int, seed: int = 0) -> list[tuple[str, ...]]:
@@ -161,9 +168,11 @@ def cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Question
                    seed: int = 0, start: Config | None = None, progress: Progress | None = None,
                    cancel: threading.Event | None = None, on_trial: FoldTrialSeen | None = None,
                    presets: Mapping[str, Config] | None = None, start_name: str = "start",
-                   **search_options) -> CrossValidation:
+                   test: Sequence[Question] = (), **search_options) -> CrossValidation:
     """Tune on k−1 folds, score on the held-out one, for each fold; then tune on every user; choose
     among the start (`start_name`), `presets` (name -> config) and the search (module docstring).
+    `test`: questions of users kept out of all of it (a train/test split), on which every contender
+    is reported once the choice is made (`CrossValidation.test_scores`); `pools` must hold them.
 
     `on_trial(run, trial)` is given each trial of each search as it is scored, `run` naming the
     search (`fold_label`: "fold 1", ..., "all users").
@@ -178,10 +187,16 @@ def cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Question
     groups = user_folds([q.user_id for q in questions], folds, seed)
     study = search_options.pop("study_name", None)
     jobs = search_options.pop("jobs", 1)
+    if {q.user_id for q in test} & {q.user_id for q in questions}:
+        raise MemsenseError("a held-out user is also among the users cross-validated; held-out users must be others")
     with evaluator_for(pools, questions, name, jobs) as evaluator:  # every fold's trials score all questions once
-        return _cross_validate(pools, questions, search, search_name, name, k, groups, trials, seed, start, progress,
-                               cancel, study, dict(search_options, evaluator=evaluator), on_trial,
-                               {start_name: start, **{n: c for n, c in (presets or {}).items() if n != start_name}})
+        cv = _cross_validate(pools, questions, search, search_name, name, k, groups, trials, seed, start, progress,
+                             cancel, study, dict(search_options, evaluator=evaluator), on_trial,
+                             {start_name: start, **{n: c for n, c in (presets or {}).items() if n != start_name}})
+    if not test:
+        return cv
+    scores = {c.name: evaluate_config(pools, test, c.config, k).overall[name] for c in cv.choice.contenders}
+    return dataclasses.replace(cv, test_users=tuple(sorted({q.user_id for q in test})), test_scores=scores)
 
 
 def _cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Question], search: Search, search_name: str,

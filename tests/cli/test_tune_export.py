@@ -31,7 +31,7 @@ def _date(header: list[str]) -> datetime:
 
 def test_split_export_names_store_model_metric_and_changes(capsys, dataset, fake_engine, tmp_path):  # noqa: F811
     export = tmp_path / "best.toml"
-    code, out, err = run_cli(capsys, "tune", dataset, "--store", tmp_path / "store", "--train", "u1,u2",
+    code, out, err = run_cli(capsys, "tune", dataset, "--store", tmp_path / "store", "--train", "u1",
                              "--test", "u3", "--trials", 6, "--sensitivity-points", 0, "--json", "--quiet",
                              "--presets", tmp_path / "p.json", "--export", export)
     assert code == 0, err

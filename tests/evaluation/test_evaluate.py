@@ -210,12 +210,17 @@ def test_tune_saves_and_exports_the_best(capsys, dataset, fake_engine, tmp_path)
                              "--save-preset", "tuned", "--export", export)
     assert code == 0, err
     data = json.loads(out)
-    assert len(data["trials"]) == 6 and set(data["baselines"]) == {"memsense", "bm25_only"}
+    # two training users: the choice among the start, the presets and the search is cross-validated over
+    # them (2 folds), and every contender is reported on the held-out user u3, who took no part in it
+    assert len(data["folds"]) == 2 and data["test_users"] == ["u3"]
+    assert {f["held_users"][0] for f in data["folds"]} == {"u1", "u2"}
+    assert set(data["test"]) == {c["name"] for c in data["choice"]["contenders"]} >= {"memsense", "bm25_only"}
     from core.evaluation.tune import ALL_KNOBS, knob_depth
 
     depth = knob_depth(ALL_KNOBS, Config().top_k)  # one recall per question, deep enough for every pool limit tried
     assert sorted(FakeEngine.recalls) == sorted((q.user_id, q.text, depth) for q in questions())
-    assert PresetStore(presets).get("tuned") == config_io.load(export) == config_io.from_dict(data["best"]["config"])
+    assert PresetStore(presets).get("tuned") == config_io.load(export) == config_io.from_dict(data["best"]) \
+        == config_io.from_dict(data["chosen"]["config"])
     code, _, err = run_cli(capsys, "tune", dataset, "--store", "x", "--train", "u1", "--test", "u1")
     assert code == 1 and "both --train and --test" in err
     code, _, err = run_cli(capsys, "tune", dataset, "--store", "x", "--train", "u1", "--test", "u2", "--jobs", 0)
