@@ -117,7 +117,8 @@ class CrossValidation:
     @property
     def trials_done(self) -> int:
         """Trials scored in all: every fold's search and the search on every user."""
-        return sum(f.trials for f in self.folds) + len(self.final.trials)
+        unsearched = self.cancelled and self.final.best.number == 0 and len(self.final.trials) == 1
+        return sum(f.trials for f in self.folds) + (0 if unsearched else len(self.final.trials))
 
     @property
     def held_spread(self) -> tuple[float, float, float]:
@@ -245,14 +246,25 @@ def _cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Questio
     start_scores = evaluate_config(pools, scored, start, k).scores(name)
     gains = np.array([held_scores[q.question_id] - start_scores[q.question_id] for q in scored])
     opts = dict(search_options, study_name=f"{study}-all") if study else search_options
-    final = search(pools, list(questions), [], metric=name, trials=0 if cancelled else trials, seed=seed,
-                   start=start, progress=stage(runs), cancel=cancel, **opts, **seen(runs))
+    final = _unsearched(pools, questions, start, name, k) if cancelled else \
+        search(pools, list(questions), [], metric=name, trials=trials, seed=seed, start=start, progress=stage(runs),
+               cancel=cancel, **opts, **seen(runs))
     cancelled = cancelled or (cancel is not None and cancel.is_set())
     choice = _choose(pools, questions, k, name, start, fixed or {"start": start}, out, final)
     return CrossValidation(name, search_name, seed, tuple(out), len(scored),
                            float(np.mean([held_scores[q.question_id] for q in scored])),
                            float(np.mean(list(start_scores.values()))), bootstrap_ci(gains, seed), final, choice,
                            cancelled, len(groups))
+
+
+def _unsearched(pools: Mapping[str, RecallPool], questions: Sequence[Question], start: Config, name: str,
+                k: int) -> TuneResult:
+    """What a run cancelled before its search on every user has of it: the start, scored on every user
+    (trial 0, as a search's first trial is); `_choose` then offers no searched config."""
+    train = evaluate_config(pools, questions, start, k).overall[name]
+    trial = Trial(0, "start", start, train, None, 0.0)
+    return TuneResult(name, tuple(sorted({q.user_id for q in questions})), (), len(questions), 0, (trial,), trial,
+                      cancelled=True)
 
 
 def _choose(pools: Mapping[str, RecallPool], questions: Sequence[Question], k: int, name: str, start: Config,

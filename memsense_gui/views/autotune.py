@@ -3,10 +3,15 @@ watch the trial history, see each knob's sensitivity, save the best settings as 
 
 `AutoTuneView` is given a `tune` callable and, optionally, a `cross_validate` one (k-fold
 cross-validation by user, SPEC §12; both in `workers.tuning`) and runs them off the GUI thread
-(progress, Cancel); `save_preset(name, cfg)` stores the winner. With 2 or more folds the ticked users of
-both lists are dealt into folds, and the panel shows each fold's train and held-out figures,
-the cross-validated held-out metric and the bootstrap interval of its gain. Saving a config
-whose held-out gain is not above zero asks first. The studies are kept on disk by the source:
+(progress, Cancel); `save_preset(name, cfg)` stores the winner. With 2 or more folds every user of
+the question set is dealt into folds (the user lists are disabled, a line says so); with a
+train/test split the ticked training users are tuned on and the ticked held-out users reported,
+and with two or more training users the choice is cross-validated over them. Either way what is
+offered is chosen among the start, every preset and the search by the one-standard-error rule
+(SPEC §16), and the panel shows each contender's cross-validated figure beside the chosen one, each
+fold's train and held-out figures and the bootstrap interval of the search's gain. With one
+training user the search's best is offered and the panel says it rests on that user alone. Saving
+a config whose held-out gain is not above zero asks first. The studies are kept on disk by the source:
 Tune with the same choices resumes a cancelled or unfinished run (the trials count is the
 total); `forget()` deletes them ("Start over").
 
@@ -47,6 +52,8 @@ from memsense_gui.workers.slot import TaskSlot
 from memsense_gui.workers.tuning import CrossValidateFn, TuneFn, run_cv, run_tune
 
 
+IN_SAMPLE = ("One training user: the settings offered are the search's best on that user, in sample; tick two or "
+             "more training users to choose among the presets and the search out of sample.")
 REFRESH_MS = 500
 """How often a running search is shown (progress bar, ETA, the trials scored since the last look in
 the table and the History plot, all together), rather than on every trial (30 to 50 a second on
@@ -109,6 +116,11 @@ class AutoTuneView(TunedWinner):
         self.folds_spin.setToolTip("k-fold cross-validation by user: each fold's users are held out while the "
                                    "others tune; the ticked users of both lists are dealt into the folds")
         self.folds_spin.setVisible(self.cv_fn is not None)
+        self.users_note = QLabel("Folds use every user of the question set: each fold holds some out while the "
+                                 "others tune. The ticks below are for a train/test split (set folds to it).")
+        self.users_note.setWordWrap(True)
+        self.users_note.setObjectName("autotune-users-note")
+        self.users_note.setVisible(False)
         self.pool_check = QCheckBox("pool limits")
         self.pool_check.setChecked(True)
         self.pool_check.setToolTip("Search the pool limits too (candidate and route limit multipliers and minimums), "
@@ -119,7 +131,7 @@ class AutoTuneView(TunedWinner):
         self.forget_button.setVisible(self.forget_fn is not None)
         self.folds_text = QPlainTextEdit()
         self.folds_text.setReadOnly(True)
-        self.folds_text.setMaximumHeight(120)
+        self.folds_text.setMaximumHeight(150)
         self.folds_text.setVisible(False)
         self.importance_label = QLabel()
         self.importance_label.setWordWrap(True)
@@ -196,6 +208,7 @@ class AutoTuneView(TunedWinner):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.users_note)
         layout.addLayout(users)
         layout.addLayout(controls)
         layout.addLayout(progress)
@@ -209,6 +222,7 @@ class AutoTuneView(TunedWinner):
         self.apply_button.clicked.connect(self.offer_apply)
         self.forget_button.clicked.connect(self.forget)
         self.pool_check.toggled.connect(self._pool_toggled)
+        self.folds_spin.valueChanged.connect(self._folds_changed)
         self._pool_toggled(self.pool_check.isChecked())
         self.knob_combo.currentTextChanged.connect(self._show_sensitivity)
         self.refresh_users()
@@ -226,6 +240,14 @@ class AutoTuneView(TunedWinner):
                 box.addItem(item)
         folds = min(DEFAULT_FOLDS, len(users)) if self.cv_fn is not None and len(users) >= 3 else SPLIT
         self.folds_spin.setValue(folds)
+        self._folds_changed(self.folds_spin.value())
+
+    def _folds_changed(self, folds: int) -> None:
+        """Folds use every user: the user lists are for a split only, and say so when unused."""
+        split = folds <= SPLIT or self.cv_fn is None
+        for box in (self.train_list, self.test_list):
+            box.setEnabled(split)
+        self.users_note.setVisible(not split)
 
     def ticked(self, box: QListWidget) -> list[str]:
         return [box.item(i).text() for i in range(box.count()) if box.item(i).checkState() == Qt.CheckState.Checked]
@@ -243,16 +265,23 @@ class AutoTuneView(TunedWinner):
             return None
         train, test = self.ticked(self.train_list), self.ticked(self.test_list)
         folds = self.folds_spin.value() if self.cv_fn is not None else SPLIT
+        metric, trials, pools = self.metric_combo.currentText(), self.trials_spin.value(), self.pool_check.isChecked()
         self._reset_run()
         if folds > SPLIT:
-            users = list(dict.fromkeys([*train, *test]))
-            self.status.setText(f"Cross-validating {self.metric_combo.currentText()}: {folds} folds over "
-                                f"{', '.join(users) or 'no users'}…")
-            return self.slot.start("tune", run_cv, self.cv_fn, users, self.metric_combo.currentText(),
-                                   self.trials_spin.value(), folds, self.pool_check.isChecked(), space, self.feed.add)
-        self.status.setText(f"Tuning {self.metric_combo.currentText()} on {', '.join(train) or 'no users'}…")
-        return self.slot.start("tune", run_tune, self.tune_fn, train, test, self.metric_combo.currentText(),
-                               self.trials_spin.value(), self.pool_check.isChecked(), space,
+            users = list(self.users_fn())
+            self.status.setText(f"Cross-validating {metric}: {folds} folds over every user "
+                                f"({', '.join(users) or 'none'})…")
+            return self.slot.start("tune", run_cv, self.cv_fn, users, metric, trials, folds, pools, space,
+                                   self.feed.add, [])
+        if len(train) >= 2 and self.cv_fn is not None:
+            k = min(DEFAULT_FOLDS, len(train))
+            held = f"; held out {', '.join(test)}" if test else ""
+            self.status.setText(f"Tuning {metric} on {', '.join(train)}, choosing by {k}-fold cross-validation "
+                                f"over them{held}…")
+            return self.slot.start("tune", run_cv, self.cv_fn, train, metric, trials, k, pools, space,
+                                   self.feed.add, test)
+        self.status.setText(f"Tuning {metric} on {', '.join(train) or 'no users'}…")
+        return self.slot.start("tune", run_tune, self.tune_fn, train, test, metric, trials, pools, space,
                                lambda trial: self.feed.add(SPLIT_RUN, trial))
 
     def _reset_run(self) -> None:
@@ -336,7 +365,11 @@ class AutoTuneView(TunedWinner):
         self._stop()
         self._take_trials()
         self.kept = self.feed.kept_best()
-        if self.kept is None:
+        if self.kept is not None and self.kept[0] != SPLIT_RUN:  # a fold's best was chosen on its training users
+            self.kept = None
+            self.status.setText("Tuning cancelled before a fold finished: no held-out figure to choose by "
+                                "(SPEC §16), so nothing is kept.")
+        elif self.kept is None:
             self.status.setText("Tuning cancelled before any trial was scored: nothing to keep.")
         else:
             self.status.setText(f"Tuning cancelled. {self._kept_text()}")
@@ -370,24 +403,20 @@ class AutoTuneView(TunedWinner):
         cancelled = f" Cancelled: {self._kept_text()}" if result.cancelled else ""
         self.status.setText(f"{result.metric}: train {s.train:.3f} → {b.train:.3f}{test} "
                             f"(best = trial {b.number} of {len(result.trials)}). A gap between train and held-out "
-                            f"shows over-fitting.{cancelled}{self._save_warning()}")
+                            f"shows over-fitting. {IN_SAMPLE}{cancelled}{self._save_warning()}")
 
     def set_cv(self, cv: CrossValidation) -> None:
-        """Show a cross-validation: per-fold figures, the cross-validated metric and the gain's interval;
-        the trial history and sensitivity are those of the search run on every user."""
+        """Show a cross-validation: the choice among the contenders (each one's cross-validated figure,
+        the chosen one and why), per-fold figures and the search's gain with its interval; the trial
+        history and sensitivity are those of the search run on every (training) user."""
         self.cv = cv
         self.result = cv.final
         self._show_trials(cv.final)
-        sd, lo, hi = cv.held_spread
-        lines = [f"fold {f.number}: held out {', '.join(f.held_users)} ({f.held_questions} questions) — "
-                 f"train {f.start_train:.3f} → {f.train:.3f}, held-out {f.start_held:.3f} → {f.held:.3f} "
-                 f"(gain {f.gain:+.3f})" for f in cv.folds]
-        lines.append(f"held-out over the folds: mean {cv.cv_metric:.3f} over {cv.questions} questions, "
-                     f"sd {sd:.3f}, min {lo:.3f}, max {hi:.3f}")
-        self.folds_text.setPlainText("\n".join(lines))
+        self.folds_text.setPlainText("\n".join(choice_lines(cv)))
         self.folds_text.setVisible(True)
-        self.status.setText(f"{len(cv.folds)}-fold cross-validation by user, {cv.search} search: "
-                            f"{cv.verdict()}.{self._save_warning()}")
+        over = f"training users {', '.join(u for f in cv.folds for u in f.held_users)}" if cv.test_users else "user"
+        self.status.setText(f"{len(cv.folds)}-fold cross-validation by {over}, {cv.search} search: "
+                            f"{cv.verdict()}. Apply best… applies {cv.chosen.name}.{self._save_warning()}")
 
     def _show_trials(self, result: TuneResult) -> None:
         """The trials as scored (every run), the final search's best marked; a result that comes
@@ -418,3 +447,24 @@ class AutoTuneView(TunedWinner):
     def shutdown(self) -> None:
         self.slot.cancel()
         self.runner.shutdown(wait=False)
+
+
+def choice_lines(cv: CrossValidation) -> list[str]:
+    """The choice among configs (each contender's cross-validated figure, the chosen one, the runner-up,
+    on held-out users too when there are some), then each fold's figures."""
+    ch = cv.choice
+    test = f"; on held-out {', '.join(cv.test_users)}" if cv.test_users else ""
+    lines = [f"Choice by cross-validated {cv.metric} (mean over folds ± se; one-standard-error bar "
+             f"{ch.bar:.3f}; rests on {cv.rests_on()}){test}:"]
+    for c in ch.contenders:
+        mark = "  ← chosen" if c is ch.chosen else "  (runner-up)" if c is ch.runner_up else ""
+        on_test = f", held-out users {cv.test_scores[c.name]:.3f}" if c.name in cv.test_scores else ""
+        lines.append(f"  {c.name}: {c.mean:.3f} ± {c.se:.3f}, {c.knobs_changed} changed{on_test}{mark}")
+    lines.append(f"Why: {ch.reason()}.")
+    lines += [f"fold {f.number}: held out {', '.join(f.held_users)} ({f.held_questions} questions) — "
+              f"train {f.start_train:.3f} → {f.train:.3f}, held-out {f.start_held:.3f} → {f.held:.3f} "
+              f"(gain {f.gain:+.3f})" for f in cv.folds]
+    sd, lo, hi = cv.held_spread
+    lines.append(f"the search's held-out over the folds: pooled {cv.cv_metric:.3f} over {cv.questions} questions, "
+                 f"sd {sd:.3f}, min {lo:.3f}, max {hi:.3f}")
+    return lines

@@ -28,10 +28,11 @@ class TunedWinner(QWidget):
     status: QLabel
 
     def held_out_gain(self) -> float | None:
-        """The best config's held-out gain over the start: cross-validated with folds, else on the test
-        users (None when no user was held out)."""
+        """The offered config's held-out gain over the start: its cross-validated mean over the start's
+        with folds (SPEC §16's choice), else on the test users (None when no user was held out)."""
         if self.cv is not None:
-            return None if self.cv.cancelled else self.cv.gain
+            start = next(c for c in self.cv.choice.contenders if c.kind == "start")
+            return self.cv.chosen.mean - start.mean
         if self.result is None or self.result.best.test is None or self.result.start.test is None:
             return None
         return self.result.best.test - self.result.start.test
@@ -65,25 +66,36 @@ class TunedWinner(QWidget):
         return answer == QMessageBox.StandardButton.Yes
 
     def best_trial(self) -> Trial | None:
-        """The trial offered: the search's best, or the best so far a cancelled run kept."""
+        """The search's best trial (of a split's search, or the best so far a cancelled one kept)."""
         if self.result is not None:
             return self.result.best
         return self.kept[1] if self.kept is not None else None
 
-    @Slot()
-    def offer_apply(self) -> None:
+    def offered(self) -> tuple[Config, str] | None:
+        """The settings offered and what they are: a cross-validation's choice (SPEC §16), else the search's
+        best trial."""
+        if self.cv is not None:
+            c = self.cv.chosen
+            return c.config, (f"auto-tune choice {c.name} (cross-validated {self.cv.metric} {c.mean:.3f}, "
+                              f"{self.cv.rests_on()})")
         best = self.best_trial()
         if best is None:
-            return
+            return None
         metric = self.result.metric if self.result is not None else self.metric_combo.currentText()
-        self.apply_requested.emit(best.config, f"auto-tune trial {best.number} ({metric} train {best.train:.3f})")
+        return best.config, f"auto-tune trial {best.number} ({metric} train {best.train:.3f})"
+
+    @Slot()
+    def offer_apply(self) -> None:
+        offered = self.offered()
+        if offered is not None:
+            self.apply_requested.emit(*offered)
 
     def save_best(self, name: str) -> bool:
-        best = self.best_trial()
-        if best is None or self.save_fn is None:
+        offered = self.offered()
+        if offered is None or self.save_fn is None:
             return False
         try:
-            self.save_fn(name, best.config)
+            self.save_fn(name, offered[0])
         except MemsenseError as exc:
             self.status.setText(str(exc))
             return False

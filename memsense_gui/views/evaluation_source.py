@@ -26,6 +26,7 @@ from PySide6.QtCore import QObject, Signal
 
 from core.config import Config
 from core.errors import MemsenseError
+from core.config.presets import MEMSENSE
 from core.evaluation.cv import CrossValidation, FoldTrialSeen, cross_validate
 from core.evaluation.evaluate import PresetEvaluation, check_users, evaluate_presets, judged_only, missing_gold_note
 from core.evaluation.judged import load_question_set
@@ -174,20 +175,28 @@ class EvaluationSource(QObject):
 
     def cross_validate(self, users: Sequence[str], metric: str, trials: int, folds: int, progress: Progress,
                        cancel: threading.Event, pool_limits: bool = True, space: SearchSpace | None = None,
-                       on_trial: FoldTrialSeen | None = None) -> CrossValidation:
+                       on_trial: FoldTrialSeen | None = None, test: Sequence[str] = ()) -> CrossValidation:
         """Worker thread: k-fold cross-validation by user (`core.evaluation.cv`) of a seeded Optuna TPE
         search from Memsense's default, seeded with the built-in RRF presets; `trials` per fold, each
-        fold's study kept on disk."""
+        fold's study kept on disk. What is offered is chosen among the start, every preset (built-in and
+        the user's) and the search by the one-standard-error rule (SPEC §16); `test`: users kept out of
+        all of it, on whom every contender is then reported (a train/test split)."""
         from core.evaluation.study import tune_tpe
 
-        questions, digest = self._questions(users)
+        questions, digest = self._questions([*users, *test])
+        train_q = [q for q in questions if q.user_id in set(users)]
+        test_q = [q for q in questions if q.user_id in set(test)]
         start, knobs = _start_and_knobs(pool_limits, space)
-        pools = self.recalled(questions, digest, planned_depth([start], start, knobs), progress, cancel).pools
-        storage, name = self._study(f"cv{folds}", metric, pool_limits, sorted(users), space)
-        return cross_validate(pools, questions, tune_tpe, "tpe", metric=metric, folds=folds, trials=trials,
+        presets = self.ctx.presets.all()
+        depth = planned_depth([start, *presets.values()], start, knobs)
+        pools = self.recalled(questions, digest, depth, progress, cancel).pools
+        who = [*sorted(users), *(["|", *sorted(test)] if test else [])]
+        storage, name = self._study(f"cv{folds}", metric, pool_limits, who, space)
+        return cross_validate(pools, train_q, tune_tpe, "tpe", metric=metric, folds=folds, trials=trials,
                               start=start, seeds=seed_presets(start), knobs=knobs, storage=storage,
                               study_name=name, progress=progress, cancel=cancel,
-                              jobs=default_jobs(), on_trial=on_trial)
+                              jobs=default_jobs(), on_trial=on_trial, presets=presets,
+                              start_name=MEMSENSE if start == Config() else "start", test=test_q)
 
 
 def _start_and_knobs(pool_limits: bool, space: SearchSpace | None) -> tuple[Config, tuple[Knob, ...]]:

@@ -25,12 +25,12 @@ class TuneFn(Protocol):
 
 class CrossValidateFn(Protocol):
     """(users, metric, trials, folds, progress, cancel; pool_limits, the search space, a callback
-    per trial scored with its fold) -> the cross-validation."""
+    per trial scored with its fold, users kept out of it all to report on) -> the cross-validation."""
 
     def __call__(self, users: Sequence[str], metric: str, trials: int, folds: int,
                  progress: Callable[[int, int, str], None], cancel: threading.Event, /, *,
                  pool_limits: bool = False, space: SearchSpace | None = None,
-                 on_trial: FoldTrialSeen | None = None) -> CrossValidation: ...
+                 on_trial: FoldTrialSeen | None = None, test: Sequence[str] = ()) -> CrossValidation: ...
 
 
 def run_tune(tune: TuneFn, train: list[str], test: list[str], metric: str, trials: int, pool_limits: bool,
@@ -40,6 +40,6 @@ def run_tune(tune: TuneFn, train: list[str], test: list[str], metric: str, trial
 
 
 def run_cv(cross_validate: CrossValidateFn, users: list[str], metric: str, trials: int, folds: int,
-            pool_limits: bool, space: SearchSpace, on_trial: FoldTrialSeen, task: Job) -> CrossValidation:
+            pool_limits: bool, space: SearchSpace, on_trial: FoldTrialSeen, test: list[str], task: Job) -> CrossValidation:
     return cross_validate(users, metric, trials, folds, task.report, task.cancel_event, pool_limits=pool_limits,
-                          space=space, on_trial=on_trial)
+                          space=space, on_trial=on_trial, test=test)

@@ -6,7 +6,7 @@ import zlib
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog, QMessageBox
 
-from core.config.presets import PresetStore
+from core.config.presets import BUILTIN, PresetStore
 from core.evaluation.cv import CrossValidation, cross_validate
 from core.evaluation.evaluate import recall_pools
 from core.evaluation.study import tune_tpe
@@ -35,12 +35,15 @@ def test_tuning_run_fills_history_and_sensitivity_and_saves(qtbot, tmp_path):
     view.shutdown()
 
 
-def synthetic_cv(users, metric, trials, folds, progress, cancel, pool_limits=True, space=None, on_trial=None):
-    qs = [q for q in tune_questions() if q.user_id in users]
+def synthetic_cv(users, metric, trials, folds, progress, cancel, pool_limits=True, space=None, on_trial=None,
+                 test=()):
+    qs = [q for q in tune_questions() if q.user_id in [*users, *test]]
     pools = recall_pools(lambda u, q, d: synthetic_pool(n_sessions=10, seed=zlib.crc32(q.encode()), user_id=u,
                                                         query=q), qs, 64)
-    return cross_validate(pools, qs, tune_tpe, "tpe", metric=metric, folds=folds, trials=trials, sensitivity_points=3,
-                          progress=progress, cancel=cancel, on_trial=on_trial)
+    return cross_validate(pools, [q for q in qs if q.user_id in users], tune_tpe, "tpe", metric=metric, folds=folds,
+                          trials=trials, sensitivity_points=3, progress=progress, cancel=cancel, on_trial=on_trial,
+                          presets={"fusion_note": BUILTIN["fusion_note"], "bm25_only": BUILTIN["bm25_only"]},
+                          start_name="memsense", test=[q for q in qs if q.user_id in test])
 
 
 def answer_dialogs(monkeypatch, answer):
@@ -69,10 +72,14 @@ def test_cross_validation_shows_each_fold_and_asks_before_saving_a_config_that_d
     cv = blocker.args[0]
     assert isinstance(cv, CrossValidation) and len(cv.folds) == 3 and cv.gain == 0 and not cv.generalises
     lines = view.folds_text.toPlainText().splitlines()
-    assert len(lines) == 4 and view.folds_text.isVisible()
-    for line, fold in zip(lines, cv.folds):
+    assert view.folds_text.isVisible() and lines[0].startswith("Choice by cross-validated recall_all@4")
+    for c in cv.choice.contenders:  # the start and each preset beside the search, the chosen one marked
+        assert any(line.startswith(f"  {c.name}: {c.mean:.3f} ± {c.se:.3f}") for line in lines)
+    assert sum("← chosen" in line for line in lines) == 1 and any(line.startswith("Why: ") for line in lines)
+    folds = [line for line in lines if line.startswith("fold ")]
+    for line, fold in zip(folds, cv.folds, strict=True):
         assert f"held-out {fold.start_held:.3f} → {fold.held:.3f}" in line and f"train {fold.start_train:.3f}" in line
-    assert f"mean {cv.cv_metric:.3f}" in lines[-1]
+    assert f"pooled {cv.cv_metric:.3f}" in lines[-1]
     lo, hi = cv.gain_ci
     assert f"95 % CI {lo:+.3f} to {hi:+.3f}" in view.status.text()
     assert "not above zero" in view.status.text() and "Saving asks first" in view.status.text()
@@ -110,7 +117,10 @@ def test_cross_validated_search_feeds_importances_to_the_sensitivity_view(qtbot,
     view.shutdown()
 
 
-def test_cancelling_a_cross_validation_keeps_the_best_of_the_fold_running(qtbot, tmp_path):
+def test_cancelling_a_cross_validation_chooses_by_the_rule_over_the_folds_done(qtbot, tmp_path):
+    """Cancel in fold 1 of 2: the fold's search stops with the trials it scored, no search runs on every
+    user, and the offer is the rule's choice among the start and the presets on fold 1's held-out users,
+    never the fold's own best (trained on the other users alone); the status says what it rests on."""
     store = PresetStore(tmp_path / "presets.json")
     view = AutoTuneView(tune=synthetic_tune, users=lambda: USERS, save_preset=store.save, cross_validate=synthetic_cv)
     qtbot.addWidget(view)
@@ -119,17 +129,45 @@ def test_cancelling_a_cross_validation_keeps_the_best_of_the_fold_running(qtbot,
     view.trials_spin.setValue(5000)
     qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: view.model.rowCount() >= 3, timeout=60_000)
-    with qtbot.waitSignal(view.tuning_cancelled, timeout=60_000) as blocker:
+    with qtbot.waitSignal(view.tuning_finished, timeout=60_000) as blocker:
         qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
-    run, best, n = blocker.args[0]
-    trials = view.feed.runs[run]
-    assert run == "fold 1" and n == len(trials) == view.model.rowCount() and best is max(
-        trials, key=lambda t: (t.train, t.tiebreak, -t.number))
-    assert f"of fold 1: trial {best.number}" in view.status.text() and f"resting on {n} trials" in view.status.text()
-    assert view.apply_button.isEnabled() and view.best_trial() is best
+    cv = blocker.args[0]
+    assert isinstance(cv, CrossValidation) and cv.cancelled and len(cv.folds) == 1
+    assert {c.kind for c in cv.choice.contenders} == {"start", "preset"}  # no search on every user to offer
+    assert cv.trials_done == cv.folds[0].trials == len(view.feed.runs["fold 1"])
+    assert f"1 of 2 folds, {cv.trials_done} trials" in view.status.text()
+    assert f"Apply best… applies {cv.chosen.name}" in view.status.text()
     with qtbot.waitSignal(view.apply_requested) as applied:
         qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)
-    assert applied.args[0] == best.config
+    assert applied.args[0] == cv.best == cv.chosen.config and cv.chosen.kind in ("start", "preset")
+    view.shutdown()
+
+
+def test_folds_use_every_user_and_a_split_tunes_on_the_ticked_users(qtbot, tmp_path):
+    """With folds the user lists are disabled and a line says folds use every user; with a split and two
+    training users the choice is cross-validated over the ticked training users alone and the ticked
+    held-out user is reported, never trained on."""
+    view = AutoTuneView(tune=synthetic_tune, users=lambda: USERS, cross_validate=synthetic_cv)
+    qtbot.addWidget(view)
+    view.show()
+    assert view.folds_spin.value() == 3
+    assert not view.train_list.isEnabled() and not view.test_list.isEnabled() and view.users_note.isVisible()
+    view.folds_spin.setValue(1)  # the train/test split
+    assert view.train_list.isEnabled() and view.test_list.isEnabled() and not view.users_note.isVisible()
+    for box, ticked in ((view.train_list, {"synth-a", "synth-b"}), (view.test_list, {"synth-c"})):
+        for i in range(box.count()):
+            item = box.item(i)
+            item.setCheckState(Qt.CheckState.Checked if item.text() in ticked else Qt.CheckState.Unchecked)
+    view.trials_spin.setValue(4)
+    with qtbot.waitSignal(view.tuning_finished, timeout=60_000) as blocker:
+        qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+    cv = blocker.args[0]
+    assert isinstance(cv, CrossValidation) and cv.test_users == ("synth-c",)
+    assert sorted(u for f in cv.folds for u in f.held_users) == ["synth-a", "synth-b"]
+    assert all("synth-c" not in f.train_users for f in cv.folds) and "synth-c" not in cv.final.train_users
+    assert set(cv.test_scores) == {c.name for c in cv.choice.contenders}
+    text = view.folds_text.toPlainText()
+    assert "on held-out synth-c" in text and f"held-out users {cv.test_scores[cv.chosen.name]:.3f}" in text
     view.shutdown()
 
 
