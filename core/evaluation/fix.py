@@ -36,7 +36,7 @@ import optuna
 
 from core.config import Config, to_dict
 from core.config.memsense_options import memsense_export
-from core.errors import MemsenseError
+from core.errors import Cancelled, MemsenseError
 from core.evaluation.evaluate import Progress, evaluate_config
 from core.evaluation.metrics import compare, metric_key, parse_metric
 from core.evaluation.parallel import Evaluator
@@ -302,3 +302,30 @@ def _verify(pools: Mapping[str, RecallPool], questions: Sequence[Question], star
 
 def _mean_of(scores: Mapping[str, float], ids: Sequence[str]) -> float | None:
     return float(np.mean([scores[q] for q in ids])) if ids else None
+
+
+def judge(pools: Mapping[str, RecallPool], questions: Sequence[Question], start: Config, configs: Sequence[Config],
+          metric: str, knobs: Sequence[Knob] = KNOBS, cases: Sequence[str] = (),
+          cancel: threading.Event | None = None) -> list[FixCandidate]:
+    """Each config's effect on the whole question set, judged as a fix candidate is (SPEC §16): the
+    metric over every question before → after with its paired p (so `harmful`), the questions fixed
+    and broken, and the same over every question but `cases` (out of sample). Every figure is a
+    re-rank of the cached pools (the batched one: the same values as `rerank`)."""
+    base, k = parse_metric(metric)
+    name = metric_key(base, k)
+    out: list[FixCandidate] = []
+    with Evaluator(pools, questions, [(name, k)]) as evaluator:
+        ids = evaluator.ids
+        a = dict(zip(ids, evaluator.result(evaluator.submit(start))[0].tolist()))
+        chosen = set(cases)
+        others = [q for q in ids if q not in chosen]
+        for cfg in configs:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("judging on the question set cancelled")
+            b = dict(zip(ids, evaluator.result(evaluator.submit(cfg))[0].tolist()))
+            fixed = tuple(q for q in ids if b[q] > a[q])
+            out.append(FixCandidate(cfg, _changed(start, cfg, knobs), tuple(c for c in cases if c in set(fixed)), fixed,
+                                    tuple(q for q in ids if b[q] < a[q]), float(np.mean(list(a.values()))),
+                                    float(np.mean(list(b.values()))), compare(a, b, name).p_value,
+                                    _mean_of(a, others), _mean_of(b, others)))
+    return out

@@ -111,6 +111,9 @@ WHATIF_GLOSSARY: tuple[Term, ...] = (
          "cached pool)", "§5, §6", "place"),
     Term("pushes_out", "Pushes out", "the results of the current settings that this change drops", "§5, §6",
          "ids"),
+    Term("on_the_set", "On the set", "the change judged on the chosen question set (SPEC §16): the metric over every "
+         "question before → after; 'harmful' when it is lower at paired p < 0.05 (listed last, Apply asks first)",
+         "§16", "metric"),
 )
 """The columns of Why not?'s "what would it take" table (`core.rank.whatif`)."""
 

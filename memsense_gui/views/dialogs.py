@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import MemsenseError
+from core.evaluation.fix import FixCandidate
 from core.redact import redact
 
 MODES = {
@@ -184,3 +185,14 @@ class ShortcutsDialog(QDialog):
 
 def about_html() -> str:
     return html.escape("memsense-gui: see why a conversational memory ranked what it ranked, and tune it live.")
+
+
+def ask_harmful(parent: QWidget, candidate: FixCandidate) -> bool:
+    """Ask before applying a harmful candidate, naming the loss; No is the default."""
+    answer = QMessageBox.warning(
+        parent, "Apply a harmful candidate?",
+        f"This candidate is harmful: it lowers the metric over every question {candidate.metric_before:.3f} → "
+        f"{candidate.metric_after:.3f} (paired p {candidate.p_value:.3g}), breaking {len(candidate.broken)} "
+        f"questions and fixing {len(candidate.fixed)}.\n\nApply it anyway?",
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+    return answer == QMessageBox.StandardButton.Yes

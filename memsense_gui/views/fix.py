@@ -19,12 +19,13 @@ from typing import Callable, Sequence
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (
-    QLabel, QMessageBox, QPushButton, QSpinBox, QSplitter, QWidget,
+    QLabel, QPushButton, QSpinBox, QSplitter, QWidget,
 )
 
 from core.evaluation.fix import FixCandidate
 from memsense_gui.models.failures import FixCandidatesModel
 from memsense_gui.plots.pareto import ParetoPlot
+from memsense_gui.views.dialogs import ask_harmful
 from memsense_gui.views.job_strip import JobStrip
 from memsense_gui.views.tables import fit_columns, sorting_table, with_buttons
 from memsense_gui.workers.failure_jobs import FixRun
@@ -156,13 +157,3 @@ class FixView(JobStrip, QWidget):
             return
         self.apply_requested.emit(candidate, row + 1)
 
-
-def ask_harmful(parent: QWidget, candidate: FixCandidate) -> bool:
-    """Ask before applying a harmful candidate, naming the loss; No is the default."""
-    answer = QMessageBox.warning(
-        parent, "Apply a harmful candidate?",
-        f"This candidate is harmful: it lowers the metric over every question {candidate.metric_before:.3f} → "
-        f"{candidate.metric_after:.3f} (paired p {candidate.p_value:.3g}), breaking {len(candidate.broken)} "
-        f"questions and fixing {len(candidate.fixed)}.\n\nApply it anyway?",
-        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
-    return answer == QMessageBox.StandardButton.Yes

@@ -3,13 +3,14 @@ and what it would take to bring it in: the smallest verified single-knob changes
 from __future__ import annotations
 
 import html
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout, QHeaderView, QLabel, QLayout, QLineEdit, QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget,
 )
 
+from core.evaluation.fix import FixCandidate
 from core.rank.ranking import Ranking
 from core.rank.whatif import Change, WhatIf
 from core.records import Chunk
@@ -18,6 +19,7 @@ from memsense_gui.models.chunk_search import ChunkSearchModel
 from memsense_gui.models.pins import PinsModel
 from memsense_gui.models.whatif import WhatIfModel
 from memsense_gui.state.session import UPDATING
+from memsense_gui.views.dialogs import ask_harmful
 from memsense_gui.views.tables import Panel, fit_columns, make_table, selected_id
 
 
@@ -45,6 +47,7 @@ class WhyNotPanel(Panel):
     unpin_requested = Signal(str)
     whatif_wanted = Signal(str)  # memory_id of the pin shown: work out what it would take
     whatif_apply_wanted = Signal(object)  # core.rank.whatif.Change chosen to apply (shown with its diff first)
+    confirm_harmful: Callable[[QWidget, FixCandidate], bool] = staticmethod(ask_harmful)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -97,6 +100,7 @@ class WhyNotPanel(Panel):
         layout.addWidget(self.split)
         fit_whatif(self.whatif_view)
         self._whatif_for: str | None = None
+        self._whatif_text = ""  # the label before the changes were judged on a question set
         fit_columns(self.search_view, {0: 11, 1: 6, 2: 16})
         fit_columns(self.pins_view, {0: 11, 1: 16, 2: 4})
         self.search.textChanged.connect(self._search)
@@ -119,8 +123,28 @@ class WhyNotPanel(Panel):
 
     def apply_selected_change(self) -> None:
         change = self.selected_change()
-        if change is not None:
-            self.whatif_apply_wanted.emit(change)
+        if change is None:
+            return
+        rows = self.whatif_view.selectionModel().selectedRows()
+        effect = self.whatif_model.effect(rows[0].row()) if rows else None
+        if effect is not None and effect.harmful and not self.confirm_harmful(self, effect):
+            return
+        self.whatif_apply_wanted.emit(change)
+
+    def show_effects(self, memory_id: str, effects: Sequence[FixCandidate], questions: int, metric: str) -> None:
+        """The changes judged on the question set (SPEC §16): re-ordered, harmful ones last and said so."""
+        if memory_id != self._whatif_for or self.whatif_model.answer is None:
+            return
+        self.whatif_model.set_effects(effects)
+        harmful = self.whatif_model.harmful
+        said = f"; {harmful} harmful there (listed last)" if harmful else "; none harmful there"
+        self.whatif_label.setText(f"{self._whatif_text}. Judged on the question set ({questions} questions, "
+                                  f"{html.escape(metric)}){said}")
+
+    def effects_note(self, memory_id: str, note: str) -> None:
+        """Why the changes were not judged on a question set (none chosen, or the judging failed)."""
+        if memory_id == self._whatif_for and self.whatif_model.answer is not None and self.whatif_model.answer.changes:
+            self.whatif_label.setText(f"{self._whatif_text}. {html.escape(note)}")
 
     def shown_pin(self) -> str | None:
         """The pin whose fate is shown: the selected one, else the first."""
@@ -170,8 +194,9 @@ class WhyNotPanel(Panel):
             n = len(answer.changes)
             found = ("1 single change, checked by re-ranking" if n == 1 else
                      f"{n} single changes, each checked by re-ranking (smallest first)")
-            self.whatif_label.setText(f"<b>What would it take</b> to bring in {name}: {found}; hover for words, "
-                                      "select one and Apply… to try it")
+            self._whatif_text = (f"<b>What would it take</b> to bring in {name}: {found}; hover for words, "
+                                 "select one and Apply… to try it")
+            self.whatif_label.setText(self._whatif_text)
         else:
             self.whatif_label.setText(f"<b>What would it take</b> to bring in {name}: {html.escape(answer.note)}")
 

@@ -18,6 +18,7 @@ from core.evaluation.judged import session_docid
 from core.evaluation.metrics import metric_key
 from core.evaluation.question_set import QuestionSetRecall
 from core.rank.rerank import rerank
+from core.evaluation.fix import FixCandidate, judge
 from core.rank.whatif import WhatIf, what_would_change
 from core.recall.pool import RecallPool, deepen, deepest
 from core.recall.protocol import RecallEngine
@@ -121,6 +122,18 @@ def what_it_takes(pool: RecallPool, cfg: Config, memory_id: str, task: Job | Non
     deep = deepest(pool)
     return memory_id, what_would_change(deep, cfg, memory_id, check=task.check if task is not None else None,
                                         deepest=deep)
+
+
+def judge_on_set(source: Any, start: Config, configs: list[Config], task: Job) -> tuple[list[FixCandidate], int, str]:
+    """What would it take's changes judged on the chosen question set (SPEC §16, `core.evaluation.fix.judge`):
+    its recall (the cached one, else recalled now, cancellable), then each config re-ranked on every
+    question; (effects, questions, metric)."""
+    from core.evaluation.question_set import planned_depth
+
+    recalled = source.cases(planned_depth([start, *configs]), task.report, task.cancel_event)
+    questions = list(recalled.questions)
+    metric = f"recall_all@{start.top_k}"
+    return judge(dict(recalled.pools), questions, start, configs, metric, cancel=task.cancel_event), len(questions), metric
 
 
 def case_pools(source: Any, depth: int, task: Job) -> Any:

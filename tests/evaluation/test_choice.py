@@ -156,3 +156,25 @@ def evaluate_config_scores(pools, questions, cfg=None):
     from core.evaluation.evaluate import evaluate_config
 
     return evaluate_config(pools, questions, cfg or Config()).scores("recall_all@4")
+
+
+def test_judge_agrees_with_the_plain_rerank_and_with_find_fixes_verification():
+    from core.evaluation.evaluate import evaluate_config
+    from core.evaluation.fix import judge
+    from core.evaluation.metrics import compare
+    from tests.evaluation.test_cv import judged
+
+    pools, questions = judged(per_user=3)
+    start = Config()
+    configs = [Config(rrf_k=2.0), Config(mmr_lambda=0.3), Config(scheme="linear", alpha=0.0)]
+    effects = judge(pools, questions, start, configs, "recall_all@4", cases=[questions[0].question_id])
+    a = evaluate_config(pools, questions, start).scores("recall_all@4")
+    for cfg, e in zip(configs, effects, strict=True):
+        b = evaluate_config(pools, questions, cfg).scores("recall_all@4")
+        assert e.metric_before == pytest.approx(np.mean(list(a.values())))
+        assert e.metric_after == pytest.approx(np.mean(list(b.values())))
+        assert e.p_value == pytest.approx(compare(a, b, "recall_all@4").p_value)
+        assert sorted(e.fixed) == sorted(q for q in a if b[q] > a[q])
+        assert sorted(e.broken) == sorted(q for q in a if b[q] < a[q])
+        rest = [q for q in a if q != questions[0].question_id]
+        assert e.others_after == pytest.approx(np.mean([b[q] for q in rest]))
