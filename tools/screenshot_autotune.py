@@ -9,8 +9,10 @@ train/test search runs (one knob locked in the search space), the trials so far 
 and the History plot, the progress with its measured rate and ETA; and `apply-diff.png`: after
 Cancel keeps the best so far, Apply best… on a question of the set on screen — the settings that
 change and the rank movement they cause on a query of our own words (`--query`, asked of the
-first user: no dataset text in the picture). The app home is a temporary folder; without
---store the demo store is built there first (and the demo questions are used).
+first user: no dataset text in the picture); and `autotune-choice.png`: a finished k-fold
+cross-validation over every user (`--cv-trials` per fold), the choice among the start, every preset
+and the search (each one's cross-validated figure, the chosen one marked, why). The app home is a
+temporary folder; without --store the demo store is built there first (and the demo questions are used).
 """
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ def _until(app, condition, timeout_s: float = 900.0) -> bool:
     return bool(condition())
 
 
-def take(store: Path | None, questions: Path | None, out_dir: Path, query: str) -> list[Path]:
+def take(store: Path | None, questions: Path | None, out_dir: Path, query: str, cv_trials: int = 40) -> list[Path]:
     app, window = open_window(store, SIZE)
     dock = window.docks[DockId.EVALUATION]
     view = dock.view
@@ -71,8 +73,30 @@ def take(store: Path | None, questions: Path | None, out_dir: Path, query: str) 
     _settle(app, 500)
     dialog.grab().save(str(shots[1]))
     dialog.reject()
+    shots.append(_choice(app, window, dock, panel, out_dir, cv_trials))
     window.close()
     return shots
+
+
+def _choice(app, window, dock, panel, out_dir: Path, trials: int) -> Path:
+    """A cross-validation over every user to its end: the choice among the configs on screen."""
+    import time
+
+    panel.space_editor.lock("mmr_lambda", False)
+    panel.folds_spin.setValue(min(5, len(window.ctx.users)))
+    panel.trials_spin.setValue(trials)
+    dock.setFloating(True)
+    dock.resize(*SIZE)
+    dock.show()
+    started = time.perf_counter()
+    panel.start()
+    _wait(app, panel.tuning_finished, 3600.0)
+    print(f"cross-validation: {panel.folds_spin.value()} folds x {trials} trials in {time.perf_counter() - started:.0f} s")
+    _settle(app, 500)
+    path = out_dir / "autotune-choice.png"
+    dock.grab().save(str(path))
+    dock.setFloating(False)
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,10 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=Path, help="the question file (default: the demo questions)")
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_DIR)
     parser.add_argument("--query", default=QUERY, help="the query on screen when Apply best… is offered")
+    parser.add_argument("--cv-trials", type=int, default=40, help="trials per fold of the cross-validation shown")
     args = parser.parse_args(argv)
     if not os.environ.get("MEMSENSE_SCREENSHOT_CHILD"):
         return under_xvfb(["-m", "tools.screenshot_autotune", *argv], cwd=ROOT, PYTHONPATH=str(ROOT))
-    for path in take(args.store, args.questions.resolve() if args.questions else None, args.out_dir.resolve(), args.query):
+    for path in take(args.store, args.questions.resolve() if args.questions else None, args.out_dir.resolve(), args.query,
+                     args.cv_trials):
         print(path)
     return 0
 

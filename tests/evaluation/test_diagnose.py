@@ -46,3 +46,27 @@ def test_every_stage_has_its_colour():
     from core.evaluation.report import STAGE_COLOURS
 
     assert set(STAGE_COLOURS) == set(STAGES)
+
+
+def test_questions_and_gold_sessions_are_counted_apart_and_each_question_listed_once():
+    from core.evaluation.diagnose import Diagnosis, LostSession, by_question
+
+    def item(q, session, stage, rank):
+        return LostSession(q, "u", 1, f"text of {q}", session, f"u:S{session}", stage, rank, "")
+
+    items = (item("q1", 1, "outranked", 6), item("q1", 2, "absent", None), item("q1", 3, "selected", 2),
+             item("q2", 4, "selected", 1), item("q3", 5, "outranked", 9), item("q3", 6, "cut_from_pool", None))
+    d = Diagnosis(4, 3, items)
+    assert d.failing_questions == 2 and d.lost_sessions == 4 and len(d.items) == 6
+    assert d.caption() == ("3 questions (2 fail: a gold session not in the top 4), 6 gold sessions "
+                           "(4 lost, 2 returned)")
+    lost = [i for i in items if i.stage not in ("selected", "fallback_fill")]
+    groups = by_question(lost, items)
+    assert [g.first.question_id for g in groups] == ["q1", "q3"]
+    q1, q3 = groups
+    assert (q1.lost, len(q1.gold), q1.stages, q1.returned_ranks) == (2, 3, "absent, outranked", (2,))
+    assert (q3.lost, len(q3.gold), q3.stages, q3.returned_ranks) == (2, 2, "cut_from_pool, outranked", ())
+    outranked = by_question([i for i in items if i.stage == "outranked"], items)
+    assert [(g.first.question_id, g.lost) for g in outranked] == [("q1", 2), ("q3", 2)]
+    data = d.to_json()
+    assert (data["questions"], data["failing_questions"], data["gold_sessions"], data["lost_sessions"]) == (3, 2, 6, 4)
