@@ -136,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     from core.cli import history
 
     history.add_command(sub)
+    from core.cli import runs
+
+    runs.add_command(sub)
     add_output_options(p)
     return p
 
