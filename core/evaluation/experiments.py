@@ -26,6 +26,7 @@ from core.errors import MemsenseError
 from core.evaluation.cv import bootstrap_ci
 from core.evaluation.history import History, Run
 from core.evaluation.metrics import compare
+from core.records import Question
 
 PASS = 1.0
 """A recall metric's value when every gold session was found: the question passes."""
@@ -196,8 +197,8 @@ def delete_run(history: History, run_id: int) -> None:
 
 
 
-def question_categories(run: Run) -> dict[str, int]:
-    """Question id -> category, from the run's question file when it is still there with the same bytes
+def question_index(run: Run) -> dict[str, Question]:
+    """Question id -> question, from the run's question file when it is still there with the same bytes
     (a run keeps the file's SHA-256); {} otherwise."""
     from core.evaluation.history import file_sha256
     from core.evaluation.judged import load_question_set
@@ -206,9 +207,14 @@ def question_categories(run: Run) -> dict[str, int]:
     try:
         if not path.is_file() or file_sha256(path) != run.dataset_sha256:
             return {}
-        return {q.question_id: q.category for q in load_question_set(path)}
+        return {q.question_id: q for q in load_question_set(path)}
     except (MemsenseError, OSError, ValueError):
         return {}
+
+
+def question_categories(run: Run) -> dict[str, int]:
+    """Question id -> category (`question_index`)."""
+    return {q: question.category for q, question in question_index(run).items()}
 
 
 def comparison_html(result: RunComparison) -> str:

@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor
 from core.evaluation.history import Run, RunDiff
 from memsense_gui.models.table import TableModel
 
-RUN, KIND, TIME, DATASET, METRIC, SETTINGS = range(6)
+RUN, NAME, KIND, TIME, DATASET, METRIC, SETTINGS = range(7)
 QUESTION, VALUE_A, VALUE_B, CHANGE = range(4)
 WIN, LOSS = QColor("#2ca02c"), QColor("#d62728")
 
@@ -27,8 +27,9 @@ class RunsModel(TableModel):
     """One row per run: id, kind, time, the settings it ranked, the question file and its hash,
     and each config's mean of the chosen metric."""
 
-    HEADERS = ("Run", "Kind", "Time", "Questions", "Metric", "Settings")
-    HEADER_TIPS = {DATASET: "The question file and the first 8 hex digits of its SHA-256 when the run was made",
+    HEADERS = ("Run", "Name", "Kind", "Time", "Questions", "Metric", "Settings")
+    HEADER_TIPS = {NAME: "The run's name (Name… gives one); its note in the cell's tooltip",
+                   DATASET: "The question file and the first 8 hex digits of its SHA-256 when the run was made",
                    METRIC: "The best config's mean of the chosen metric over the run's questions (every "
                            "config's in the cell's tooltip)"}
     NUMERIC = frozenset({RUN})
@@ -37,10 +38,11 @@ class RunsModel(TableModel):
         super().__init__(parent)
         self.runs: list[Run] = []
         self.metric = ""
+        self.names: dict[int, tuple[str, str]] = {}
 
-    def set_runs(self, runs: Sequence[Run], metric: str) -> None:
+    def set_runs(self, runs: Sequence[Run], metric: str, names: dict[int, tuple[str, str]] | None = None) -> None:
         self.beginResetModel()
-        self.runs, self.metric = list(runs), metric
+        self.runs, self.metric, self.names = list(runs), metric, dict(names or {})
         self._n = len(self.runs)
         self.endResetModel()
 
@@ -55,6 +57,8 @@ class RunsModel(TableModel):
         run = self.runs[row]
         if col == RUN:
             return str(run.id)
+        if col == NAME:
+            return self.names.get(run.id, ("", ""))[0]
         if col == KIND:
             return run.kind
         if col == TIME:
@@ -87,6 +91,8 @@ class RunsModel(TableModel):
             return "\n".join(f"{name}: {value:.3f}" for name, value in self.means(run)) or None
         if col == SETTINGS:
             return "\n".join(run.configs)
+        if col == NAME:
+            return self.names.get(run.id, ("", ""))[1] or None
         return None
 
     def run_at(self, row: int) -> Run:

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping
 from PySide6.QtCore import QObject, Signal
 
 from core.config import Config
+from core.evaluation.experiments import run_names, set_run_name
 from core.evaluation.history import History, Run, history_path, keep_run
 from memsense_gui.workers.run_jobs import model_of
 from memsense_gui.workers.runner import Job, Task, TaskRunner
@@ -35,12 +36,20 @@ def keep(location: str, kind: str, dataset: str, configs: Mapping[str, Config], 
     return keep_run(location, kind, dataset, configs, scored, summary, model=model_of(location, model_hint))
 
 
-def read_runs(path: Path, task: Job | None = None) -> list[Run]:
-    """Worker thread: every run kept at `path` (none when nothing was kept yet)."""
+def read_runs(path: Path, task: Job | None = None) -> tuple[list[Run], dict[int, tuple[str, str]]]:
+    """Worker thread: every run kept at `path` (none when nothing was kept yet), and their names and notes."""
     if not path.exists():
-        return []
+        return [], {}
     with History(path, create=False) as history:
-        return history.runs()
+        return history.runs(), run_names(history)
+
+
+def name_run(path: Path, run_id: int, name: str | None, note: str | None, task: Job | None = None) -> int:
+    """Worker thread: give run `run_id` a name or a note (`core.evaluation.experiments.set_run_name`)."""
+    with History(path) as history:
+        history.run(run_id)
+        set_run_name(history, run_id, name=name, note=note)
+    return run_id
 
 
 class RunHistory(QObject):
@@ -48,12 +57,14 @@ class RunHistory(QObject):
 
     recorded = Signal(int)  # run id
     listed = Signal(object)  # list[Run] of the open store
+    named = Signal(int)  # run id: its name or note changed
     failed = Signal(str)  # a warning: the run was not kept, or the history could not be read
 
     def __init__(self, locate: Locate, parent: QObject | None = None):
         super().__init__(parent)
         self.locate = locate
         self.runner = TaskRunner("memsense-history", self)
+        self.names: dict[int, tuple[str, str]] = {}  # run id -> (name, note), as last read
 
     def path(self) -> Path | None:
         location, _ = self.locate()
@@ -74,8 +85,24 @@ class RunHistory(QObject):
         if path is None:
             self.listed.emit([])
             return None
-        return self.runner.submit("read the run history", read_runs, path, succeeded=self.listed.emit,
+        return self.runner.submit("read the run history", read_runs, path, succeeded=self._read,
                                   failed=lambda e: self.failed.emit(f"the run history cannot be read ({e})"))
+
+    def _read(self, payload: tuple[list[Run], dict[int, tuple[str, str]]]) -> None:
+        runs, self.names = payload
+        self.listed.emit(runs)
+
+    def name(self, run_id: int, name: str | None = None, note: str | None = None) -> Task | None:
+        """Give a run of the open store a name or a note; `named` follows, then the list is read again."""
+        path = self.path()
+        if path is None:
+            return None
+        return self.runner.submit("name a run", name_run, path, run_id, name, note, succeeded=self._named,
+                                  failed=lambda e: self.failed.emit(f"run {run_id} was not renamed ({e})"))
+
+    def _named(self, run_id: int) -> None:
+        self.named.emit(run_id)
+        self.list_runs()
 
     def shutdown(self) -> None:
         self.runner.shutdown(wait=False)

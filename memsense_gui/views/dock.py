@@ -47,7 +47,7 @@ TITLES: dict[DockId, str] = {
     DockId.TURN_SUPPORT: "Turn support", DockId.WHY_NOT: "Why not?", DockId.ROUTE_RANKS: "Route ranks",
     DockId.CANDIDATE_POOL: "Candidate pool", DockId.MMR_TRACE: "MMR trace", DockId.COMPARE: "Compare",
     DockId.EVALUATION: "Evaluation", DockId.PRODUCTION: "Production", DockId.DIAGNOSE: "Diagnose",
-    DockId.FIX: "Find a fix", DockId.IMPACT: "Impact", DockId.HISTORY: "History",
+    DockId.FIX: "Find a fix", DockId.IMPACT: "Impact", DockId.HISTORY: "Runs",
 }
 """The title each dock shows."""
 

@@ -1,11 +1,13 @@
-"""The History view: every evaluation, tune, diagnose and fix run kept beside the open store
-(`<store>.history.sqlite`, by the app and by `memsense` alike), across restarts.
+"""The Runs view: every evaluation, tune, diagnose and fix run kept beside the open store
+(`<store>.history.sqlite`, by the app and by `memsense` alike), across restarts, with the name
+and note a user gave it (Name…, Note…; `memsense runs rename|note` alike).
 
 Select one run: "Re-open settings…" offers the chosen config of it with its settings diff and
 the rank movement it causes (the window's Apply dialog), applied as one undo step. Select two:
-they are compared question by question on the chosen metric
-(`core.evaluation.history.compare_runs`), each run's config chosen when it ranked several. The
-list follows the store and is read again whenever the app keeps a run.
+the "A vs B" tab compares them question by question on the chosen metric
+(`core.evaluation.history.compare_runs`), each run's config chosen when it ranked several. Select
+two or more: the "Compare" tab sets them side by side (`views.runs_compare`). The list follows the
+store and is read again whenever the app keeps a run.
 """
 from __future__ import annotations
 
@@ -13,19 +15,22 @@ from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget,
+    QAbstractItemView, QComboBox, QHBoxLayout, QInputDialog, QLabel, QPushButton, QSplitter, QTableView, QTabWidget,
+    QVBoxLayout, QWidget,
 )
 
 from core.evaluation.history import Run, RunDiff, compare_runs
-from memsense_gui.models.history import DATASET, KIND, METRIC, RUN, TIME, RunDiffModel, RunsModel
+from memsense_gui.models.history import DATASET, KIND, METRIC, NAME, RUN, TIME, RunDiffModel, RunsModel
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.state.context import AppContext
+from memsense_gui.views.runs_compare import RunsComparison
 from memsense_gui.views.tables import fit_columns, make_table
 
 DEFAULT_METRIC = "recall_all@4"
 
 
-CHOOSE_RUNS = "Select one run to re-open its settings, two to compare them question by question."
+CHOOSE_RUNS = ("Select one run to re-open its settings, two to compare them question by question, or more to "
+               "set them side by side (Compare).")
 
 
 class HistoryView(QWidget):
@@ -61,7 +66,7 @@ class HistoryView(QWidget):
         self.runs_model = RunsModel(self)
         self.runs_table = make_table(self.runs_model, sortable=True)  # the settings' names stretch, last
         self.runs_table.setObjectName("history-runs")
-        fit_columns(self.runs_table, {RUN: 3, KIND: 5, TIME: 15, DATASET: 13, METRIC: 18})
+        fit_columns(self.runs_table, {RUN: 3, NAME: 10, KIND: 5, TIME: 15, DATASET: 13, METRIC: 18})
         self.runs_table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.runs_table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
         self.config_a = QComboBox()
@@ -76,8 +81,15 @@ class HistoryView(QWidget):
         self.reopen_button.setToolTip("The chosen config of the selected run: its settings diff and the rank movement "
                                       "it causes, then Apply in one step (Ctrl+Z undoes it)")
         self.reopen_button.clicked.connect(lambda _checked=False: self.reopen())
+        self.name_button = QPushButton("Name…")
+        self.name_button.setToolTip("Give the selected run a name (shown in the list and in comparisons)")
+        self.name_button.clicked.connect(lambda _checked=False: self.ask_name("name"))
+        self.note_button = QPushButton("Note…")
+        self.note_button.setToolTip("Keep a note with the selected run")
+        self.note_button.clicked.connect(lambda _checked=False: self.ask_name("note"))
         actions = QHBoxLayout()
-        for widget in (QLabel("Config A"), self.config_a, QLabel("B"), self.config_b, self.reopen_button):
+        for widget in (QLabel("Config A"), self.config_a, QLabel("B"), self.config_b, self.reopen_button,
+                       self.name_button, self.note_button):
             actions.addWidget(widget)
         actions.addStretch(1)
         self.note = QLabel(CHOOSE_RUNS)
@@ -88,14 +100,22 @@ class HistoryView(QWidget):
         self.diff_table.setObjectName("history-diff")
         fit_columns(self.diff_table, {0: 12, 1: 6, 2: 6})
         split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.runs_table)
-        right = QWidget()
-        box = QVBoxLayout(right)
+        left = QWidget()
+        lbox = QVBoxLayout(left)
+        lbox.setContentsMargins(0, 0, 0, 0)
+        lbox.addLayout(actions)
+        lbox.addWidget(self.runs_table, 1)
+        split.addWidget(left)
+        pair = QWidget()
+        box = QVBoxLayout(pair)
         box.setContentsMargins(0, 0, 0, 0)
-        box.addLayout(actions)
         box.addWidget(self.note)
         box.addWidget(self.diff_table, 1)
-        split.addWidget(right)
+        self.comparison = RunsComparison(self.ctx.settings)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(pair, "A vs B")
+        self.tabs.addTab(self.comparison, "Compare")
+        split.addWidget(self.tabs)
         split.setSizes([540, 460])  # in proportion, once the view has its size
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -118,7 +138,7 @@ class HistoryView(QWidget):
         self.metric_combo.addItems(metrics)
         self.metric_combo.setCurrentText(current if current in metrics else metrics[0] if metrics else "")
         self.metric_combo.blockSignals(False)
-        self.runs_model.set_runs(runs, self.metric_combo.currentText())
+        self.runs_model.set_runs(runs, self.metric_combo.currentText(), self.ctx.runs.names)
         self.select_runs([r.id for r in runs if r.id in kept])
         if not runs:
             self.note.setText("No run kept yet: evaluate, tune, diagnose or fix (here or with `memsense`) "
@@ -129,6 +149,7 @@ class HistoryView(QWidget):
     def _metric_changed(self, metric: str) -> None:
         self.runs_model.set_metric(metric)
         self._compare()
+        self.comparison.set_runs(self.selected_runs(), self.ctx.runs.names, metric)
 
     # ---- selection
     def _view_rows(self, view: QTableView) -> list[int]:
@@ -162,7 +183,12 @@ class HistoryView(QWidget):
             combo.setEnabled(run is not None)
             combo.blockSignals(False)
         self.reopen_button.setEnabled(len(runs) == 1 and bool(runs[0].configs))
+        for button in (self.name_button, self.note_button):
+            button.setEnabled(len(runs) == 1)
         self._compare()
+        self.comparison.set_runs(runs, self.ctx.runs.names, self.metric_combo.currentText())
+        if len(runs) > 2:
+            self.tabs.setCurrentWidget(self.comparison)
 
     def _compare(self) -> None:
         runs = self.selected_runs()
@@ -177,11 +203,23 @@ class HistoryView(QWidget):
             else:
                 self.note.setText(diff_text(self.diff))
         elif len(runs) > 2:
-            self.note.setText("Select two runs to compare them (or one to re-open its settings).")
+            self.note.setText(f"{len(runs)} runs selected: the Compare tab sets them side by side; select two to "
+                              "compare them here question by question.")
         elif len(runs) == 1:
             self.note.setText(f"Run {runs[0].id} ({runs[0].kind}): re-open the settings of config A.")
         self.diff_model.set_diff(self.diff)
         self.compared.emit(self.diff)
+
+    def ask_name(self, what: str) -> None:
+        """Ask for the selected run's name (or note) and keep it."""
+        runs = self.selected_runs()
+        if len(runs) != 1:
+            return
+        old_name, old_note = self.ctx.runs.names.get(runs[0].id, ("", ""))
+        text, ok = QInputDialog.getText(self, f"Run {runs[0].id}", "Name:" if what == "name" else "Note:",
+                                        text=old_name if what == "name" else old_note)
+        if ok:
+            self.ctx.runs.name(runs[0].id, **{what: text})
 
     def reopen(self) -> None:
         runs = self.selected_runs()

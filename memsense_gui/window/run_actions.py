@@ -66,6 +66,8 @@ def install_runs(window: RunsUi, evaluation: EvaluationView | None = None) -> Ru
         shown.raise_()
     impact.query_opened.connect(actions.open_impact_query)
     history.reopen_requested.connect(actions.reopen)
+    history.comparison.question_opened.connect(actions.open_run_question)
+    ctx.closing.connect(history.comparison.shutdown)
     ctx.runs.failed.connect(lambda text: window.statusBar().showMessage(f"Warning: {text}", 10000))
     if evaluation is not None:
         evaluation.evaluation_finished.connect(actions.record_evaluation)
@@ -104,6 +106,12 @@ class RunActions(ProgressOwner):
         if cfg_b != self.ctx.session.config:
             self.window.applying.apply_now(cfg_b, f"impact B ({name_b})")
         self.ctx.session.pin_baseline(f"impact A ({name_a})", cfg_a)
+        return self.window.queries.open_question(user_id, query)
+
+    def open_run_question(self, user_id: str, query: str, cfg: Config, what: str) -> Task | None:
+        """A question of a run comparison in the main view, under that run's settings (one undo step)."""
+        if cfg != self.ctx.session.config:
+            self.window.applying.apply_now(cfg, what)
         return self.window.queries.open_question(user_id, query)
 
     def reopen(self, run: Run, name: str) -> QWidget | None:

@@ -268,3 +268,56 @@ def test_export_report_refuses_a_bad_target_before_any_work(qtbot, evaluation_wi
     assert actions.export_report(str(tmp_path / "r.txt"), current, current, 4) is None
     assert len(errors) == 2 and "no-such-folder does not exist" in errors[0] and "must end in .html" in errors[1]
     assert not list(tmp_path.glob("r.*")) and actions.progress is None
+
+
+def test_five_runs_compared_in_the_runs_view_as_the_cli_and_a_question_opened_with_a_run_s_settings(
+        qtbot, capsys, evaluation_window, tmp_path):
+    """Five kept runs selected: the Compare tab's figures are `memsense runs compare ... --json`'s; a run
+    named in the view is named in the CLI; filters narrow the matrix; a double-click opens the question
+    under that run's settings, one undo step."""
+    import json
+
+    from core.evaluation.experiments import compare_sides, run_names, side_of
+    from tests.fixtures import run_cli
+
+    window, evaluation = evaluation_window("judged")
+    views = install_runs(window, evaluation)
+    history = views.history
+    ids = [evaluate(qtbot, window, evaluation, 4) for _ in range(5)]
+    qtbot.waitUntil(lambda: history.runs_model.rowCount() == 5, timeout=20_000)
+    history.select_runs([ids[2]])
+    window.ctx.runs.name(ids[2], name="second look")
+    qtbot.waitUntil(lambda: history.runs_model.names.get(ids[2], ("", ""))[0] == "second look", timeout=10_000)
+    history.select_runs(ids)
+    panel = history.comparison
+    assert history.tabs.currentWidget() is panel
+    panel.config_combo.setCurrentText("bm25_only")
+    qtbot.waitUntil(lambda: panel.result is not None and len(panel.result.figures) == 5, timeout=20_000)
+    shown = panel.result
+    path = window.ctx.runs.path()
+    store = str(path.parent / path.name.removesuffix(".history.sqlite"))
+    code, out, err = run_cli(capsys, "runs", "compare", "--store", store, *[f"{i}:bm25_only" for i in ids],
+                             "--json")
+    assert code == 0, err
+    assert json.loads(out) == json.loads(json.dumps(shown.to_json()))
+    with History(path, create=False) as kept:
+        names = run_names(kept)
+        core = compare_sides([side_of(kept.run(i), "bm25_only", names.get(i, ("", ""))[0]) for i in ids],
+                             "recall_all@4")
+    assert [f.mean for f in core.figures] == [f.mean for f in shown.figures]
+    assert panel.sides_model.rowCount() == 5 and "second look" in panel.sides_model.display(2, 0)
+    assert panel.matrix_model.rowCount() == len(shown.questions)
+    panel.changed_check.setChecked(True)
+    assert panel.matrix_model.rowCount() == len(shown.changed)
+    panel.changed_check.setChecked(False)
+    # a cell: the question in the main view under that run's settings
+    proxy = panel.matrix_table.model()
+    with qtbot.waitSignal(window.ctx.ranking_updated, timeout=20_000):
+        panel.matrix_table.activated.emit(proxy.index(0, 3))
+    qid = panel.matrix_model.question(proxy.mapToSource(proxy.index(0, 3)).row())
+    question = panel.questions[qid]
+    assert window.query_edit.text() == question.text
+    with History(path, create=False) as kept:
+        assert window.ctx.session.config == kept.run(ids[1]).config("bm25_only")
+    out_csv = panel.export("csv", tmp_path / "five.csv")
+    assert out_csv is not None and out_csv.read_text() == shown.to_csv()
