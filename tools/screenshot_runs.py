@@ -13,7 +13,10 @@ settings), compared question by question. The history is written beside STORE (`
 point --store at a copy of a shared store. Prints the Impact run's time beside core's own
 `impact` on the same queries and engine, measured in the same run.
 
-Writes `impact.png`, `history.png` and `report-dialog.png` (the dialog alone).
+Writes `impact.png`, `history.png` and `report-dialog.png` (the dialog alone); then, with three
+more evaluations (--more presets as the current settings), `runs.png`: the Runs view with five
+runs selected side by side (its Compare tab, the matrix filtered to the questions that changed),
+printing how long the comparison took from the selection to the figures on screen.
 """
 from __future__ import annotations
 
@@ -55,7 +58,8 @@ def _make_room(window, dock_id: DockId, share: float = 0.7) -> None:
     window.resizeDocks([window.docks[dock_id]], [int(window.height() * share)], Qt.Orientation.Vertical)
 
 
-def take(store: Path, questions: Path, limit: int, b: str, out_dir: Path) -> list[Path]:
+def take(store: Path, questions: Path, limit: int, b: str, out_dir: Path,
+         more: tuple[str, ...] = ("sessions", "bm25_only", "fusion_note")) -> list[Path]:
     from PySide6.QtCore import Qt
 
     from core.config.presets import BUILTIN
@@ -109,6 +113,32 @@ def take(store: Path, questions: Path, limit: int, b: str, out_dir: Path) -> lis
     history.diff_table.sortByColumn(3, Qt.SortOrder.AscendingOrder)  # B − A: the questions B lost first
     _settle(app)
     shots.append(out_dir / "history.png")
+    window.grab().save(str(shots[-1]))
+
+    for preset in more:
+        window.tuning.apply_preset(preset)
+        window.ctx.session.flush()
+        evaluation.start()
+        _wait(app, window.ctx.runs.recorded, 600)
+        _wait(app, window.ctx.runs.listed, 60)
+    five = [r.id for r in history.runs_model.runs][-5:]
+    panel = history.comparison
+    history.select_runs([])
+    _settle(app, 200)
+    started = time.perf_counter()
+    history.select_runs(five)
+    while panel.result is None or len(panel.result.figures) < 5:
+        _settle(app, 5)
+    _settle(app, 0)
+    print(f"comparing 5 runs ({len(panel.result.figures)} sides, {len(panel.result.questions)} questions): "
+          f"{time.perf_counter() - started:.2f} s from the selection to the figures on screen")
+    panel.config_combo.setCurrentText("current settings")
+    while panel.result is None or len(panel.result.figures) != 5:
+        _settle(app, 5)
+    panel.changed_check.setChecked(True)
+    history.tabs.setCurrentWidget(panel)
+    _settle(app)
+    shots.append(out_dir / "runs.png")
     window.grab().save(str(shots[-1]))
 
     action = next(a for a in window.menus.file.actions() if a.text() == "Export &report…")

@@ -53,6 +53,15 @@ def compare_job(runs: Sequence[Run], names: dict[int, tuple[str, str]], config: 
     return result, questions
 
 
+def default_config(runs: Sequence[Run]) -> str:
+    """What a comparison shows first: every config when each run ranked one, else the first config (in
+    the first run's order) that every run ranked, else every config."""
+    if all(len(r.results) == 1 for r in runs):
+        return EVERY_CONFIG
+    common = [c for c in (runs[0].results if runs else ()) if all(c in r.results for r in runs)]
+    return common[0] if common else EVERY_CONFIG
+
+
 class RunsComparison(QWidget):
     """The Compare tab (module docstring)."""
 
@@ -132,13 +141,14 @@ class RunsComparison(QWidget):
         """Compare these runs (oldest first) on `metric`; fewer than two clears the tab."""
         self.runs, self.names, self.metric_name = list(runs), dict(names), metric
         configs = sorted({c for r in runs for c in r.results})
-        for combo, items in ((self.config_combo, [EVERY_CONFIG, *configs]),):
-            keep = combo.currentText()
-            combo.blockSignals(True)
-            combo.clear()
-            combo.addItems(items)
-            combo.setCurrentText(keep if keep in items else EVERY_CONFIG)
-            combo.blockSignals(False)
+        items = [EVERY_CONFIG, *configs]
+        keep = self.config_combo.currentText()
+        combo = self.config_combo
+        combo.blockSignals(True)
+        combo.clear()
+        combo.addItems(items)
+        combo.setCurrentText(keep if keep in items and keep != EVERY_CONFIG else default_config(runs))
+        combo.blockSignals(False)
         self._fill_baselines()
         self._recompare()
 
