@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -52,12 +53,21 @@ def cmd_ingest(args: argparse.Namespace) -> Any:
         raise MemsenseError("a Memsense database is only ever read; to work on a copy, "
                             f"`memsense import {redact_url(args.store)} --store DIR`, then ingest into DIR")
 
+    from core.evaluation.store_questions import attach_dataset
+
     stats = build_store(args.dataset, args.store, mode=args.mode, model=args.model, cache_dir=args.cache,
                         facet_source=args.facets, progress=_progress(args))
+    try:
+        questions = attach_dataset(args.store, args.dataset)
+    except (MemsenseError, OSError) as exc:  # the store stands; only the memory of its questions is missing
+        questions = 0
+        print(f"memsense: warning: the dataset's questions were not attached to the store ({exc})", file=sys.stderr)
     if args.json:
-        return stats.to_dict()
+        return {**stats.to_dict(), "questions_attached": questions}
     print(f"stored {stats.users} users: {stats.session_chunks} session chunks, {stats.turn_chunks} turn chunks; "
           f"{stats.texts_embedded} texts embedded, {stats.texts_from_cache} from cache, {stats.seconds:.1f} s")
+    if questions:
+        print(f"attached its {questions} judged questions to the store (the app offers them with it)")
     return None
 
 

@@ -79,6 +79,7 @@ class AppContext(QObject):
         self.judgments = AppJudgments(self)
         self.presets = PresetLibrary(self._preset_store(), self)
         self.question_sets = QuestionSets(self.settings, self)
+        self.store_opened.connect(lambda location: self.question_sets.follow_store(location, self.users))
         self.runs = RunHistory(self.run_source, self)  # evaluation, tune, diagnose, fix runs of the open store
         self.closing.connect(self.runs.shutdown)
         self.run_recorded.connect(self.runs.recorded)  # diagnose and fix keep theirs on their own runner: History hears of them too

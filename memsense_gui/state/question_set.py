@@ -2,7 +2,10 @@
 their one recall on the open store (`core.evaluation.question_set`, issue 17).
 
 The questions come from a question file (LoCoMo JSON, project questions or a judged set) or are
-those judged in the app; the choice is one for the whole window and is remembered in the settings.
+those judged in the app; the choice is one for the whole window. Question files belong to stores
+(`core.evaluation.store_questions`): choosing one attaches it to the open store (a file about none
+of the store's users is refused with one line), and opening a store switches to its newest
+attached file (none: no questions until one is chosen).
 Their pools are recalled once per store, by whichever view asks first, on that view's worker
 thread (each recall itself runs on the engine thread, see `views.evaluation_source`), at the
 planned depth: the deepest `route_limit` of every preset, of the current settings at any top_k,
@@ -25,6 +28,7 @@ from core.config import TOP_K_MAX, Config
 from core.errors import Cancelled, MemsenseError
 from core.evaluation.evaluate import judged_only
 from core.evaluation.judged import load_question_set
+from core.evaluation.store_questions import attach, attached, check_belongs
 from core.evaluation.question_set import (Asked, QuestionSetKey, QuestionSetRecall, planned_depth,
                                           recall_question_set)
 from core.evaluation.tune import ALL_KNOBS
@@ -59,6 +63,8 @@ class QuestionSets(QObject):
         self._opened = 0  # engines seen: a reopened store or another model is another engine
         self._known: dict[Asked, RecallPool] = {}
         self._progress: tuple[int, int, str] | None = None
+        self.location: str | None = None  # the open store's, whose question files these are
+        self.users: list[str] = []
 
     # ---- the choice of questions (GUI thread)
     def label(self) -> str:
@@ -66,14 +72,57 @@ class QuestionSets(QObject):
         return f"questions: {name}"
 
     def set_path(self, path: str | Path) -> None:
-        """Evaluate the questions of the file at `path` from now on (and after a restart). A file
-        that is not a question set with a judged question raises `MemsenseError` and changes
-        nothing: the set chosen before stays, here and in the settings."""
+        """Evaluate the questions of the file at `path` from now on, and attach it to the open store. A
+        file that is not a question set with a judged question, or whose questions are about none of the
+        store's users, raises `MemsenseError` and changes nothing: the set chosen before stays."""
         check_question_file(Path(path))
+        if self.location is not None:
+            check_belongs(path, self.users)
+            self._attach(Path(path))
         self.path = Path(path)
         self.app_judged = False
         self.settings.setValue(SETTING, str(self.path))
         self.changed.emit(self.label())
+
+    def follow_store(self, location: str, users: Sequence[str]) -> None:
+        """Another store opened: its question set is its own (the newest file attached to it whose
+        questions are about its users; the one chosen stays when it is one of those); none: no file."""
+        self.location, self.users = location, list(users)
+        if self.app_judged:
+            self.changed.emit(self.label())
+            return
+        own = [path for path in attached(location) if self._belongs(path)]
+        mine = self.path is not None and self.path.resolve() in [p.resolve() for p in own]
+        if not mine:
+            if own:
+                self.path = own[0]
+            elif self.path is not None and self._belongs(self.path):  # the store has none yet: it takes this one
+                self._attach(self.path)
+            else:  # a store of the demo's users (the demo store) comes with the demo questions
+                demo = _demo_questions()
+                self.path = demo if demo is not None and self._belongs(demo) else None
+                if self.path is not None:
+                    self._attach(self.path)
+        self.changed.emit(self.label())
+
+    def _belongs(self, path: Path) -> bool:
+        try:
+            check_belongs(path, self.users)
+        except MemsenseError:
+            return False
+        return True
+
+    def _attach(self, path: Path) -> None:
+        if self.location is None:
+            return
+        try:
+            attach(self.location, path)
+        except (MemsenseError, OSError):
+            pass  # the choice stands for this session; only the store's memory of it is lost
+
+    def attached(self) -> list[Path]:
+        """The open store's question files, newest first."""
+        return attached(self.location) if self.location else []
 
     def use_app_judged(self) -> None:
         self.app_judged = True
@@ -115,6 +164,12 @@ class QuestionSets(QObject):
     def pool_of(self, user_id: str, text: str) -> RecallPool | None:
         """A question's pool on the open store, if it was recalled."""
         return self._known.get((user_id, text))
+
+
+def _demo_questions() -> Path | None:
+    from core.recall.engine import DEMO_QUESTIONS  # loaded already: a store is open
+
+    return DEMO_QUESTIONS if DEMO_QUESTIONS.exists() else None
 
 
 def check_question_file(path: Path) -> None:

@@ -55,8 +55,6 @@ class EvaluationSource(QObject):
         self.ctx = ctx
         self.sets = ctx.question_sets
         self.bridge = EngineBridge(ctx.engine_runner)
-        if self.sets.path is None and not self.sets.app_judged:
-            self.sets.path = _demo_questions()
         self.sets.changed.connect(self.changed)
         self.missing_note = ""  # the last evaluation's word on gold sessions the store lacks
 
@@ -221,8 +219,3 @@ def question_set_recall(ctx: AppContext, bridge: EngineBridge, questions: Sequen
 
     return ctx.question_sets.recall(engine, ctx.location or "", recall, questions, digest, depth, progress, cancel)
 
-
-def _demo_questions() -> Path | None:
-    from core.recall.engine import DEMO_QUESTIONS  # the engine module loads torch: only when asked
-
-    return DEMO_QUESTIONS if DEMO_QUESTIONS.exists() else None

@@ -157,5 +157,13 @@ def close_engine(engine: RecallEngine, task: Job | None = None) -> None:
 
 
 def build_store(builder: Callable[..., Any], dataset: Path, location: Path, mode: str, task: Job) -> Any:
-    """Ingest a conversation file into a new store, reporting progress; cancellable."""
-    return builder(Path(dataset), Path(location), mode=mode, progress=task.report, cancel=task.cancel_event)
+    """Ingest a conversation file into a new store, reporting progress; cancellable. A dataset that carries
+    judged questions (LoCoMo JSON, LongMemEval) is attached to the store (`core.evaluation.store_questions`)."""
+    from core.evaluation.store_questions import attach_dataset
+
+    stats = builder(Path(dataset), Path(location), mode=mode, progress=task.report, cancel=task.cancel_event)
+    try:
+        attach_dataset(location, dataset)
+    except (MemsenseError, OSError):
+        pass  # the store stands; its questions can still be chosen (Questions…), which attaches them
+    return stats

@@ -169,12 +169,14 @@ def test_a_failed_diagnose_marks_the_figures_before_as_the_earlier_run(qtbot, ma
     actions.diagnose()
     qtbot.waitUntil(lambda: view.run is not None, timeout=30_000)
     other = tmp_path / "others.json"
-    other.write_text(json.dumps({"questions": [{"user": "nobody", "question": "q?", "answer": "", "category": 1,
+    user = w.ctx.users[0]
+    other.write_text(json.dumps({"questions": [{"user": user, "question": "q?", "answer": "", "category": 1,
                                                 "evidence": ["D1:1"]}]}))
     actions.source.set_path(other)
+    other.write_text("{ no longer a question file", encoding="utf-8")  # changed on disk after it was chosen
     actions.diagnose()
     qtbot.waitUntil(lambda: not view.progress.isVisible(), timeout=30_000)
-    assert view.status.text().startswith("<b>Out of date:</b> diagnose failed: ") and "nobody" in view.status.text()
+    assert view.status.text().startswith("<b>Out of date:</b> diagnose failed: ") and "others.json" in view.status.text()
     assert view.status.text().endswith("The figures below are of the earlier run.")
 
 
