@@ -127,14 +127,11 @@ def take(store: Path, questions: Path, limit: int, b: str, out_dir: Path,
     _settle(app, 200)
     started = time.perf_counter()
     history.select_runs(five)
-    while panel.result is None or len(panel.result.figures) < 5:
+    while panel.result is None or panel.status.text().startswith("Comparing"):
         _settle(app, 5)
     _settle(app, 0)
     print(f"comparing 5 runs ({len(panel.result.figures)} sides, {len(panel.result.questions)} questions): "
           f"{time.perf_counter() - started:.2f} s from the selection to the figures on screen")
-    panel.config_combo.setCurrentText("current settings")
-    while panel.result is None or len(panel.result.figures) != 5:
-        _settle(app, 5)
     panel.changed_check.setChecked(True)
     history.tabs.setCurrentWidget(panel)
     _settle(app)

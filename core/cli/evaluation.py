@@ -60,6 +60,9 @@ def _presets(args: argparse.Namespace, default_all: bool = True) -> dict:
     for kind, value in chosen:
         if kind == "preset":
             out[value] = store.get(value)
+        elif value.startswith(RUN_PREFIX):
+            name, cfg = _run_config(args, value)
+            out[name] = cfg
         else:
             name = Path(value).stem
             while name in out:
@@ -71,15 +74,37 @@ def _presets(args: argparse.Namespace, default_all: bool = True) -> dict:
 
 
 def _named(args: argparse.Namespace, value: str):
-    """A preset name, or a .toml/.json config file path."""
+    """A preset name, a .toml/.json config file path, or `run:ID[:CONFIG]`: the settings a kept run ranked
+    (`memsense runs list` shows them), from the store's run history."""
     from core import config as config_io
 
+    if value.startswith(RUN_PREFIX):
+        return _run_config(args, value)
     if value.lower().endswith((".toml", ".json")):
         name, cfg = Path(value).stem, config_io.load(value)
     else:
         name, cfg = value, _preset_store(args).get(value)
     cfg.check_searchable()
     return name, cfg
+
+
+RUN_PREFIX = "run:"
+
+
+def _run_config(args: argparse.Namespace, value: str):
+    """`run:ID[:CONFIG]`: (a name for it, the config) of a run kept in the store's history."""
+    from core.evaluation.history import History, history_path
+
+    head, _, config = value[len(RUN_PREFIX):].partition(":")
+    if not head.isdigit() or not 1 <= int(head) < 2**63:
+        raise UsageError(f"{value!r}: a kept run is named run:ID or run:ID:CONFIG, e.g. run:12 or run:12:memsense")
+    if not getattr(args, "store", None):
+        raise UsageError(f"{value!r} names a run of a store's history: give --store")
+    with History(history_path(args.store), create=False) as history:
+        run = history.run(int(head))
+    cfg = run.config(config or None)
+    cfg.check_searchable()
+    return f"run {run.id} ({config or next(iter(run.configs))})", cfg
 
 
 def _users(text: str | None) -> list[str]:

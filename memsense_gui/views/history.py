@@ -116,7 +116,7 @@ class HistoryView(QWidget):
         self.tabs.addTab(pair, "A vs B")
         self.tabs.addTab(self.comparison, "Compare")
         split.addWidget(self.tabs)
-        split.setSizes([540, 460])  # in proportion, once the view has its size
+        split.setSizes([420, 580])  # in proportion, once the view has its size: the comparison the larger
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(split, 1)

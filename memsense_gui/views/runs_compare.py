@@ -27,6 +27,7 @@ from core.evaluation.experiments import RunComparison, compare_sides, comparison
 from core.evaluation.history import Run
 from core.records import Question
 from memsense_gui.models.experiments import MatrixModel, SidesModel
+from memsense_gui.views.evaluation_current import CURRENT
 from memsense_gui.views.file_dialogs import ask_save
 from memsense_gui.views.tables import fit_columns, make_table
 from memsense_gui.workers.runner import Job, TaskRunner
@@ -53,13 +54,20 @@ def compare_job(runs: Sequence[Run], names: dict[int, tuple[str, str]], config: 
     return result, questions
 
 
+def prepare(task: Job) -> None:
+    """Worker thread, once: import scipy's statistics (1 to 4 s cold), which the comparison's intervals use,
+    before the first comparison asks, so it shows in well under a second."""
+    import scipy.stats  # noqa: F401 - imported for its side effect: loaded once per process
+
+
 def default_config(runs: Sequence[Run]) -> str:
-    """What a comparison shows first: every config when each run ranked one, else the first config (in
-    the first run's order) that every run ranked, else every config."""
+    """What a comparison shows first: every config when each run ranked one; else the current settings
+    when every run ranked them (the app's evaluations: the presets are the same in each), else the first
+    config (in the first run's order) that every run ranked, else every config."""
     if all(len(r.results) == 1 for r in runs):
         return EVERY_CONFIG
     common = [c for c in (runs[0].results if runs else ()) if all(c in r.results for r in runs)]
-    return common[0] if common else EVERY_CONFIG
+    return CURRENT if CURRENT in common else common[0] if common else EVERY_CONFIG
 
 
 class RunsComparison(QWidget):
@@ -78,6 +86,7 @@ class RunsComparison(QWidget):
         self.metric_name = ""
         self.runner = TaskRunner("memsense-compare-runs", self)
         self.slot = TaskSlot(self.runner, succeeded=self._done, failed=self._failed, cancelled=lambda _e: None)
+        self.runner.submit("prepare the statistics", prepare)
         self._build()
 
     def _build(self) -> None:
@@ -86,11 +95,11 @@ class RunsComparison(QWidget):
         self.baseline_combo = QComboBox()
         self.baseline_combo.setObjectName("runs-baseline")
         self.baseline_combo.setToolTip("The run every other is tested against (paired p, won, lost)")
-        self.across_check = QCheckBox("across question files")
+        self.across_check = QCheckBox("other files")
         self.across_check.setToolTip("Compare runs of different question files on the questions they share")
         self.category_combo = QComboBox()
         self.category_combo.setObjectName("runs-category")
-        self.changed_check = QCheckBox("changed only")
+        self.changed_check = QCheckBox("changed")
         self.changed_check.setObjectName("runs-changed")
         self.changed_check.setToolTip("Only the questions on which these runs do not all agree")
         self.csv_button = QPushButton("CSV…")
@@ -104,19 +113,23 @@ class RunsComparison(QWidget):
         self.sides_model = SidesModel(self)
         self.sides_table = make_table(self.sides_model, sortable=False)
         self.sides_table.setObjectName("runs-sides")
-        fit_columns(self.sides_table, {1: 6, 2: 12, 3: 8, 4: 5, 5: 5})
+        fit_columns(self.sides_table, {0: 16, 1: 6, 2: 12, 3: 8, 4: 5, 5: 5})
         self.matrix_model = MatrixModel(self)
         self.matrix_table = make_table(self.matrix_model, sortable=True)
         self.matrix_table.setObjectName("runs-matrix")
         row1, row2 = QHBoxLayout(), QHBoxLayout()
-        top: tuple[QWidget, ...] = (QLabel("Config"), self.config_combo, QLabel("Baseline"), self.baseline_combo,
-                                    self.across_check)
-        bottom: tuple[QWidget, ...] = (QLabel("Category"), self.category_combo, self.changed_check, self.csv_button,
+        top: tuple[QWidget, ...] = (self.config_combo, QLabel("vs"), self.baseline_combo)
+        bottom: tuple[QWidget, ...] = (self.category_combo, self.changed_check, self.across_check, self.csv_button,
                                        self.html_button)
         for row, widgets in ((row1, top), (row2, bottom)):
             for w in widgets:
                 row.addWidget(w)
             row.addStretch(1)
+        for combo in (self.config_combo, self.baseline_combo, self.category_combo):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(12)
+        self.config_combo.setToolTip("The config of each run compared (a run that ranked several)")
+        self.category_combo.setToolTip("Only the questions of one category in the matrix")
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.sides_table)
         split.addWidget(self.matrix_table)

@@ -111,3 +111,23 @@ def test_cli_runs_compare_json_equals_the_core_and_names_show(capsys, five_runs,
     assert code == 2 and "no run id" in err
     code, _, err = run_cli(capsys, "runs", "show", "--store", store, "999")
     assert code == 1 and "no run 999" in err and "Traceback" not in err
+
+
+def test_config_takes_a_kept_run(capsys, demo_store, model_cache):
+    """`--config run:ID[:CONFIG]`: the settings a kept run ranked, for eval and fix alike."""
+    from core.recall.engine import DEMO_QUESTIONS
+
+    common = [DEMO_QUESTIONS, "--store", demo_store, "--cache", model_cache, "--quiet"]
+    code, out, err = run_cli(capsys, "eval", *common, "--preset", "bm25_only", "--json")
+    assert code == 0, err
+    with History(history_path(demo_store), create=False) as history:
+        run = history.runs()[-1]
+    code, out, err = run_cli(capsys, "eval", *common, "--config", f"run:{run.id}", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    name = f"run {run.id} (bm25_only)"
+    assert name in json.dumps(data) and run.config() == run.config("bm25_only")
+    code, _, err = run_cli(capsys, "eval", *common, "--config", "run:x")
+    assert code == 2 and "run:ID" in err
+    code, _, err = run_cli(capsys, "eval", *common, "--config", "run:99999")
+    assert code == 1 and "no run 99999" in err
