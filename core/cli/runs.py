@@ -129,19 +129,22 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     common.add_argument("--store", required=True, type=store_folder, help="the store the runs ranked")
     common.add_argument("--json", action="store_true", help="machine-readable output")
     sp = sub.add_parser("runs", help="the runs kept beside a store: list, show, rename, note, delete, compare many")
-    actions = sp.add_subparsers(dest="runs_action", required=True, metavar="ACTION")
+    actions = sp.add_subparsers(dest="runs_action", required=True, metavar="ACTION",
+                                help="list, show, rename, note, delete or compare")
     actions.add_parser("list", parents=[common], help="every run kept, with its name")
     show = actions.add_parser("show", parents=[common], help="one run: its configs' means, its name and note")
-    show.add_argument("run", type=lambda t: run_ref(t)[0], metavar="RUN")
+    show.add_argument("run", type=lambda t: run_ref(t)[0], metavar="RUN", help="the run's id")
     for name, what in (("rename", "give a run a name"), ("note", "keep a note with a run")):
         p = actions.add_parser(name, parents=[common], help=what)
-        p.add_argument("run", type=lambda t: run_ref(t)[0], metavar="RUN")
-        p.add_argument("text", metavar="NAME" if name == "rename" else "TEXT")
+        p.add_argument("run", type=lambda t: run_ref(t)[0], metavar="RUN", help="the run's id")
+        p.add_argument("text", metavar="NAME" if name == "rename" else "TEXT",
+                       help="the name (shown in lists and comparisons)" if name == "rename" else "the note")
     delete = actions.add_parser("delete", parents=[common], help="delete a run from the history")
-    delete.add_argument("run", type=lambda t: run_ref(t)[0], metavar="RUN")
+    delete.add_argument("run", type=lambda t: run_ref(t)[0], metavar="RUN", help="the run's id")
     compare = actions.add_parser("compare", parents=[common],
                                  help="any number of runs side by side, question by question")
-    compare.add_argument("refs", type=run_ref, nargs="+", metavar="RUN[:CONFIG]")
+    compare.add_argument("refs", type=run_ref, nargs="+", metavar="RUN[:CONFIG]",
+                         help="two or more runs, each with the config of it to compare when it ranked several")
     compare.add_argument("--metric", default="recall_all@4", help="the metric (default recall_all@4)")
     compare.add_argument("--baseline", type=int, default=1, help="the position of the baseline run (default 1)")
     compare.add_argument("--across-datasets", action="store_true",

@@ -18,7 +18,7 @@ import io
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -131,8 +131,10 @@ class RunComparison:
 
 
 def compare_sides(sides: Sequence[RunSide], metric: str, baseline: int = 0, across_datasets: bool = False,
-                  categories: Mapping[str, int] | None = None, seed: int = 0) -> RunComparison:
-    """Compare `sides` on `metric` against `sides[baseline]` (module docstring)."""
+                  categories: Mapping[str, int] | None = None, seed: int = 0,
+                  check: Callable[[], None] | None = None) -> RunComparison:
+    """Compare `sides` on `metric` against `sides[baseline]` (module docstring); `check()` is called
+    before each side's figures (a cancel token's: it raises to stop)."""
     if len(sides) < 2:
         raise MemsenseError("name at least two runs to compare")
     if not 0 <= baseline < len(sides):
@@ -151,6 +153,8 @@ def compare_sides(sides: Sequence[RunSide], metric: str, baseline: int = 0, acro
     base = {q: values[i, baseline] for i, q in enumerate(questions)}
     figures = []
     for n, s in enumerate(sides):
+        if check is not None:
+            check()
         col = values[:, n]
         p = None if n == baseline else compare(base, dict(zip(questions, col)), metric).p_value
         figures.append(SideFigures(s.label, s.run.id, s.config, float(col.mean()), bootstrap_ci(col, seed), p,

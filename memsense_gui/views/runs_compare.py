@@ -15,7 +15,7 @@ import html
 from pathlib import Path
 from typing import Sequence
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSettings, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSettings, QSortFilterProxyModel, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget,
 )
@@ -34,6 +34,8 @@ from memsense_gui.workers.runner import Job, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
 EVERY_CONFIG = "every config of each run"
+SETTLE_MS = 30
+"""How long a change of the runs selected settles before they are compared."""
 
 
 def compare_job(runs: Sequence[Run], names: dict[int, tuple[str, str]], config: str, metric: str, baseline: int,
@@ -50,7 +52,7 @@ def compare_job(runs: Sequence[Run], names: dict[int, tuple[str, str]], config: 
         raise MemsenseError(f"fewer than two of these runs scored {config!r}: choose another config")
     questions = question_index(runs[0])
     result = compare_sides(sides, metric, min(baseline, len(sides) - 1), across,
-                           {q: x.category for q, x in questions.items()})
+                           {q: x.category for q, x in questions.items()}, check=task.check)
     return result, questions
 
 
@@ -87,6 +89,10 @@ class RunsComparison(QWidget):
         self.runner = TaskRunner("memsense-compare-runs", self)
         self.slot = TaskSlot(self.runner, succeeded=self._done, failed=self._failed, cancelled=lambda _e: None)
         self.runner.submit("prepare the statistics", prepare)
+        self._soon = QTimer(self)  # a selection made row by row (Shift+click, select_runs) compares once
+        self._soon.setSingleShot(True)
+        self._soon.setInterval(SETTLE_MS)
+        self._soon.timeout.connect(self._recompare)
         self._build()
 
     def _build(self) -> None:
@@ -163,7 +169,7 @@ class RunsComparison(QWidget):
         combo.setCurrentText(keep if keep in items and keep != EVERY_CONFIG else default_config(runs))
         combo.blockSignals(False)
         self._fill_baselines()
-        self._recompare()
+        self._soon.start()
 
     def _fill_baselines(self) -> None:
         config = self.config_combo.currentText()
