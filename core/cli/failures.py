@@ -21,28 +21,17 @@ def _k_config(args: argparse.Namespace, cfg):
     return cfg if args.k is None else replace(cfg, top_k=args.k)
 
 
-def _user_chunks(args: argparse.Namespace, questions) -> dict:
-    """User id -> every chunk of that user, for the users the questions ask about."""
-    from core.recall.engine import Engine
-
-    engine = Engine(args.store, model=args.model, cache_dir=args.cache, **recall_options(args))
-    try:
-        return {u: engine.chunks(u) for u in sorted({q.user_id for q in questions})}
-    finally:
-        engine.close()
-
-
 def cmd_diagnose(args: argparse.Namespace) -> Any:
     from core.evaluation.diagnose import RETURNED, STAGES, by_question, diagnose
-    from core.evaluation.evaluate import category_name, evaluate_config
+    from core.evaluation.evaluate import category_name
 
     name, cfg = _named(args, args.config or args.preset or "memsense")
     cfg = _k_config(args, cfg)
     questions = _questions(args)
-    pools = _pools(args, questions, [cfg])
-    chunks_of = _user_chunks(args, questions)
-    result = diagnose(pools, questions, cfg, chunks_of)
-    record(args, "diagnose", {name: cfg}, {name: evaluate_config(pools, questions, cfg, cfg.top_k)},
+    pools = _pools(args, questions, [cfg])  # the store is opened once: every pool carries its user's chunks
+    result = diagnose(pools, questions, cfg, name=name)  # each question re-ranked once
+    assert result.evaluation is not None
+    record(args, "diagnose", {name: cfg}, {name: result.evaluation},
            {"k": result.k, "gold_sessions": len(result.items), "stages": result.stages})
     if args.json:
         return {"config": name, **result.to_json()}
@@ -144,6 +133,7 @@ def cmd_fix(args: argparse.Namespace) -> Any:
 def cmd_report(args: argparse.Namespace) -> Any:
     from core.atomic import write_text_atomic
     from core.evaluation.history import model_key, store_label
+    from core.evaluation.diagnose import chunks_of_pools
     from core.evaluation.report import report, report_configs
     from core.files import check_output
 
@@ -154,7 +144,7 @@ def cmd_report(args: argparse.Namespace) -> Any:
     name_b, cfg_b = _named(args, args.b)
     questions = _questions(args)
     pools = _pools(args, questions, report_configs(cfg_a, cfg_b, args.k))
-    chunks_of = _user_chunks(args, questions)
+    chunks_of = chunks_of_pools(pools, questions)
     page = report(pools, questions, (name_a, cfg_a), (name_b, cfg_b), args.k, chunks_of, store_label(args.store),
                   str(args.dataset), model_key(args.store))
     write_text_atomic(args.out, page)

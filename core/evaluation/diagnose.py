@@ -18,6 +18,7 @@ from typing import Callable, Mapping, Sequence
 
 from core.config import Config
 from core.errors import Cancelled
+from core.evaluation.evaluate import PresetEvaluation, outcome, summarise
 from core.evaluation.judged import session_qrels
 from core.evaluation.metrics import relevant_of
 from core.rank.explain import Fate, reads_deepest
@@ -114,6 +115,8 @@ class Diagnosis:
     k: int
     questions: int
     items: tuple[LostSession, ...]
+    evaluation: PresetEvaluation | None = None
+    """Every question's metrics under the config, from the same re-ranks (what a kept run records)."""
 
     @property
     def stages(self) -> dict[str, int]:
@@ -177,9 +180,10 @@ def furthest(ranking: Ranking, chunks: Sequence[Chunk], recalled: RecallPool) ->
 
 
 def diagnose_question(question: Question, pool: RecallPool, cfg: Config,
-                      by_session: Mapping[int, Sequence[Chunk]]) -> list[LostSession]:
-    """The stage of each gold session of one question, its recall pool ranked by `cfg`."""
-    ranking = rerank(pool, cfg)
+                      by_session: Mapping[int, Sequence[Chunk]], ranking: Ranking | None = None) -> list[LostSession]:
+    """The stage of each gold session of one question, its recall pool ranked by `cfg` (or `ranking`, that
+    re-rank made already)."""
+    ranking = ranking if ranking is not None else rerank(pool, cfg)
     out = []
     for session in sorted(relevant_of(session_qrels(question))):
         chunks = by_session.get(session, ())
@@ -193,6 +197,16 @@ def diagnose_question(question: Question, pool: RecallPool, cfg: Config,
     return out
 
 
+def chunks_of_pools(pools: Mapping[str, RecallPool], questions: Sequence[Question]) -> dict[str, list[Chunk]]:
+    """User id -> every chunk of the user, as each of the user's recall pools carries them
+    (`RecallPool.user_chunks`): no second visit to the store."""
+    out: dict[str, list[Chunk]] = {}
+    for q in questions:
+        if q.user_id not in out:
+            out[q.user_id] = list(pools[q.question_id].user_chunks.values())
+    return out
+
+
 def sessions_of(chunks: Sequence[Chunk]) -> dict[int, list[Chunk]]:
     """Session number -> the user's chunks of that session (session and turn chunks)."""
     out: dict[int, list[Chunk]] = {}
@@ -202,18 +216,25 @@ def sessions_of(chunks: Sequence[Chunk]) -> dict[int, list[Chunk]]:
 
 
 def diagnose(pools: Mapping[str, RecallPool], questions: Sequence[Question], cfg: Config,
-             chunks_of: Mapping[str, Sequence[Chunk]], progress: Callable[[int, int, str], None] | None = None,
-             cancel: threading.Event | None = None) -> Diagnosis:
-    """Every gold session of every question, ranked by `cfg` on the cached pools.
+             chunks_of: Mapping[str, Sequence[Chunk]] | None = None,
+             progress: Callable[[int, int, str], None] | None = None,
+             cancel: threading.Event | None = None, name: str = "") -> Diagnosis:
+    """Every gold session of every question, ranked by `cfg` on the cached pools: each question re-ranked
+    once, its metrics (`Diagnosis.evaluation`, named `name`) read from the same re-rank.
 
-    `chunks_of`: user id -> every chunk of the user (the sessions' chunks are looked up there).
+    `chunks_of`: user id -> every chunk of the user (default: as the pools carry them, `chunks_of_pools`).
     `progress(done, total, what)` after each question; `cancel` set: `Cancelled` before the next."""
+    chunks_of = chunks_of if chunks_of is not None else chunks_of_pools(pools, questions)
     by_user = {u: sessions_of(c) for u, c in chunks_of.items()}
     items: list[LostSession] = []
+    outcomes = []
     for n, q in enumerate(questions, start=1):
         if cancel is not None and cancel.is_set():
             raise Cancelled("diagnose cancelled")
-        items.extend(diagnose_question(q, pools[q.question_id], cfg, by_user.get(q.user_id, {})))
+        pool = pools[q.question_id]
+        ranking = rerank(pool, cfg)
+        items.extend(diagnose_question(q, pool, cfg, by_user.get(q.user_id, {}), ranking))
+        outcomes.append(outcome(q, ranking, cfg.top_k))
         if progress is not None:
             progress(n, len(questions), "diagnosing")
-    return Diagnosis(cfg.top_k, len(questions), tuple(items))
+    return Diagnosis(cfg.top_k, len(questions), tuple(items), summarise(name, cfg, cfg.top_k, outcomes))

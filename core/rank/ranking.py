@@ -119,8 +119,8 @@ class Ranking:
         prev_id, next_id = self.pool.neighbors.get(chunk.memory_id, (None, None))
         out = []
         for rel, mid in (("previous", prev_id), ("next", next_id)):
-            if mid is not None and mid in self.pool.neighbor_chunks:
-                n = self.pool.neighbor_chunks[mid]
+            if mid is not None and mid in self.pool.user_chunks:
+                n = self.pool.user_chunks[mid]
                 out.append({"relation": rel, "memory_id": mid, "content": n.content, "session_id": n.session_id})
         return out
 

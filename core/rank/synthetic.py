@@ -48,4 +48,4 @@ def synthetic_pool(n_sessions: int = 8, turns_per_session: int = 6, dim: int = 1
         ranks[perm, j] = np.arange(1, len(perm) + 1)
         scores[perm, j] = raw
     return RecallPool(query, user_id, tuple(chunks), ranks, scores, vectors, depth=MAX_ROUTE_DEPTH,
-                      neighbors=neighbors_of(chunks), neighbor_chunks={c.memory_id: c for c in chunks})
+                      neighbors=neighbors_of(chunks), user_chunks={c.memory_id: c for c in chunks})

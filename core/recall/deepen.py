@@ -95,7 +95,7 @@ def _pool(ix: UserRows, query: str, user_id: str, rows: np.ndarray, ranks: np.nd
         check(rows)
     arrays = PoolArrays(st.is_turn[rows], st.session_of[rows], st.memory_score[rows], st.dims[rows])
     return RecallPool(query, user_id, ChunkRows(ix.chunks, rows), ranks, scores, UnitRows(ix.vec_full, rows),
-                      depth=depth, neighbors=ix.neighbors, neighbor_chunks=ix.by_id, timings_ms=dict(timings),
+                      depth=depth, neighbors=ix.neighbors, user_chunks=ix.by_id, timings_ms=dict(timings),
                       arrays=arrays, exact=source is not None, source=source)
 
 

@@ -48,7 +48,9 @@ class RecallPool:
     depth: int  # how deep every route list was kept
     neighbors: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
     """memory_id -> (previous, next) memory_id of the same session and kind (§4)."""
-    neighbor_chunks: Mapping[str, Chunk] = field(default_factory=dict)
+    user_chunks: Mapping[str, Chunk] = field(default_factory=dict)
+    """memory_id -> every chunk of the user (session and turn chunks, in or out of this pool): what turn
+    support's neighbours and a diagnose's gold sessions are looked up in."""
     timings_ms: dict[str, float] = field(default_factory=dict)
     tie_order: str = "memory_id"
     """What the row order is, so what breaks ties: "memory_id", or the order a source's own
@@ -171,7 +173,7 @@ class RecallPool:
         timings = {**self.timings_ms, "cut": (time.perf_counter() - t0) * 1e3}
         return RecallPool(self.query, self.user_id, chunks, np.where(inside[keep], self.ranks[keep], 0).astype(np.int32),
                           np.where(inside[keep], self.scores[keep], np.nan), vectors, depth=depth,
-                          neighbors=self.neighbors, neighbor_chunks=self.neighbor_chunks, timings_ms=timings,
+                          neighbors=self.neighbors, user_chunks=self.user_chunks, timings_ms=timings,
                           tie_order=self.tie_order, arrays=st.take(keep), exact=self.exact, source=self.source)
 
     def ready(self, depth: int) -> bool:

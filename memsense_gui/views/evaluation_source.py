@@ -127,7 +127,7 @@ class EvaluationSource(QObject):
         """Worker thread: load the questions, take their recall (recalling what is missing), re-rank."""
         questions, digest = self._questions()
         pools = self.recalled(questions, digest, planned_depth(presets.values()), progress, cancel).pools
-        sessions = {q.user_id: {c.session_number for c in pools[q.question_id].neighbor_chunks.values()}
+        sessions = {q.user_id: {c.session_number for c in pools[q.question_id].user_chunks.values()}
                     for q in questions}  # a pool carries every chunk of its user
         self.missing_note = missing_gold_note(questions, sessions.__getitem__)
         return evaluate_presets(pools, questions, presets, k, progress, cancel)

@@ -13,7 +13,6 @@ run is kept in the store's history (`core.evaluation.history.keep_run`), as the 
 """
 from __future__ import annotations
 
-import threading
 from typing import Protocol, Sequence
 
 from PySide6.QtCore import QTimer
@@ -27,7 +26,6 @@ from core.evaluation.fix import FixCandidate
 from core.evaluation.history import keep_run
 from core.evaluation.judged import session_docid
 from core.rank.ranking import Ranking
-from core.records import Chunk
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.cases import CasesPanel
 from memsense_gui.views.diagnose import DiagnoseView
@@ -152,12 +150,6 @@ class FailuresActions:
 
         return record
 
-    def _chunks(self, user_id: str, cancel: threading.Event) -> Sequence[Chunk]:
-        engine = self.ctx.engine
-        if engine is None:
-            raise MemsenseError("open a store first (File > Open store…)")
-        return self.bridge.call(engine.chunks, user_id, cancel=cancel)
-
     # ---- diagnose ---------------------------------------------------------------------------------
     def diagnose(self) -> Task | None:
         """Diagnose the question set under the current settings (a running diagnose is replaced)."""
@@ -167,8 +159,7 @@ class FailuresActions:
             return None
         cfg = self.ctx.session.config
         self.diagnose_view.set_running(True, f"Diagnosing {self.source.label()} under the current settings…")
-        return self.diagnose_slot.start("diagnose", failure_jobs.diagnose_set, self.source, cfg, self._chunks,
-                                        self._recorder())
+        return self.diagnose_slot.start("diagnose", failure_jobs.diagnose_set, self.source, cfg, self._recorder())
 
     def _diagnosed(self, run: failure_jobs.DiagnoseRun) -> None:
         self.diagnose_view.set_running(False)

@@ -200,6 +200,6 @@ class Inspector:
             i = pool.index_of(memory_id)
             if i is not None:
                 return pool.chunks[i]
-            if memory_id in pool.neighbor_chunks:
-                return pool.neighbor_chunks[memory_id]
+            if memory_id in pool.user_chunks:
+                return pool.user_chunks[memory_id]
         return self.user_chunks.get(memory_id)

@@ -20,7 +20,7 @@ from core.evaluation.fix import offered as offered_configs
 from core.evaluation.question_set import QuestionSetRecall, planned_depth
 from core.evaluation.tune import KNOBS
 from core.recall.pool import RecallPool, deepen
-from core.records import Chunk, Question
+from core.records import Question
 from memsense_gui.workers.runner import Job
 
 Progress = Callable[[int, int, str], None]
@@ -68,21 +68,16 @@ def _kept(record: Record | None, *args: Any) -> tuple[int | None, str]:
         return None, f"not kept in the history ({exc})"
 
 
-def diagnose_set(source: QuestionSource, cfg: Config, chunks: Callable[[str, threading.Event], Sequence[Chunk]],
-                 record: Record | None, task: Job) -> DiagnoseRun:
-    """Where each gold session of the question set is lost under `cfg` (SPEC §13), kept in history."""
+def diagnose_set(source: QuestionSource, cfg: Config, record: Record | None, task: Job) -> DiagnoseRun:
+    """Where each gold session of the question set is lost under `cfg` (SPEC §13), kept in history: the
+    question set's pools (they carry their users' chunks), each question re-ranked once."""
     recalled = source.cases(planned_depth([cfg]), task.report, task.cancel_event)
     questions = tuple(recalled.questions)
     pools = pools_at(recalled.pools, cfg.route_limit)
-    users = sorted({q.user_id for q in questions})
-    chunks_of = {}
-    for n, user in enumerate(users, start=1):
-        task.check()
-        chunks_of[user] = chunks(user, task.cancel_event)
-        task.report(n, len(users), "reading the users' chunks")
-    result = diagnose(pools, questions, cfg, chunks_of, task.report, task.cancel_event)
+    result = diagnose(pools, questions, cfg, None, task.report, task.cancel_event, name=CURRENT)
     task.check()
-    run_id, note = _kept(record, "diagnose", {CURRENT: cfg}, {CURRENT: evaluate_config(pools, questions, cfg, cfg.top_k)},
+    assert result.evaluation is not None
+    run_id, note = _kept(record, "diagnose", {CURRENT: cfg}, {CURRENT: result.evaluation},
                          {"k": result.k, "gold_sessions": len(result.items), "stages": result.stages})
     return DiagnoseRun(cfg, questions, result, run_id, note)
 

@@ -70,3 +70,35 @@ def test_questions_and_gold_sessions_are_counted_apart_and_each_question_listed_
     assert [(g.first.question_id, g.lost) for g in outranked] == [("q1", 2), ("q3", 2)]
     data = d.to_json()
     assert (data["questions"], data["failing_questions"], data["gold_sessions"], data["lost_sessions"]) == (3, 2, 6, 4)
+
+
+def test_diagnose_opens_the_store_once_and_re_ranks_each_question_once(capsys, demo_store, model_cache,
+                                                                       monkeypatch):
+    """The chunks of every user come with the pools, and the run's metrics from the diagnose's own re-ranks."""
+    import core.evaluation.diagnose as diagnose_module
+    import core.evaluation.evaluate as evaluate_module
+    import core.recall.engine as engine_module
+    from core.evaluation.judged import load_question_set
+    from core.evaluation.evaluate import judged_only
+
+    opened, reranks = [], []
+    real_engine, real_rerank = engine_module.Engine, diagnose_module.rerank
+
+    class Counted(real_engine):  # type: ignore[misc, valid-type]
+        def __init__(self, *a, **k):
+            opened.append(a[0] if a else k.get("location"))
+            super().__init__(*a, **k)
+
+    def counted(pool, cfg, *a, **k):
+        reranks.append(pool.query)
+        return real_rerank(pool, cfg, *a, **k)
+
+    monkeypatch.setattr(engine_module, "Engine", Counted)
+    monkeypatch.setattr(diagnose_module, "rerank", counted)
+    monkeypatch.setattr(evaluate_module, "rerank", counted)
+    code, out, err = run_cli(capsys, "diagnose", DEMO_QUESTIONS, "--store", demo_store, "--cache", model_cache,
+                             "--json", "--quiet")
+    assert code == 0, err
+    questions = judged_only(load_question_set(DEMO_QUESTIONS))
+    assert len(opened) == 1
+    assert len(reranks) == len(questions) == json.loads(out)["questions"]  # once per question, one config

@@ -113,7 +113,7 @@ def test_fallback_path_returns_turns_with_neighbors():
     pool = pool_of(chunks, [{"vec_full": 2}, {"vec_full": 1}, {}])
     neighbors = {c.memory_id: (chunks[i - 1].memory_id if i else None, chunks[i + 1].memory_id if i < 2 else None)
                  for i, c in enumerate(chunks)}
-    pool = replace(pool, neighbors=neighbors, neighbor_chunks={c.memory_id: c for c in chunks})
+    pool = replace(pool, neighbors=neighbors, user_chunks={c.memory_id: c for c in chunks})
     r = rerank(pool, Config())
     assert not r.session_first
     assert r.result_ids == ["u:S001:T001", "u:S001:T000"]

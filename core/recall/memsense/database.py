@@ -243,7 +243,7 @@ class PostgresStore:
         stored = self.vectors([c.memory_id for c in picked])
         vectors, _ = unit_rows([stored.get(c.memory_id) for c in picked])
         return RecallPool(query, user_id, tuple(picked), ranks, scores, vectors, depth=depth,
-                          neighbors=neighbors_of(chunks), neighbor_chunks={c.memory_id: c for c in chunks},
+                          neighbors=neighbors_of(chunks), user_chunks={c.memory_id: c for c in chunks},
                           tie_order="memsense")
 
     def close(self) -> None:

@@ -144,7 +144,7 @@ def _reason(p: dict | None, o: dict | None, ranking, score_of: dict[str, float])
         return f"final_score {pscore} in production, {o['final_score']} here: route ranks differ (query embedding?)"
     if pid in score_of and pscore is not None and abs(score_of[pid] - o["final_score"]) <= SCORE_TOLERANCE:
         return f"tie: {pid} and {o['memory_id']} both score {o['final_score']}; the order among ties differs"
-    if ranking.pool.index_of(pid) is None and pid not in ranking.pool.neighbor_chunks:
+    if ranking.pool.index_of(pid) is None and pid not in ranking.pool.user_chunks:
         return f"{pid} is not among the user's active chunks read here (written or changed since?)"
     fate = ranking.fate(pid)
     return f"here {pid} is {fate.status}: {fate.reason}"

@@ -194,3 +194,28 @@ def test_find_a_fix_is_current_again_when_undo_puts_its_settings_back(qtbot, mak
     assert fix.status.text().startswith("<b>Out of date:</b> the settings differ")
     w.ctx.session.set_config(start)
     assert fix.status.text() == summary
+
+
+def test_the_app_s_diagnose_reads_no_chunk_from_the_store_and_re_ranks_each_question_once(qtbot, make_window,
+                                                                                       tmp_path, monkeypatch):
+    import core.evaluation.diagnose as diagnose_module
+    import core.evaluation.evaluate as evaluate_module
+
+    w, actions = _window(make_window, tmp_path)
+    reranks = []
+    real = diagnose_module.rerank
+
+    def counted(pool, cfg, *a, **k):
+        reranks.append(pool.query)
+        return real(pool, cfg, *a, **k)
+
+    monkeypatch.setattr(diagnose_module, "rerank", counted)
+    monkeypatch.setattr(evaluate_module, "rerank", counted)
+    engine = w.ctx.engine
+    calls_before = list(engine.calls)
+    actions.diagnose()
+    qtbot.waitUntil(lambda: actions.diagnose_view.run is not None, timeout=30_000)
+    run = actions.diagnose_view.run
+    assert len(reranks) == len(run.questions)
+    assert "chunks" not in engine.calls[len(calls_before):]  # every user's chunks came with the pools
+    assert w.engines == [engine]  # no second store opened
