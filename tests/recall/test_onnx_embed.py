@@ -294,3 +294,17 @@ def test_a_damaged_sidecar_is_exported_again_with_one_warning(tmp_path, onnx_cop
     warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warned) == 1 and "exporting it" in warned[0] and (str(sidecar) in warned[0] or "no ONNX copy" in warned[0])
     e.close()
+
+
+@pytest.mark.parametrize("backend", ["onnx", "torch"])
+def test_without_torch_or_an_onnx_copy_the_error_names_the_fix(tmp_path, monkeypatch, backend):
+    """No ONNX copy in the cache and no torch to make one: one line naming the command that fixes it."""
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError, as where it is not installed
+    e = Embedder(None, tmp_path / "empty cache", backend=backend)
+    with pytest.raises(MemsenseError) as caught:
+        e.load()
+    e.close()
+    message = str(caught.value)
+    assert "\n" not in message and "torch is not installed" in message, message
+    assert "fix: pip install torch sentence-transformers" in message, message
+    assert ("no usable ONNX copy" in message) == (backend == "onnx"), message

@@ -316,6 +316,14 @@ class Embedder:
             from sentence_transformers import SentenceTransformer
 
             import transformers
+        except ImportError as exc:
+            why = (f"there is no usable ONNX copy of it in {self.cache_dir / 'onnx'}" if self.backend == "onnx"
+                   else "MEMSENSE_EMBED_BACKEND is torch")
+            raise MemsenseError(
+                f"cannot load the embedding model {self.model_path}: {why}, and {exc.name or 'torch'} is not installed "
+                "to run it; fix: pip install torch sentence-transformers (the CPU build of torch: README, "
+                "\"Installing with pip\"), or scripts/setup.sh in a clone") from None
+        try:
 
             from core.machine import usable_cpus
 
