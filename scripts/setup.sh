@@ -9,13 +9,14 @@ cd "$(dirname "$0")/.."
 QT_DEBS="libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 libglib2.0-0 \
 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-shape0 \
 libxcb-xinerama0 libxcb-randr0 libxcb-xfixes0 libxcb-xkb1 libx11-xcb1 fonts-dejavu-core"
-# --tests: xvfb for the screenshots, chromium because the tests open `memsense report`'s HTML in a
+# --tests: xvfb for the screenshots, desktop-file-utils for tests/test_packaging.py's check of the
+# launcher (desktop-file-validate), chromium because the tests open `memsense report`'s HTML in a
 # real browser engine (headless); node, npm, curl, git and python3 with requests because
 # tests/recall/test_memsense_service.py starts a real Memsense service from its source
 # (../shared/tools/memsense-service). node and npm are checked as commands: a node of another
 # source (NodeSource's bundles npm) is kept.
 if [ "${1:-}" = "--tests" ]; then
-  QT_DEBS="$QT_DEBS xvfb chromium curl git python3-requests"
+  QT_DEBS="$QT_DEBS xvfb chromium curl git python3-requests desktop-file-utils"
   command -v node >/dev/null || QT_DEBS="$QT_DEBS nodejs"
   command -v npm >/dev/null || QT_DEBS="$QT_DEBS npm"
 fi
@@ -59,14 +60,16 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 stamp=.venv/.memsense-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ] \
+   || [ constraints-torch-cpu.txt -nt "$stamp" ]; then
   echo "setup: installing Python packages at the versions of constraints.txt (torch CPU build, Qt, ...)"
   .venv/bin/pip install -q --upgrade pip >/dev/null
-  # The CPU build of torch first, so nothing pulls a CUDA build (gigabytes). Where the package
-  # index at hand has no CPU build, it comes from PyTorch's own CPU index.
-  if ! .venv/bin/pip install -q -c constraints.txt torch 2>/dev/null; then
+  # The CPU build of torch first (constraints-torch-cpu.txt), so nothing pulls a CUDA build
+  # (gigabytes). Where the package index at hand has no CPU build, it comes from PyTorch's own CPU index.
+  if ! .venv/bin/pip install -q -c constraints.txt -c constraints-torch-cpu.txt torch 2>/dev/null; then
     echo "setup: torch's CPU build is not on the package index; taking it from PyTorch's CPU index"
-    .venv/bin/pip install -q -c constraints.txt --extra-index-url https://download.pytorch.org/whl/cpu torch
+    .venv/bin/pip install -q -c constraints.txt -c constraints-torch-cpu.txt \
+      --extra-index-url https://download.pytorch.org/whl/cpu torch
   fi
   .venv/bin/pip install -q -c constraints.txt -e ".[test]"
   touch "$stamp"

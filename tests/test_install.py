@@ -64,11 +64,11 @@ def _run(argv: list[str], deadline: float, **kwargs) -> subprocess.CompletedProc
 
 
 def _torch_cpu_pin() -> str:
-    """The CPU build of torch that constraints.txt pins for Linux (the version the tests passed with)."""
-    for line in (ROOT / "constraints.txt").read_text().splitlines():
+    """The CPU build of torch that constraints-torch-cpu.txt pins for Linux (the version the tests passed with)."""
+    for line in (ROOT / "constraints-torch-cpu.txt").read_text().splitlines():
         if line.startswith("torch==") and "linux" in line:
             return line.split(";")[0].strip()
-    raise AssertionError("constraints.txt pins no torch for Linux")
+    raise AssertionError("constraints-torch-cpu.txt pins no torch for Linux")
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +77,27 @@ def wheel(tmp_path_factory) -> Path:
     _run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)], time.monotonic() + 600)
     (built,) = out.glob("memsense_gui-*.whl")
     return built
+
+
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sdist")
+    _run([sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(ROOT)], time.monotonic() + 600)
+    (built,) = out.glob("memsense_gui-*.tar.gz")
+    return built
+
+
+def test_the_sdist_ships_the_tested_versions(sdist):
+    import tarfile
+
+    names = {name.split("/", 1)[1] for name in tarfile.open(sdist).getnames() if "/" in name}
+    assert {"constraints.txt", "constraints-torch-cpu.txt", "README.md", "LICENSE", "pyproject.toml"} <= names
+
+
+def test_twine_check_passes(wheel, sdist):
+    """What the package index checks on upload: metadata, and a long description it can render."""
+    out = _run([sys.executable, "-m", "twine", "check", "--strict", str(wheel), str(sdist)], time.monotonic() + 120)
+    assert out.stdout.count("PASSED") == 2, out.stdout
 
 
 def test_the_wheel_holds_the_demo_icons_and_desktop_file(wheel):

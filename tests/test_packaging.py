@@ -63,3 +63,54 @@ def test_the_desktop_entry_starts_the_app_with_its_icon():
     assert re.fullmatch(r"[\w-]+", fields["Icon"]), "an icon name the icon theme resolves"
     assert (ROOT / "memsense_gui" / "icons" / "memsense.svg").is_file()
     assert fields["Categories"].endswith(";")
+
+
+def desktop_problems(entry: Path) -> list[str]:
+    """What `desktop-file-validate` (Debian's desktop-file-utils, which setup.sh --tests installs) says of `entry`."""
+    import os
+    import shutil
+    import subprocess
+
+    import pytest
+
+    if shutil.which("desktop-file-validate") is None and not os.environ.get("CI"):
+        pytest.skip("desktop-file-validate is not installed (scripts/setup.sh --tests installs desktop-file-utils)")
+    out = subprocess.run(["desktop-file-validate", str(entry)], capture_output=True, text=True, check=False)
+    return [line for line in (out.stdout + out.stderr).splitlines() if line.strip()] + (
+        [f"exit {out.returncode}"] if out.returncode else [])
+
+
+def test_the_desktop_entry_is_valid():
+    assert desktop_problems(ROOT / "memsense_gui" / "desktop" / "memsense-gui.desktop") == []
+
+
+def _pins(name: str) -> list[Requirement]:
+    return [Requirement(line) for line in (ROOT / name).read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_the_constraints_resolve_from_the_package_index_alone():
+    """Every pin an exact release, none with a local label (`+cpu` is on PyTorch's own index only):
+    `pip install -c constraints.txt memsense-gui` on 3.11-3.13 needs no other index."""
+    for req in _pins("constraints.txt"):
+        (spec,) = req.specifier
+        assert spec.operator == "==" and "+" not in spec.version, f"{req}: not an exact release of the package index"
+    (cpu,) = _pins("constraints-torch-cpu.txt")
+    locked = {r.name: r for r in _pins("constraints.txt")}
+    assert cpu.name == "torch" and str(next(iter(cpu.specifier)).version).split("+")[0] == \
+        str(next(iter(locked["torch"].specifier)).version)
+
+
+def test_the_test_extra_installs_on_each_supported_python():
+    """pgserver has no wheel for 3.13: the extra leaves it out there instead of failing to install."""
+    extra = [Requirement(line) for line in PROJECT["project"]["optional-dependencies"]["test"]]
+    (pgserver,) = [r for r in extra if r.name == "pgserver"]
+    assert pgserver.marker is not None
+    assert pgserver.marker.evaluate({"python_version": "3.11"}) and not pgserver.marker.evaluate({"python_version": "3.13"})
+
+
+def test_the_long_description_has_no_relative_links():
+    """The package index shows the long description alone: a relative link or image there is broken."""
+    readme = ROOT / PROJECT["project"]["readme"]
+    targets = re.findall(r"\]\(([^)\s]+)", readme.read_text()) + re.findall(r"(?:src|href)=\"([^\"]+)", readme.read_text())
+    relative = [t for t in targets if not t.startswith(("https://", "http://", "#", "mailto:"))]
+    assert not relative, f"{readme.name}: {relative}"
