@@ -3,7 +3,8 @@
 `python -m build` makes the wheel once; for each interpreter asked for and found a fresh venv
 gets the wheel and its dependencies through this machine's pip set-up, then runs
 `memsense --version`, `memsense ingest` of the packaged demo (found by `memsense demo`),
-`memsense search`, and `memsense-gui` offscreen until its first answer on the demo.
+`memsense search`, and `memsense-gui` offscreen until its first answer on the demo, each with a
+user's own top-level `core` package first on PYTHONPATH (memsense_gui/entry.py).
 
 Which Pythons: by default 3.13 alone, the newest supported and the path furthest from the test
 venv (which is 3.11 with the CPU torch, set up from the same ranges by scripts/setup.sh); a venv
@@ -180,7 +181,10 @@ def _name(requirement: str) -> str:
 
 def _use(venv: Path, home: Path, store: Path, deadline: float, env: dict) -> None:
     bin_ = venv / "bin"
-    env = {**env, "MEMSENSE_GUI_HOME": str(home)}
+    clash = home.parent / f"{home.name}-user-project"  # a user's own top-level `core` first on the path
+    (clash / "core").mkdir(parents=True)
+    (clash / "core" / "__init__.py").write_text("")
+    env = {**env, "MEMSENSE_GUI_HOME": str(home), "PYTHONPATH": str(clash)}
     version = _run([str(bin_ / "memsense"), "--version"], deadline, env=env, cwd=home.parent).stdout
     assert re.fullmatch(r"memsense \d+\.\d+\.\d+\S*\n", version), version
     demo = _run([str(bin_ / "memsense"), "demo"], deadline, env=env, cwd=home.parent).stdout.strip()
