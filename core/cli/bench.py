@@ -101,6 +101,16 @@ def parse_sizes(text: str) -> list[int]:
     return sizes
 
 
+def load_average() -> tuple[float, float, float] | None:
+    """The 1, 5 and 15-minute load averages, or None where the platform keeps none (Windows):
+    written as null, "not measured here", never as a made-up number."""
+    getloadavg = getattr(os, "getloadavg", None)
+    try:
+        return getloadavg() if getloadavg is not None else None
+    except OSError:  # a Unix without the figure
+        return None
+
+
 def main_scale(args: Any) -> Any:
     from core.cli.arguments import UsageError
     from core.cli.bench_scale import bench_size, print_row
@@ -108,14 +118,14 @@ def main_scale(args: Any) -> Any:
     sizes, users = parse_sizes(args.scale), int(getattr(args, "users", None) or 1)
     if users < 1:
         raise UsageError("--users must be at least 1")
-    rows, load_before = [], os.getloadavg()
+    rows, load_before = [], load_average()
     for n in sizes:
         rows.append(bench_size(n, users))
         if not getattr(args, "json", False):
             print_row(rows[-1])
     if getattr(args, "out", None):
         write_text_atomic(args.out, json.dumps({"machine": machine(), "when": time.strftime("%Y-%m-%d %H:%M:%S"),
-                                                "load_average_before_after": [load_before, os.getloadavg()],
+                                                "load_average_before_after": [load_before, load_average()],
                                                 "scale": rows}, indent=2) + "\n", what="benchmark output")
     return rows if getattr(args, "json", False) else None
 

@@ -47,8 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
                epilog="exit status: 0 success, 1 the command failed, 2 the command line is wrong")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
                    help="print the version and exit")
-    shtab.add_argument_to(p, ["--print-completion"], help="print a shell completion script for bash, zsh or tcsh, e.g. "
-                          "memsense --print-completion bash > ~/.local/share/bash-completion/completions/memsense")
+    shtab.add_argument_to(p, ["--print-completion"], help="print a shell completion script for "
+                          f"{', '.join(shtab.SUPPORTED_SHELLS)}, e.g. memsense --print-completion bash > "
+                          "~/.local/share/bash-completion/completions/memsense")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", help="what to do (COMMAND --help: its options)")
 
     def common(sp: argparse.ArgumentParser, store: bool = True, live: bool = False) -> None:

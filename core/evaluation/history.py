@@ -5,7 +5,7 @@ location, redacted of any password) and the model that embedded it, the question
 SHA-256 of its bytes, every config it ranked (under Memsense's names), a summary, and each
 named config's metric values question by question. The file is `<store>.history.sqlite` in
 the store folder's parent (a store URL keeps its history in the user's data folder, one file
-per URL); writing it never touches the store itself.
+per URL, under `core.machine.data_dir()`); writing it never touches the store itself.
 """
 from __future__ import annotations
 
@@ -83,9 +83,14 @@ def history_path(store: str | Path, data_dir: Path | None = None) -> Path:
     """Where the history of `store` is kept (module docstring)."""
     text = str(store)
     if "://" in text:
-        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-        base = data_dir or Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "memsense"
-        return base / "history" / f"{digest}.sqlite"
+        from core import machine
+
+        name = f"{hashlib.sha256(text.encode()).hexdigest()[:16]}.sqlite"
+        if data_dir is not None:
+            return data_dir / "history" / name
+        legacy = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "memsense" / "history" / name
+        current = machine.data_dir() / "history" / name  # $MEMSENSE_GUI_HOME, else the platform's data folder
+        return legacy if legacy.is_file() and not current.exists() else current  # one kept before this place
     path = Path(store).expanduser().resolve()
     return path.parent / f"{path.name}.history.sqlite"
 

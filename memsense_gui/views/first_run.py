@@ -1,8 +1,9 @@
 """The first-run screen: what is being prepared, how far it is, how long it has taken and how
 long the embedding has left.
 
-The first start has no demo store: building it loads the embedding model (exporting an ONNX
-copy of it into the cache folder first, once per model, which imports torch) and embeds every
+The first start has no demo store: building it loads the embedding model (its ONNX graph comes
+in the package memsense-minilm-onnx; with only the [models] extra it is exported into the cache
+folder first, once per model, which imports torch) and embeds every
 chunk of the demo conversations. The build's own progress reports drive the steps: "reading
 dataset", then nothing while the model loads or is exported, then "embedding" done/total,
 "storing" each user and "done"; every time shown is measured here, and the time left is the
@@ -24,18 +25,19 @@ TICK_MS = 500
 
 
 def model_prepared(cache_dir: Path | None = None, task: object = None) -> bool | None:
-    """Whether the default model's ONNX copy is in the cache already (None: cannot tell, e.g. the
+    """Whether the default model's ONNX graph is ready: installed (memsense-minilm-onnx, the default
+    install) or exported into the cache already (None: cannot tell, e.g. the
     model package is missing; the build then says why). Hashes the model once (memoised). A job
     of a task runner (`task`)."""
     try:
-        from core.recall.embedding.embedder import default_cache_dir, default_model_path, model_key
+        from core.recall.embedding.embedder import default_cache_dir, default_model_path, is_packaged, model_key
         from core.recall.embedding.onnx_model import paths
     except ImportError:
         return None
     try:
         cache = Path(cache_dir) if cache_dir else default_cache_dir()
         model = default_model_path()
-        return paths(cache, model_key(model, cache))[0].exists()
+        return is_packaged(model) or paths(cache, model_key(model, cache))[0].exists()  # a package: nothing to export
     except Exception:  # noqa: BLE001 - a question for a label; the build reports real failures
         return None
 

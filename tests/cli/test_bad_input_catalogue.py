@@ -757,7 +757,7 @@ def catalogue_env(tmp_path_factory, demo_store, model_cache) -> Env:
             path.write_bytes(content)
         else:
             path.write_text(content.replace("{qid}", qid), encoding="utf-8")
-    model = default_model_path()
+    model = default_model_path(torch=True)  # a sentence-transformers folder (the [models] extra)
     tuned = root / "tuned" / model.name  # a fine-tuned copy: same folder name, same file sizes
     shutil.copytree(model, tuned)
     weights = tuned / "model.safetensors"

@@ -30,3 +30,26 @@ def test_bench_scale_json_has_one_object_per_size(capsys):
 def test_bench_scale_rejects_bad_sizes(capsys):
     assert cli(["bench", "--scale", "1e4,x"]) == 2
     assert "give chunk counts separated by commas" in capsys.readouterr().err
+
+
+def test_bench_scale_runs_without_proc_or_a_load_average(monkeypatch, tmp_path, capsys):
+    """macOS has no /proc, Windows no os.getloadavg: the figures still come, the load average as null.
+    (psutil, which asks each platform its own way, still reads /proc here on Linux.)"""
+    import builtins
+    import os
+    import sys
+
+    real_open = builtins.open
+
+    def no_proc(file, *args, **kwargs):
+        if str(file).startswith("/proc") and not sys._getframe(1).f_globals.get("__name__", "").startswith("psutil"):
+            raise FileNotFoundError(2, "No such file or directory", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", no_proc)
+    monkeypatch.delattr(os, "getloadavg")
+    out = tmp_path / "bench.json"
+    assert cli(["bench", "--scale", "300", "--json", "--out", str(out)]) == 0, capsys.readouterr().err
+    figures = json.loads(out.read_text())
+    assert figures["load_average_before_after"] == [None, None]
+    assert figures["scale"][0]["rss_mb"] > 0

@@ -127,3 +127,39 @@ def test_the_demo_command_names_the_packaged_files():
     assert code == 0 and out.strip() == str(DEMO_DATASET)
     code, out, _, _ = run_cli(["demo", "--questions", "--json"])
     assert json.loads(out) == {"dataset": str(DEMO_DATASET), "questions": str(DEMO_DATASET.with_name("demo-questions.json"))}
+
+
+@pytest.mark.parametrize("before, after", [(["-q"], []), ([], ["-q"]), (["-v"], ["-v"]), (["--log-file", "{log}"], [])])
+def test_quiet_verbose_and_log_file_come_before_or_after_the_command(before, after, tmp_path, demo_store):
+    log = tmp_path / "cli.log"
+    argv = [a.replace("{log}", str(log)) for a in [*before, "users", "--store", str(demo_store), "--json", *after]]
+    args = build_parser().parse_args(argv)
+    assert args.quiet == ("-q" in argv) and args.verbose == argv.count("-v")
+    assert args.log_file == (str(log) if "--log-file" in argv else None)
+    code, out, err, tb = run_cli(argv)
+    assert (code, tb) == (0, None), err
+    assert "demo-ana" in json.loads(out)
+    if "--log-file" in argv:
+        assert log.is_file()
+
+
+def test_an_unknown_option_before_the_command_is_named():
+    code, _, err, _ = run_cli(["--bogus"])
+    assert code == 2 and err.startswith("memsense: error: unrecognized arguments: --bogus"), err
+    code, _, err, _ = run_cli(["-q", "--bogus=1", "users"])
+    assert code == 2 and "--bogus=1" in err, err
+
+
+def test_completion_help_names_every_shell_it_offers():
+    import shtab
+
+    (action,) = [a for a in build_parser()._actions if "--print-completion" in a.option_strings]
+    assert set(action.choices) == set(shtab.SUPPORTED_SHELLS)
+    assert all(shell in action.help for shell in action.choices), action.help
+
+
+@pytest.mark.parametrize("argv", [["-vv", "demo"], ["-qv", "demo"], ["--verb", "demo"], ["--log-file={log}", "demo"]])
+def test_options_before_the_command_are_read_as_argparse_reads_them(argv, tmp_path):
+    argv = [a.replace("{log}", str(tmp_path / "log")) for a in argv]
+    code, _, err, tb = run_cli(argv)
+    assert (code, tb) == (0, None), err

@@ -63,3 +63,19 @@ def test_history_of_a_url_keeps_no_password(tmp_path):
     from core.evaluation.history import store_label as _store_label
 
     assert _store_label("postgresql://u:secret@db.example:5432/memsense?password=x") == "postgresql://db.example:5432/memsense"
+
+
+def test_the_history_of_a_url_lives_in_the_apps_data_folder(tmp_path, monkeypatch):
+    """$MEMSENSE_GUI_HOME, else platformdirs' data folder (core.machine.data_dir), as every other file of the app."""
+    from core import machine
+
+    url = "http://qdrant.example:6333"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv(machine.HOME_ENV, str(tmp_path / "home"))
+    assert history_path(url).parent == tmp_path / "home" / "history"
+    monkeypatch.delenv(machine.HOME_ENV)
+    assert history_path(url).parent == machine.data_dir() / "history"
+    legacy = tmp_path / "xdg" / "memsense" / "history" / history_path(url).name
+    legacy.parent.mkdir(parents=True)
+    legacy.write_bytes(b"")
+    assert history_path(url) == legacy  # a history kept before still opens

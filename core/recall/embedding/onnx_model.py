@@ -160,6 +160,30 @@ def _checked(model: OnnxModel, expected: np.ndarray) -> OnnxModel:
     return model
 
 
+PACKAGED_GRAPH = "model.onnx"
+"""A packaged model's fused graph (memsense-minilm-onnx), beside its tokenizer.json and `PACKAGED_META`."""
+PACKAGED_META = "memsense-onnx.json"
+"""A packaged model's metadata: its key, tokenizer settings and probe vectors (`export`'s sidecar)."""
+
+
+def load_packaged(folder: Path, key: str) -> OnnxModel:
+    """The fused graph a model package ships (memsense-minilm-onnx), refused (`Unusable`) unless it
+    still gives the probe vectors its metadata holds: another model's graph or a damaged file is
+    never used."""
+    try:
+        meta = json.loads((Path(folder) / PACKAGED_META).read_text(encoding="utf-8"))
+        expected = np.array(meta["vectors"], dtype=np.float32)
+        ok = meta["format"] == FORMAT and meta["model_key"] == key and expected.shape == (len(PROBES), meta["dim"])
+    except (OSError, ValueError, KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise Unusable(f"its {PACKAGED_META} is damaged or of another format (this app reads format {FORMAT})")
+    model = OnnxModel(Path(folder) / PACKAGED_GRAPH, Path(folder), meta)
+    if not np.all(np.abs(model.encode(PROBES) - expected) <= TOLERANCE):
+        raise Unusable(f"its graph {PACKAGED_GRAPH} does not give the model's probe vectors (damaged or another model's)")
+    return model
+
+
 def load(model_dir: Path, cache_dir: Path, key: str) -> OnnxModel:
     """The checked ONNX copy of the model `key`, fused where it can be; `Unusable` says why not."""
     onnx_file, meta_file = paths(cache_dir, key)
