@@ -10,6 +10,7 @@ and whose order changed, the memories that entered or left most often, the queri
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -164,8 +165,12 @@ def impact(recall: Recall, queries: Sequence[Query], cfg_a: Config, cfg_b: Confi
 def read_queries(path: str, default_user: str | None = None, text: str | None = None) -> list[Query]:
     """Queries with their users, one a line: `user<TAB>query`, or JSON Lines with `user` and
     `query` keys (as exported from a live Memsense's logs), or a bare query when
-    `default_user` is given. Blank lines and lines starting with # are skipped."""
+    `default_user` is given. Blank lines and lines starting with # are skipped. A question set (LoCoMo
+    JSON, the project's question files, LongMemEval) gives its questions as the queries, judged or not
+    (`question_set_queries`)."""
     body = read_text(path, "query file") if text is None else text
+    if _question_set(body):
+        return question_set_queries(path)
     out = []
     for n, line in enumerate(body.splitlines(), start=1):
         line = line.strip()
@@ -185,6 +190,29 @@ def read_queries(path: str, default_user: str | None = None, text: str | None = 
     if not out:
         raise MemsenseError(f"{path}: no queries (one a line: USER<TAB>QUERY, or JSON Lines with user and query)")
     return out
+
+
+def _question_set(body: str) -> bool:
+    """A whole JSON document that is no single JSON Lines query: a question set."""
+    head = body.lstrip()[:1]
+    if head not in ("[", "{"):
+        return False
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return False  # JSON Lines, or broken: the line reader says which line
+    return isinstance(data, list) or (isinstance(data, dict) and "query" not in data)
+
+
+def question_set_queries(path: str | Path) -> list[Query]:
+    """Every question of a question set, as the query of its user (the store's own questions as real
+    queries, used unjudged)."""
+    from core.evaluation.judged import load_question_set
+
+    questions = load_question_set(path)
+    if not questions:
+        raise MemsenseError(f"{path}: a question set with no questions")
+    return [Query(q.user_id, q.text) for q in questions]
 
 
 def _json_query(path: str, n: int, line: str) -> Query:

@@ -66,7 +66,7 @@ class HistoryView(QWidget):
         self.runs_model = RunsModel(self)
         self.runs_table = make_table(self.runs_model, sortable=True)  # the settings' names stretch, last
         self.runs_table.setObjectName("history-runs")
-        fit_columns(self.runs_table, {RUN: 3, NAME: 10, KIND: 5, TIME: 15, DATASET: 13, METRIC: 18})
+        fit_columns(self.runs_table, {RUN: 3, NAME: 10, KIND: 5, TIME: 15, DATASET: 12, METRIC: 16})
         self.runs_table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.runs_table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
         self.config_a = QComboBox()
@@ -87,11 +87,13 @@ class HistoryView(QWidget):
         self.note_button = QPushButton("Note…")
         self.note_button.setToolTip("Keep a note with the selected run")
         self.note_button.clicked.connect(lambda _checked=False: self.ask_name("note"))
-        actions = QHBoxLayout()
-        for widget in (QLabel("Config A"), self.config_a, QLabel("B"), self.config_b, self.reopen_button,
-                       self.name_button, self.note_button):
+        actions, buttons = QHBoxLayout(), QHBoxLayout()
+        for widget in (QLabel("Config A"), self.config_a, QLabel("B"), self.config_b):
             actions.addWidget(widget)
-        actions.addStretch(1)
+        for widget in (self.reopen_button, self.name_button, self.note_button):
+            buttons.addWidget(widget)
+        for row in (actions, buttons):
+            row.addStretch(1)
         self.note = QLabel(CHOOSE_RUNS)
         self.note.setObjectName("history-note")
         self.note.setWordWrap(True)
@@ -104,6 +106,7 @@ class HistoryView(QWidget):
         lbox = QVBoxLayout(left)
         lbox.setContentsMargins(0, 0, 0, 0)
         lbox.addLayout(actions)
+        lbox.addLayout(buttons)
         lbox.addWidget(self.runs_table, 1)
         split.addWidget(left)
         pair = QWidget()

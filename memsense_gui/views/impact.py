@@ -77,6 +77,10 @@ class ImpactView(QWidget):
         self.file_button.setToolTip("A text file of real queries: USER<TAB>QUERY a line, or JSON Lines with "
                                     "\"user\" and \"query\" (as exported from a live Memsense's logs)")
         self.file_button.clicked.connect(self._ask_file)
+        self.set_button = QPushButton("Store's questions")
+        self.set_button.setObjectName("impact-question-set")
+        self.set_button.setToolTip("The question set of the open store, each question as a real query (unjudged)")
+        self.set_button.clicked.connect(lambda _checked=False: self.use_question_set())
         self.a_choice = ConfigChoice(self.ctx, "baseline")
         self.a_choice.setObjectName("impact-a")
         self.b_choice = ConfigChoice(self.ctx, "current")
@@ -93,6 +97,7 @@ class ImpactView(QWidget):
         self.cancel_button.clicked.connect(self.slot.cancel)
         top = QHBoxLayout()  # the query file on a row of its own: beside the choices, its name pushed
         top.addWidget(self.file_button)  # Cancel off a 1280×720 window's Impact dock
+        top.addWidget(self.set_button)
         top.addWidget(self.file_label, 1)
         choices = QHBoxLayout()
         for widget in (QLabel("A"), self.a_choice, QLabel("B"), self.b_choice, QLabel("k"), self.k_spin,
@@ -129,6 +134,15 @@ class ImpactView(QWidget):
                                               "Queries (*.tsv *.txt *.jsonl *.json);;All files (*)")
         if path:
             self.set_queries(path)
+
+    def use_question_set(self) -> bool:
+        """The open store's question set as the queries (`QuestionSets.path`)."""
+        path = self.ctx.question_sets.path
+        if path is None:
+            self.ctx.report_error(MemsenseError("the open store has no question set: choose one (Questions…) or a "
+                                                "query file"), "Impact")
+            return False
+        return self.set_queries(path)
 
     def set_queries(self, path: str | Path) -> bool:
         """Read a query file (a bad one is reported, the previous one kept)."""

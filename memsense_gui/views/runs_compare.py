@@ -119,7 +119,7 @@ class RunsComparison(QWidget):
         self.sides_model = SidesModel(self)
         self.sides_table = make_table(self.sides_model, sortable=False)
         self.sides_table.setObjectName("runs-sides")
-        fit_columns(self.sides_table, {0: 16, 1: 6, 2: 12, 3: 8, 4: 5, 5: 5})
+        fit_columns(self.sides_table, {0: 14, 1: 5, 2: 11, 3: 7, 4: 4, 5: 4})
         self.matrix_model = MatrixModel(self)
         self.matrix_table = make_table(self.matrix_model, sortable=True)
         self.matrix_table.setObjectName("runs-matrix")
@@ -139,7 +139,7 @@ class RunsComparison(QWidget):
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.sides_table)
         split.addWidget(self.matrix_table)
-        split.setSizes([200, 400])
+        split.setSizes([300, 300])  # in proportion: every run's figures in sight above the matrix
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row1)

@@ -101,3 +101,15 @@ def test_impact_cli_equals_two_search_runs(capsys, tmp_path, demo_store, model_c
     totals = report["totals"]
     assert totals["mean_rbo"] == pytest.approx(sum(r["rbo"] for r in report["per_query"]) / len(QUERIES))
     assert totals["changed_order"] == sum(r["a"] != r["b"] for r in report["per_query"]) / len(QUERIES)
+
+
+def test_a_question_set_gives_its_questions_as_the_queries(tmp_path):
+    from core.evaluation.impact import read_queries
+    from core.evaluation.judged import load_question_set
+    from core.recall.engine import DEMO_QUESTIONS
+
+    queries = read_queries(str(DEMO_QUESTIONS))
+    assert [(q.user_id, q.text) for q in queries] == [(q.user_id, q.text) for q in load_question_set(DEMO_QUESTIONS)]
+    one = tmp_path / "one.jsonl"
+    one.write_text('{"user": "u", "query": "hello there"}\n', encoding="utf-8")
+    assert [(q.user_id, q.text) for q in read_queries(str(one))] == [("u", "hello there")]  # still JSON Lines

@@ -321,3 +321,14 @@ def test_five_runs_compared_in_the_runs_view_as_the_cli_and_a_question_opened_wi
         assert window.ctx.session.config == kept.run(ids[1]).config("bm25_only")
     out_csv = panel.export("csv", tmp_path / "five.csv")
     assert out_csv is not None and out_csv.read_text() == shown.to_csv()
+
+
+def test_impact_runs_on_the_store_s_question_set(qtbot, evaluation_window):
+    from core.evaluation.judged import load_question_set
+
+    window, evaluation = evaluation_window("judged")
+    view = install_runs(window, evaluation).impact
+    assert view.use_question_set()
+    path = window.ctx.question_sets.path
+    assert [(q.user_id, q.text) for q in view.queries] == [(q.user_id, q.text) for q in load_question_set(path)]
+    assert view.file_label.text().startswith(f"{path.name}: {len(view.queries)} queries")
