@@ -237,6 +237,8 @@ class AppMachine(RuleBasedStateMachine):
         preferred = str(self.w.ctx.settings.value("query/user", ""))
         self.user = preferred if preferred in self.users else self.users[0]
         self.query, self.pins_of, self.evaluated = None, {}, None
+        self.qfile = _store_set(self.qfile, folder, self.users)  # question sets belong to stores
+        assert self.view.source.path == self.qfile
         self.step()
 
     def monkey(self, owner, name, value) -> None:
@@ -309,7 +311,7 @@ class AppMachine(RuleBasedStateMachine):
         self.monkey(QFileDialog, "getOpenFileName", lambda *a, **k: (path, ""))
         self.w.cases_panel.choose.click()
         self.settle()
-        if name == "malformed":
+        if name == "malformed" or not _about(Path(path), self.users):  # about none of this store's users: refused
             self.step(errors=1)
             return
         self.qfile, self.evaluated = Path(path), None  # chosen again too: the file is read afresh
@@ -419,7 +421,7 @@ class AppMachine(RuleBasedStateMachine):
 
     def _check_cases(self):
         panel = self.w.cases_panel
-        questions = [q for q in load_question_set(self.qfile) if q.user_id in self.users]
+        questions = [q for q in load_question_set(self.qfile) if q.user_id in self.users] if self.qfile else []
         if not questions:
             assert panel.model.rowCount() == 0
             return
@@ -428,6 +430,28 @@ class AppMachine(RuleBasedStateMachine):
         passed = {o.question_id: o.metrics[f"recall_all@{self.cfg.top_k}"] >= PASS_AT for o in fresh.outcomes}
         for r in range(panel.model.rowCount()):
             assert panel.model.passed(r) == passed[panel.model.question(r).question_id]
+
+
+def _about(path: Path, users) -> bool:
+    """Whether a question file asks about any of these users."""
+    return bool({q.user_id for q in load_question_set(path) if q.gold_sessions} & set(users))
+
+
+def _store_set(current: Path | None, location: str, users) -> Path | None:
+    """The question set a store opens with: the chosen one when it is one the store remembers, else the
+    newest the store remembers, else the chosen one when it asks about the store's users, else the demo's
+    when it does (SPEC of issue 35, item 2)."""
+    from core.evaluation.store_questions import attached
+    from core.recall.engine import DEMO_QUESTIONS
+
+    own = [p for p in attached(location) if _about(p, users)]
+    if current is not None and current.resolve() in [p.resolve() for p in own]:
+        return current
+    if own:
+        return own[0]
+    if current is not None and _about(current, users):
+        return current
+    return DEMO_QUESTIONS if _about(DEMO_QUESTIONS, users) else None
 
 
 def _action(window, text: str):
