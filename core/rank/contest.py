@@ -18,7 +18,7 @@ from core.rank import mmr
 from core.recall.pool import RecallPool
 
 
-class Ranking(Protocol):
+class ContestSource(Protocol):
     """What the contest reads of a re-rank (`core.rank.ranking.Ranking` has it)."""
 
     @property
@@ -49,7 +49,7 @@ class Bout(NamedTuple):
         return None if self.score is None else self.winner_score - self.score
 
 
-def redundancy_to_picks(ranking: Ranking, row_pos: int) -> np.ndarray:
+def redundancy_to_picks(ranking: ContestSource, row_pos: int) -> np.ndarray:
     """`redundancy(row, pick)` against each pick, in pick order (§5: max of cosine and
     tag_weight · tag Jaccard)."""
     order = list(ranking.selection.order)
@@ -60,7 +60,7 @@ def redundancy_to_picks(ranking: Ranking, row_pos: int) -> np.ndarray:
     return red[1:]
 
 
-def contest(ranking: Ranking, row_pos: int) -> tuple[Bout, ...]:
+def contest(ranking: ContestSource, row_pos: int) -> tuple[Bout, ...]:
     """Every pick the re-ranked row `row_pos` lost, with both sides' scores (empty if picked)."""
     sel = ranking.selection
     if row_pos in sel.order:
@@ -87,11 +87,11 @@ def contest(ranking: Ranking, row_pos: int) -> tuple[Bout, ...]:
     return tuple(bouts)
 
 
-def _id(ranking: Ranking, row_pos: int) -> str:
+def _id(ranking: ContestSource, row_pos: int) -> str:
     return ranking.pool.chunks[ranking.rows[row_pos].index].memory_id
 
 
-def describe(ranking: Ranking, row_pos: int) -> str:
+def describe(ranking: ContestSource, row_pos: int) -> str:
     """Why a re-ranked, non-duplicate row was not picked, in words that restate the numbers."""
     bouts = contest(ranking, row_pos)
     cfg = ranking.config

@@ -26,7 +26,7 @@ class Fate:
     supports_session: str | None = None
 
 
-class Ranking(contest.Ranking, Protocol):
+class WhyNotSource(contest.ContestSource, Protocol):
     """What "why not" reads of a re-rank: what the contest reads, and the fused scores
     (`core.rank.ranking.Ranking` has it all)."""
 
@@ -44,11 +44,11 @@ class Ranking(contest.Ranking, Protocol):
     def candidate_rank(self) -> Mapping[int, int]: ...
 
 
-def _hits(ranking: Ranking, i: int, mask: np.ndarray) -> str:
+def _hits(ranking: WhyNotSource, i: int, mask: np.ndarray) -> str:
     return ", ".join(f"{ROUTES[j]} #{int(ranking.pool.ranks[i, j])}" for j in np.flatnonzero(mask))
 
 
-def reads_deepest(ranking: Ranking, memory_id: str) -> bool:
+def reads_deepest(ranking: WhyNotSource, memory_id: str) -> bool:
     """Whether `fate_of` reads the deepest pool it is given for this chunk (the caller gets it
     with `core.recall.pool.deepest`, which may have to rank route lists first): no counted route
     found it within route_limit."""
@@ -58,7 +58,7 @@ def reads_deepest(ranking: Ranking, memory_id: str) -> bool:
     return i not in ranking.row_of_index and i not in ranking.drop_reasons and not ranking.live[i].any()
 
 
-def fate_of(ranking: Ranking, memory_id: str, deepest: RecallPool | None = None) -> Fate:
+def fate_of(ranking: WhyNotSource, memory_id: str, deepest: RecallPool | None = None) -> Fate:
     """Why this chunk is, or is not, in the results. A chunk no counted route found within
     route_limit is looked up in `deepest` (this query's deepest pool, as the caller has it;
     None: the ranking's own pool), so the answer can tell "ranked below route_limit" from
@@ -100,7 +100,7 @@ def _unlisted(deep: RecallPool, cfg: Config, memory_id: str) -> Fate:
     return Fate(memory_id, "beyond_route_limit", f"ranked only below route_limit {cfg.route_limit}: {hits}")
 
 
-def _row_fate(ranking: Ranking, memory_id: str, row_pos: int) -> Fate:
+def _row_fate(ranking: WhyNotSource, memory_id: str, row_pos: int) -> Fate:
     sel = ranking.selection
     cfg = ranking.config
     row = ranking.rows[row_pos]

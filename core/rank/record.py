@@ -19,7 +19,7 @@ from core.rank.mmr import Selection
 from core.records import ROUTES
 
 
-class Ranking(Protocol):
+class RecordSource(Protocol):
     """What a record reads of a re-rank (`core.rank.ranking.Ranking` has it all)."""
 
     @property
@@ -62,8 +62,8 @@ FateOf = Callable[[Any, str], Fate]
 """How a record reads a chunk's fate: `(ranking, memory_id) -> Fate`."""
 
 
-def ranking_fate(ranking: Ranking, memory_id: str) -> Fate:
-    """The ranking's own "why not" (`Ranking.fate`)."""
+def ranking_fate(ranking: RecordSource, memory_id: str) -> Fate:
+    """The ranking's own "why not" (`core.rank.ranking.Ranking.fate`)."""
     return ranking.fate(memory_id)
 
 
@@ -127,14 +127,14 @@ class CandidateRecord:
         return out
 
 
-def route_hits(ranking: Ranking, index: int) -> dict[str, RouteHit]:
+def route_hits(ranking: RecordSource, index: int) -> dict[str, RouteHit]:
     """Rank, raw score and RRF share of one pool row in every route that found it."""
     ranks, raw = ranking.pool.ranks[index].tolist(), ranking.pool.scores[index].tolist()
     share, live = ranking.contributions[index].tolist(), ranking.live[index].tolist()
     return {route: RouteHit(ranks[j], raw[j], share[j], live[j]) for j, route in enumerate(ROUTES) if ranks[j]}
 
 
-def pool_order(ranking: Ranking) -> list[int]:
+def pool_order(ranking: RecordSource) -> list[int]:
     """The pool rows the Candidate pool lists: the candidate pool in pool order, then the session
     rows fetched for their turns' support that were not in the pool themselves."""
     pooled = [int(i) for i in ranking.candidates]
@@ -142,7 +142,7 @@ def pool_order(ranking: Ranking) -> list[int]:
     return pooled + [r.index for r in ranking.rows if r.index not in seen]
 
 
-def candidate_record(ranking: Ranking, memory_id: str, fate_of: FateOf = ranking_fate) -> CandidateRecord:
+def candidate_record(ranking: RecordSource, memory_id: str, fate_of: FateOf = ranking_fate) -> CandidateRecord:
     """The record of any chunk of the user for this ranking; its fate read by `fate_of` (the
     app passes one that never deepens a pool on the UI thread)."""
     fate = fate_of(ranking, memory_id)
@@ -154,7 +154,7 @@ def candidate_record(ranking: Ranking, memory_id: str, fate_of: FateOf = ranking
     return CandidateRecord(**base)
 
 
-def scores_of(ranking: Ranking, i: int) -> dict[str, Any]:
+def scores_of(ranking: RecordSource, i: int) -> dict[str, Any]:
     """The record's terms but the fate for pool row i, by key (Memsense's result fields, §6,
     read these without working out the fate)."""
     pos = ranking.row_of_index.get(i)
@@ -170,7 +170,7 @@ _NOTHING: dict[str, Any] = dict.fromkeys(_FIELDS) | {
 """Every term of a chunk no step reached: empty, or no routes and not a fallback fill."""
 
 
-def _pool_terms(ranking: Ranking, i: int, routes: bool) -> dict[str, Any]:
+def _pool_terms(ranking: RecordSource, i: int, routes: bool) -> dict[str, Any]:
     """What the pool says of row i: its place, own fused score, memory score and (`routes`: a
     row not re-ranked, whose routes no row names) the routes that counted."""
     chunk = ranking.pool.chunks[i]
@@ -183,7 +183,7 @@ def _pool_terms(ranking: Ranking, i: int, routes: bool) -> dict[str, Any]:
     return out
 
 
-def _row_terms(ranking: Ranking, pos: int) -> dict[str, Any]:
+def _row_terms(ranking: RecordSource, pos: int) -> dict[str, Any]:
     """What the re-rank and MMR say of re-ranked row `pos`."""
     row = ranking.rows[pos]
     sel = ranking.selection
@@ -207,5 +207,5 @@ def _row_terms(ranking: Ranking, pos: int) -> dict[str, Any]:
     return out
 
 
-def _row_id(ranking: Ranking, row: int | None) -> str | None:
+def _row_id(ranking: RecordSource, row: int | None) -> str | None:
     return None if row is None else ranking.pool.chunks[ranking.rows[row].index].memory_id
