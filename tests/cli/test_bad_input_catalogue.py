@@ -721,6 +721,243 @@ CASES += [
 ]
 
 
+# ---------------------------------------------------------------- issue 39, class 1: the run history
+# `STORE.history.sqlite` damaged, of another shape, read-only, locked or on a full disk. `history` says so in
+# one line; a run (eval, diagnose, fix, tune) prints its results and says in one warning line it was not kept.
+# Either way the history file's bytes are as they were.
+
+HSTORE = ("--store", "{work}/store", "--cache", "{cache}")
+
+
+def _history_run(db: sqlite3.Connection, n: int = 1) -> None:
+    from core.config import Config, to_dict
+
+    results = {"memsense": {f"demo-ana:q{i}": {"recall_all@4": 1.0, "mrr": 0.5} for i in range(40)}}
+    for _ in range(n):
+        db.execute("INSERT INTO runs (kind, time, store, model, dataset, dataset_sha256, configs, summary, results) "
+                   "VALUES ('eval', 1.7e9, 's', 'm', 'd.json', 'x', ?, '{}', ?)",
+                   (json.dumps({"memsense": to_dict(Config())}), json.dumps(results)))
+
+
+def _harm_history(path: Path, harm: str) -> None:
+    """A history beside a store copy, harmed as `harm` says."""
+    from core.evaluation.history import SCHEMA
+
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute(SCHEMA)
+        _history_run(db, 12)
+    data = path.read_bytes()
+    sql = {"table-dropped": "DROP TABLE runs",
+           "column-renamed": "ALTER TABLE runs RENAME COLUMN time TO at",
+           "newer-column": "ALTER TABLE runs ADD COLUMN tenant TEXT NOT NULL DEFAULT 'x'",
+           "newer-column-required": "ALTER TABLE runs ADD COLUMN tenant TEXT NOT NULL DEFAULT 'x'",
+           "bad-json": "UPDATE runs SET configs = '{\"memsense\": {' WHERE id = 3",
+           "other-shape": "UPDATE runs SET results = '[1, 2, 3]' WHERE id = 3",
+           "nested-json": "UPDATE runs SET summary = '" + "[" * 100_000 + "]" * 100_000 + "' WHERE id = 3",
+           "textual-time": "UPDATE runs SET time = 'yesterday' WHERE id = 3",
+           "huge-time": "UPDATE runs SET time = 1e300 WHERE id = 3"}.get(harm)
+    if sql is not None:
+        with contextlib.closing(sqlite3.connect(path)) as db, db:
+            db.execute(sql)
+            if harm == "newer-column-required":  # a newer version's required column: an old INSERT cannot fill it
+                db.execute("CREATE TRIGGER needs_tenant BEFORE INSERT ON runs WHEN NEW.tenant = 'x' "
+                           "BEGIN SELECT RAISE(ABORT, 'NOT NULL constraint failed: runs.tenant'); END")
+    elif harm == "truncated":
+        path.write_bytes(data[:4096 + 100])  # the header page and a bit: the pages of the runs are gone
+    elif harm == "zeroed":
+        path.write_bytes(b"\0" * len(data))
+    elif harm == "random":
+        path.write_bytes(np.random.default_rng(39).bytes(len(data)))
+    elif harm != "healthy":
+        raise AssertionError(harm)
+
+
+def _history(harm: str, hold: str | None = None):
+    """Setup: a store copy in the work folder with a harmed history beside it; `hold`: another
+    process holds the history ("write": a write transaction, "exclusive": not even a reader gets
+    in) for longer than a command waits; "read-only" or "full": the file cannot be written or grow.
+    After the run, the history's bytes are checked unchanged."""
+
+    def setup(env: Env, stack: contextlib.ExitStack, mp) -> None:
+        from core.evaluation import history
+
+        shutil.copytree(env.store, env.work / "store")
+        path = env.work / "store.history.sqlite"
+        _harm_history(path, harm)
+        mp.setattr(history, "LOCK_WAIT_S", 0.2)
+        if hold in ("write", "exclusive"):
+            other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            other.execute("BEGIN IMMEDIATE" if hold == "write" else "BEGIN EXCLUSIVE")
+            stack.callback(other.close)
+            stack.callback(other.execute, "ROLLBACK")
+        elif hold in ("read-only", "full"):
+            _confine_history(mp, hold)
+        before = path.read_bytes()
+        stack.callback(lambda: _assert(path.read_bytes() == before, "the run history's bytes changed"))
+
+    return setup
+
+
+def _confine_history(mp, hold: str) -> None:
+    """The history opened read-only (as root, a read-only file is writable: SQLite's own read-only
+    mode stands in), or capped at its size (SQLite's "database or disk is full")."""
+    from core.evaluation import history
+
+    original = history.History.__init__
+
+    def init(self, path, create=True):
+        original(self, path, create)
+        if hold == "read-only":
+            self.db.close()
+            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        else:
+            self.db.execute(f"PRAGMA max_page_count = {self.db.execute('PRAGMA page_count').fetchone()[0]}")
+
+    mp.setattr(history.History, "__init__", init)
+
+
+HISTORY = ("history", "--store", "{work}/store")
+CASES += [
+    *[C(f"i39-history-{harm}", HISTORY, expect, setup=_history(harm)) for harm, expect in [
+        ("truncated", "is damaged (database disk image is malformed); move the file aside"),
+        ("zeroed", "is damaged"),
+        ("random", "is damaged (file is not a database)"),
+        ("table-dropped", "is damaged (no such table: runs)"),
+        ("column-renamed", "has another shape (no such column: time): written by another version"),
+        ("bad-json", "run 3 in the run history"),
+        ("other-shape", "run 3 in the run history"),
+        ("nested-json", "run 3 in the run history"),
+        ("textual-time", "its time 'yesterday' is not a number"),
+        ("huge-time", "run 3 in the run history"),
+    ]],
+    C("i39-history-locked", HISTORY, "is in use by another process", setup=_history("healthy", "exclusive")),
+    C("i39-history-compare-id-too-long", (*HISTORY, "--compare", "1", "99999999999999999999"),
+      "no run 99999999999999999999", setup=_history("healthy")),
+    C("i39-history-compare-negative-id-too-long", (*HISTORY, "--compare", "-99999999999999999999", "1"),
+      "no run -99999999999999999999", setup=_history("healthy")),
+    C("i39-history-compare-and-export", (*HISTORY, "--compare", "1", "2", "--export", "1", "--out", "{work}/r.toml"),
+      "one at a time", setup=_history("healthy"), usage=True),
+    C("i39-history-out-without-export", (*HISTORY, "--out", "{work}/r.toml"), "--out goes with --export",
+      setup=_history("healthy"), usage=True),
+]
+
+
+# ---------------------------------------------------------------- issue 39, class 4: outputs
+# `-` is standard output where the output is the command's only one (tests below); where it would mix with the
+# command's own report it is refused with a line saying how to print. A folder named through a link, a missing
+# one or one that cannot be written: one line, nothing written anywhere.
+
+def _unwritable_folder(env: Env, stack, mp) -> None:
+    """Every new file in a folder is refused (as root, a read-only folder is writable: this stands in)."""
+    import errno
+    import tempfile
+
+    from core import atomic
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    mp.setattr(atomic.tempfile, "mkstemp", refuse)
+    stack.callback(lambda: _assert(atomic.tempfile is tempfile, "tempfile replaced"))
+
+
+REPORT = ("report", "{demoq}", *S, "--a", "memsense", "--b", "bm25_only", "--quiet")
+CASES += [
+    C("i39-tune-export-stdout", (*TUNE, "--export", "-"), "would mix the file with this command's report", usage=True),
+    C("i39-bench-out-stdout", ("bench", "--quick", "--out", "-"), "use --json instead", usage=True),
+    C("i39-judge-qrels-stdout-and-json", ("judge", "qrels", "{demoq}", "--out", "-", "--json"), "--json prints too",
+      usage=True),
+    C("i39-history-export-stdout-and-json", (*HISTORY, "--export", "1", "--out", "-", "--json"), "--json prints too",
+      setup=_history("healthy"), usage=True),
+    C("i39-export-memsense-linked-folder", ("export-memsense", "--out", "{work}/dirlink/x.json"),
+      "/dirlink is a symbolic link; links are never written through", setup=_special_left_alone("dirlink")),
+    C("i39-judge-qrels-linked-folder", ("judge", "qrels", "{demoq}", "--out", "{work}/dirlink/gold.qrels"),
+      "is a symbolic link", setup=_special_left_alone("dirlink")),
+    C("i39-report-linked-folder", (*REPORT, "--out", "{work}/dirlink/r.html"), "is a symbolic link",
+      setup=_special_left_alone("dirlink")),
+    C("i39-report-missing-folder", (*REPORT, "--out", "{work}/made/r.html"), "does not exist"),
+    C("i39-report-unwritable-folder", (*REPORT, "--out", "{work}/r.html"),
+      "/r.html: permission denied; pick another folder", setup=_unwritable_folder, may_embed=True),
+    C("i39-export-memsense-unwritable-folder", ("export-memsense", "--out", "{work}/x.json"),
+      "/x.json: permission denied; pick another folder", setup=_unwritable_folder),
+]
+
+RUNS = {
+    "eval": ("eval", "{demoq}", *HSTORE, "--preset", "memsense", "--quiet"),
+    "diagnose": ("diagnose", "{demoq}", *HSTORE, "--quiet"),
+    "fix": ("fix", "{demoq}", *HSTORE, "--cases", "demo-ana:q0", "--trials", "3", "--quiet"),
+    "tune": ("tune", "{demoq}", *HSTORE, "--train", "demo-ana", "--trials", "3", "--sensitivity-points", "0",
+             "--jobs", "1", "--quiet"),
+}
+NOT_KEPT = [
+    ("eval", "truncated", None, "is damaged"),
+    ("eval", "zeroed", None, "is damaged"),
+    ("eval", "random", None, "is damaged (file is not a database)"),
+    ("eval", "column-renamed", None, "has another shape"),
+    ("eval", "newer-column-required", None, "has another shape"),
+    ("eval", "healthy", "write", "is in use by another process"),
+    ("eval", "healthy", "read-only", "cannot be written"),
+    ("eval", "healthy", "full", "is full; free disk space"),
+    ("diagnose", "healthy", "write", "is in use by another process"),
+    ("diagnose", "random", None, "is damaged"),
+    ("fix", "healthy", "write", "is in use by another process"),
+    ("fix", "column-renamed", None, "has another shape"),
+    ("tune", "healthy", "write", "is in use by another process"),
+    ("tune", "truncated", None, "is damaged"),
+]
+
+
+@pytest.mark.parametrize("command,harm,hold,expect", NOT_KEPT, ids=[f"{c}-{h}-{o or 'alone'}" for c, h, o, _ in NOT_KEPT])
+def test_a_history_that_cannot_be_written_never_blocks_a_run(command, harm, hold, expect, case_env, reference,
+                                                              monkeypatch):
+    TALLY["cases"] += 1
+    with contextlib.ExitStack() as stack, monkeypatch.context() as mp:
+        _history(harm, hold)(case_env, stack, mp)
+        code, out, err, tb = run_cli([_expand(a, case_env) for a in RUNS[command]])
+    TALLY["tracebacks"] += tb is not None or "Traceback" in err
+    assert tb is None, tb
+    assert code == 0 and out.strip(), f"exit {code}; stderr {err!r}"  # the results stand
+    lines = [line for line in err.splitlines() if line.strip() and not PROGRESS.match(line)]
+    assert len(lines) == 1 and lines[0].startswith("memsense: warning: this run was not kept in the history: "), err
+    assert expect in lines[0], lines[0]
+    assert "move" not in lines[0] or harm != "healthy", "a healthy history is never to be moved aside"
+    assert digest(case_env.store) == reference[1]
+
+
+def test_a_newer_versions_extra_column_is_read_and_kept(case_env):
+    """A column a newer version added (with a default) is no harm: runs list, and a run is kept."""
+    with contextlib.ExitStack() as stack, pytest.MonkeyPatch.context() as mp:
+        _history("newer-column")(case_env, stack, mp)
+        stack.pop_all()  # the run is kept: the file grows
+        code, out, err, tb = run_cli([_expand(a, case_env) for a in HISTORY])
+        assert (code, tb, err) == (0, None, "") and out.count("eval") == 12
+        code, out, err, tb = run_cli([_expand(a, case_env) for a in RUNS["eval"]])
+        assert (code, tb, err) == (0, None, ""), err
+        assert run_cli([_expand(a, case_env) for a in HISTORY])[1].count("eval") == 13
+
+
+
+def test_a_dash_output_is_printed_and_no_file_named_dash_is_written(case_env):
+    env = case_env
+    code, out, err, tb = run_cli(["export-memsense", "--preset", "memsense", "--out", "-"])
+    assert (code, tb, err) == (0, None, "")
+    assert out == run_cli(["export-memsense", "--preset", "memsense"])[1] and json.loads(out)["topK"]
+    code, out, err, tb = run_cli(["judge", "qrels", str(DEMO_QUESTIONS), "--out", "-"])
+    assert (code, tb, err) == (0, None, "")
+    assert out.splitlines() and all(len(line.split()) == 4 for line in out.splitlines())  # qrels lines, no "wrote"
+    with contextlib.ExitStack() as stack, pytest.MonkeyPatch.context() as mp:
+        _history("healthy")(env, stack, mp)
+        code, out, err, tb = run_cli([_expand(a, env) for a in (*HISTORY, "--export", "2", "--out", "-")])
+    assert (code, tb, err) == (0, None, "")
+    from core import config as config_io
+
+    from core.config import Config
+
+    assert config_io.loads(out, "toml") == Config()  # the settings as TOML, loadable
+    assert not (env.work / "-").exists()
+
+
+
 def _expand(arg: str, env: Env) -> str:
     for key, value in {"{store}": env.store, "{cache}": env.cache, "{files}": env.files, "{work}": env.work,
                        "{demo}": DEMO_DATASET, "{demoq}": DEMO_QUESTIONS, "{tuned_model}": env.tuned_model,
@@ -903,3 +1140,4 @@ def test_damage_to_one_user_leaves_the_others_searchable(case_env, monkeypatch):
                                   str(case_env.cache), "--user", "demo-mei", QUERY, "--json"])
     assert (code, tb, err) == (0, None, "")
     assert json.loads(out)["results"]
+
