@@ -882,6 +882,126 @@ CASES += [
       "/x.json: permission denied; pick another folder", setup=_unwritable_folder),
 ]
 
+
+# ---------------------------------------------------------------- issue 39, class 2: configs, presets and question
+# files beyond what a parser reads (numbers of thousands of digits, nesting 100,000 deep), and inputs that are no
+# file at all (/dev/zero never ends, a named pipe with no writer never answers): one line each, within a deadline.
+
+DIGITS_4000, DIGITS_5000 = "1" + "0" * 4000, "1" + "0" * 5000
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _question_with(category: str) -> str:
+    return ('{"questions": [{"user": "demo-ana", "question": "How many races?", "answer": "3", "category": '
+            + category + ', "evidence": ["D1:1"]}]}')
+
+
+FILES.update({
+    "config-topk-4000-digits.json": '{"topK": ' + DIGITS_4000 + "}",
+    "config-topk-5000-digits.json": '{"topK": ' + DIGITS_5000 + "}",
+    "config-weight-4000-digits.json": '{"routeWeights": {"vec_full": ' + DIGITS_4000 + "}}",
+    "config-weight-negative-4000-digits.toml": "[routeWeights]\nvec_full = -" + DIGITS_4000 + "\n",
+    "config-alpha-4000-digits.toml": "alpha = " + DIGITS_4000 + "\n",
+    "config-alpha-5000-digits.toml": "alpha = " + DIGITS_5000 + "\n",
+    "config-nested.json": '{"alpha": ' + DEEP + "}",
+    "config-nested.toml": "alpha = " + DEEP + "\n",
+    "config-nested-inline-tables.toml": "alpha = " + "{ a = " * 100_000 + "1" + " }" * 100_000 + "\n",
+    "config-nested-500.json": '{"alpha": ' + "[" * 500 + "]" * 500 + "}",
+    "presets-4000-digits.json": '{"mine": {"topK": ' + DIGITS_4000 + "}}",
+    "presets-5000-digits.json": '{"mine": {"topK": ' + DIGITS_5000 + "}}",
+    "presets-nested.json": '{"mine": ' + DEEP + "}",
+    "questions-category-5001-digits.json": _question_with(DIGITS_5000),
+    "questions-category-5001-digit-text.json": _question_with('"' + DIGITS_5000 + '"'),
+    "questions-category-nan.json": _question_with("NaN"),
+    "questions-category-1e400.json": _question_with("1e400"),
+    "questions-nested.json": '{"questions": ' + DEEP + "}",
+    "questions-nested.jsonl": DEEP + "\n",
+    "questions-utf16.json": _question_with("1").encode("utf-16"),
+})
+
+
+def _deadline(seconds: float = 30):
+    """Setup: the case must end within `seconds` (a read that never ends fails the case, not the suite)."""
+    import signal
+
+    def setup(env: Env, stack, mp) -> None:
+        def late(signum, frame):
+            raise TimeoutError(f"no answer in {seconds} s")
+
+        previous = signal.signal(signal.SIGALRM, late)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        stack.callback(signal.signal, signal.SIGALRM, previous)
+        stack.callback(signal.setitimer, signal.ITIMER_REAL, 0)
+
+    return setup
+
+
+def _all(*setups):
+    def setup(env: Env, stack, mp) -> None:
+        for one in setups:
+            one(env, stack, mp)
+
+    return setup
+
+
+def _fifo(env: Env, stack, mp) -> None:
+    os.mkfifo(env.work / "fifo.json")
+
+
+CONFIG_CASES = [
+    ("config-topk-4000-digits.json", "top_k: a whole number of about 4001 digits is above the maximum"),
+    ("config-topk-5000-digits.json", "it holds a number of thousands of digits"),
+    ("config-weight-4000-digits.json", "route_weights.vec_full: a whole number of about 4001 digits is above"),
+    ("config-weight-negative-4000-digits.toml", "route_weights.vec_full: a whole number of about 4001 digits is below"),
+    ("config-alpha-4000-digits.toml", "alpha: a whole number of about 4001 digits is above the maximum"),
+    ("config-alpha-5000-digits.toml", "it holds a number of thousands of digits"),
+    ("config-nested.json", "it is nested too deep"),
+    ("config-nested.toml", "it is nested too deep"),
+    ("config-nested-inline-tables.toml", "it is nested too deep"),
+    ("config-nested-500.json", "alpha: must be a number, got [[[...]]]"),
+]
+CASES += [
+    *[C(f"i39-search-{name.rsplit('.', 1)[0]}-{name.rsplit('.', 1)[1]}", (*SEARCH, QUERY, "--config", f"{{files}}/{name}"),
+        expect) for name, expect in CONFIG_CASES],
+    *[C(f"i39-{cmd}-{name.rsplit('.', 1)[0]}", argv, expect) for name, expect in CONFIG_CASES[::3]
+      for cmd, argv in [("eval", (*EVAL, "--config", f"{{files}}/{name}")),
+                        ("export-memsense", ("export-memsense", "--config", f"{{files}}/{name}")),
+                        ("rerank", ("rerank", "{files}/rows-tags-string.json", "--config", f"{{files}}/{name}")),
+                        ("diagnose", ("diagnose", "{demoq}", *S, "--config", f"{{files}}/{name}", "--quiet")),
+                        ("fix", ("fix", "{demoq}", *S, "--cases", "demo-ana:q0", "--config", f"{{files}}/{name}")),
+                        ("tune-start", (*TUNE, "--start", f"{{files}}/{name}")),
+                        ("compare", ("compare", "{demoq}", *S, "--a", "memsense", "--b", f"{{files}}/{name}"))]],
+    *[C(f"i39-eval-{name[:-5]}", (*EVAL, "--preset", "mine"), expect, setup=_presets_with(name)) for name, expect in [
+        ("presets-4000-digits.json", "top_k: a whole number of about 4001 digits"),
+        ("presets-5000-digits.json", "it holds a number of thousands of digits"),
+        ("presets-nested.json", "it is nested too deep"),
+    ]],
+    *[C(f"i39-eval-{name.replace('.', '-')}", ("eval", f"{{files}}/{name}", *S, "--quiet"), expect) for name, expect in [
+        ("questions-category-5001-digits.json", "it holds a number of thousands of digits"),
+        ("questions-category-5001-digit-text.json", "'category' must be a whole number (1-4), got '10000"),
+        ("questions-category-nan.json", "'category' must be a whole number (1-4), got nan"),
+        ("questions-category-1e400.json", "'category' must be a whole number (1-4), got inf"),
+        ("questions-nested.json", "it is nested too deep"),
+        ("questions-nested.jsonl", "it is nested too deep"),
+        ("questions-utf16.json", "not utf-8"),
+    ]],
+    C("i39-eval-questions-folder", ("eval", "{files}", *S, "--quiet"), "is a folder"),
+    *[C(f"i39-{name}", argv, expect, setup=_all(_deadline(), _fifo)) for name, argv, expect in [
+        ("eval-questions-fifo", ("eval", "{work}/fifo.json", *S, "--quiet"), "is a named pipe, not a file"),
+        ("diagnose-questions-fifo", ("diagnose", "{work}/fifo.json", *S, "--quiet"), "is a named pipe"),
+        ("impact-queries-fifo", ("impact", "{work}/fifo.json", *S, "--a", "memsense", "--b", "bm25_only"),
+         "is a named pipe"),
+        ("search-config-fifo", (*SEARCH, QUERY, "--config", "{work}/fifo.json"), "is a named pipe"),
+        ("ingest-dataset-fifo", ("ingest", "{work}/fifo.json", *S), "is a named pipe"),
+        ("eval-questions-dev-zero", ("eval", "/dev/zero", *S, "--quiet"), "/dev/zero is a device, not a file"),
+        ("diagnose-questions-dev-zero", ("diagnose", "/dev/zero", *S, "--quiet"), "is a device"),
+        ("impact-queries-dev-zero", ("impact", "/dev/zero", *S, "--a", "memsense", "--b", "bm25_only"), "is a device"),
+        ("rerank-dev-zero", ("rerank", "/dev/zero"), "is a device"),
+        ("judge-import-qrels-dev-zero", ("judge", "import", "/dev/zero", "--questions", "{demoq}", "--out",
+                                         "{work}/judged.json"), "is a device"),
+    ]],
+]
+
 RUNS = {
     "eval": ("eval", "{demoq}", *HSTORE, "--preset", "memsense", "--quiet"),
     "diagnose": ("diagnose", "{demoq}", *HSTORE, "--quiet"),
@@ -955,6 +1075,28 @@ def test_a_dash_output_is_printed_and_no_file_named_dash_is_written(case_env):
 
     assert config_io.loads(out, "toml") == Config()  # the settings as TOML, loadable
     assert not (env.work / "-").exists()
+
+
+
+def test_question_files_in_crlf_with_a_bom_or_on_standard_input_score_as_the_plain_file(case_env, monkeypatch):
+    """CRLF line ends, a UTF-8 BOM, and `-` with the file on standard input (diagnose read it, then
+    failed on a file named `-`) give the same figures as the file itself."""
+    plain = DEMO_QUESTIONS.read_bytes()
+    variants = {"crlf.json": plain.replace(b"\n", b"\r\n"), "bom.json": b"\xef\xbb\xbf" + plain}
+    for name, data in variants.items():
+        (case_env.work / name).write_bytes(data)
+    for command in ("eval", "diagnose"):
+        argv = [command, "QUESTIONS", "--store", str(case_env.store), "--cache", str(case_env.cache), "--quiet",
+                *(("--preset", "memsense") if command == "eval" else ())]
+        expected = run_cli([str(DEMO_QUESTIONS) if a == "QUESTIONS" else a for a in argv])
+        assert expected[0] == 0 and expected[1], expected[2]
+        for name in variants:
+            assert run_cli([str(case_env.work / name) if a == "QUESTIONS" else a for a in argv])[:3] == expected[:3]
+        with monkeypatch.context() as mp:
+            _stdin(plain)(case_env, None, mp)
+            code, out, err, tb = run_cli(["-" if a == "QUESTIONS" else a for a in argv])
+        assert (code, tb, err) == (0, None, ""), err
+        assert out == expected[1]
 
 
 
