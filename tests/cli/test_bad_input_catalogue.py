@@ -920,34 +920,6 @@ FILES.update({
 })
 
 
-def _deadline(seconds: float = 30):
-    """Setup: the case must end within `seconds` (a read that never ends fails the case, not the suite)."""
-    import signal
-
-    def setup(env: Env, stack, mp) -> None:
-        def late(signum, frame):
-            raise TimeoutError(f"no answer in {seconds} s")
-
-        previous = signal.signal(signal.SIGALRM, late)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-        stack.callback(signal.signal, signal.SIGALRM, previous)
-        stack.callback(signal.setitimer, signal.ITIMER_REAL, 0)
-
-    return setup
-
-
-def _all(*setups):
-    def setup(env: Env, stack, mp) -> None:
-        for one in setups:
-            one(env, stack, mp)
-
-    return setup
-
-
-def _fifo(env: Env, stack, mp) -> None:
-    os.mkfifo(env.work / "fifo.json")
-
-
 CONFIG_CASES = [
     ("config-topk-4000-digits.json", "top_k: a whole number of about 4001 digits is above the maximum"),
     ("config-topk-5000-digits.json", "it holds a number of thousands of digits"),
@@ -986,20 +958,6 @@ CASES += [
         ("questions-utf16.json", "not utf-8"),
     ]],
     C("i39-eval-questions-folder", ("eval", "{files}", *S, "--quiet"), "is a folder"),
-    *[C(f"i39-{name}", argv, expect, setup=_all(_deadline(), _fifo)) for name, argv, expect in [
-        ("eval-questions-fifo", ("eval", "{work}/fifo.json", *S, "--quiet"), "is a named pipe, not a file"),
-        ("diagnose-questions-fifo", ("diagnose", "{work}/fifo.json", *S, "--quiet"), "is a named pipe"),
-        ("impact-queries-fifo", ("impact", "{work}/fifo.json", *S, "--a", "memsense", "--b", "bm25_only"),
-         "is a named pipe"),
-        ("search-config-fifo", (*SEARCH, QUERY, "--config", "{work}/fifo.json"), "is a named pipe"),
-        ("ingest-dataset-fifo", ("ingest", "{work}/fifo.json", *S), "is a named pipe"),
-        ("eval-questions-dev-zero", ("eval", "/dev/zero", *S, "--quiet"), "/dev/zero is a device, not a file"),
-        ("diagnose-questions-dev-zero", ("diagnose", "/dev/zero", *S, "--quiet"), "is a device"),
-        ("impact-queries-dev-zero", ("impact", "/dev/zero", *S, "--a", "memsense", "--b", "bm25_only"), "is a device"),
-        ("rerank-dev-zero", ("rerank", "/dev/zero"), "is a device"),
-        ("judge-import-qrels-dev-zero", ("judge", "import", "/dev/zero", "--questions", "{demoq}", "--out",
-                                         "{work}/judged.json"), "is a device"),
-    ]],
 ]
 
 RUNS = {
@@ -1097,6 +1055,49 @@ def test_question_files_in_crlf_with_a_bom_or_on_standard_input_score_as_the_pla
             code, out, err, tb = run_cli(["-" if a == "QUESTIONS" else a for a in argv])
         assert (code, tb, err) == (0, None, ""), err
         assert out == expected[1]
+
+
+
+NOT_FILES = [
+    ("eval-questions-fifo", ("eval", "{work}/fifo.json", *S, "--quiet"), "is a named pipe, not a file"),
+    ("diagnose-questions-fifo", ("diagnose", "{work}/fifo.json", *S, "--quiet"), "is a named pipe"),
+    ("impact-queries-fifo", ("impact", "{work}/fifo.json", *S, "--a", "memsense", "--b", "bm25_only"), "is a named pipe"),
+    ("search-config-fifo", (*SEARCH, QUERY, "--config", "{work}/fifo.json"), "is a named pipe"),
+    ("ingest-dataset-fifo", ("ingest", "{work}/fifo.json", *S), "is a named pipe"),
+    ("eval-questions-dev-zero", ("eval", "/dev/zero", *S, "--quiet"), "/dev/zero is a device, not a file"),
+    ("diagnose-questions-dev-zero", ("diagnose", "/dev/zero", *S, "--quiet"), "is a device"),
+    ("impact-queries-dev-zero", ("impact", "/dev/zero", *S, "--a", "memsense", "--b", "bm25_only"), "is a device"),
+    ("rerank-dev-zero", ("rerank", "/dev/zero"), "is a device"),
+    ("judge-import-qrels-dev-zero", ("judge", "import", "/dev/zero", "--questions", "{demoq}", "--out",
+                                     "{work}/judged.json"), "is a device"),
+]
+
+
+def _memory_cap() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # a read of /dev/zero fails, not the machine
+
+
+@pytest.mark.parametrize("name,argv,expect", NOT_FILES, ids=[n for n, _, _ in NOT_FILES])
+def test_an_input_that_is_no_file_is_refused_at_once(name, argv, expect, case_env, reference):
+    """/dev/zero never ends and a named pipe with no writer never answers: refused before any read,
+    in a process of its own under a deadline (a read that never returns cannot be interrupted in-process)."""
+    import subprocess
+
+    TALLY["cases"] += 1
+    if "fifo" in name:
+        os.mkfifo(case_env.work / "fifo.json")
+    code = "import sys; from core.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.run([sys.executable, "-c", code, *(_expand(a, case_env) for a in argv)], capture_output=True,
+                          text=True, timeout=90, cwd=case_env.work, preexec_fn=_memory_cap,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    TALLY["tracebacks"] += "Traceback" in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip() and not PROGRESS.match(line)]
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr[-2000:]
+    assert lines[0].startswith("memsense: error: ") and expect in lines[0], lines[0]
+    assert digest(case_env.store) == reference[1]
+    assert sorted(p.name for p in case_env.work.iterdir()) == sorted(["folder.toml"] + ["fifo.json"] * ("fifo" in name))
 
 
 
