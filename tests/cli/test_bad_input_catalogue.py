@@ -960,6 +960,52 @@ CASES += [
     C("i39-eval-questions-folder", ("eval", "{files}", *S, "--quiet"), "is a folder"),
 ]
 
+
+# ---------------------------------------------------------------- issue 39, class 3: fix, diagnose and tune arguments
+
+FIX = ("fix", "{demoq}", *S, "--quiet")
+
+
+def _study(metric: str):
+    """Setup: a tuning study `s1` in {work}/study.sqlite, run with another metric."""
+
+    def setup(env: Env, stack, mp) -> None:
+        from core.evaluation.study import open_study
+
+        open_study(f"sqlite:///{env.work / 'study.sqlite'}", "s1", 0, {"metric": metric})
+
+    return setup
+
+
+def _garbage_study(env: Env, stack, mp) -> None:
+    (env.work / "study.sqlite").write_bytes(np.random.default_rng(39).bytes(8192))
+
+
+CASES += [
+    C("i39-fix-cases-blank", (*FIX, "--cases", " , "), "--cases names no question", usage=True),
+    C("i39-fix-cases-unknown", (*FIX, "--cases", "nope"), "no judged question nope"),
+    C("i39-fix-cases-10000", (*FIX, "--cases", ",".join(f"demo-ana:q{i}" for i in range(10_000))),
+      "no judged question demo-ana:q"),
+    C("i39-fix-cases-of-another-user", (*FIX, "--users", "demo-mei", "--cases", "demo-ana:q0"),
+      "no judged question demo-ana:q0"),
+    C("i39-fix-trials-zero", (*FIX, "--cases", "demo-ana:q0", "--trials", "0"), "--trials must be at least 1",
+      usage=True),
+    C("i39-fix-trials-negative", (*FIX, "--cases", "demo-ana:q0", "--trials", "-5"), "--trials must be at least 1",
+      usage=True),
+    C("i39-fix-trials-huge", (*FIX, "--cases", "demo-ana:q0", "--trials", "1000000000"), "give at most 100,000",
+      usage=True),
+    C("i39-tune-trials-huge", (*TUNE[:-3], "--trials", "1000000000", "--quiet"), "give at most 100,000", usage=True),
+    C("i39-fix-metric-empty", (*FIX, "--cases", "demo-ana:q0", "--metric", ""), "--metric is empty", usage=True),
+    C("i39-fix-metric-unknown", (*FIX, "--cases", "demo-ana:q0", "--metric", "speed@4"), "speed"),
+    C("i39-tune-study-db-is-the-store", (*TUNE, "--study-db", "{store}/memsense.sqlite"), "which tuning never writes"),
+    C("i39-tune-study-db-in-the-store", (*TUNE, "--study-db", "{store}/study.sqlite"), "which tuning never writes"),
+    C("i39-tune-study-db-is-the-history", (*TUNE, "--study-db", "{store}.history.sqlite"), "which tuning never writes"),
+    C("i39-tune-study-of-another-metric", (*TUNE, "--study-db", "{work}/study.sqlite", "--study", "s1"),
+      "was run with different metric", setup=_study("ndcg@4"), may_embed=True),
+    C("i39-tune-study-db-garbage", (*TUNE, "--study-db", "{work}/study.sqlite", "--study", "s1"),
+      "cannot open the tuning study", setup=_garbage_study, may_embed=True),
+]
+
 RUNS = {
     "eval": ("eval", "{demoq}", *HSTORE, "--preset", "memsense", "--quiet"),
     "diagnose": ("diagnose", "{demoq}", *HSTORE, "--quiet"),
@@ -1098,6 +1144,47 @@ def test_an_input_that_is_no_file_is_refused_at_once(name, argv, expect, case_en
     assert lines[0].startswith("memsense: error: ") and expect in lines[0], lines[0]
     assert digest(case_env.store) == reference[1]
     assert sorted(p.name for p in case_env.work.iterdir()) == sorted(["folder.toml"] + ["fifo.json"] * ("fifo" in name))
+
+
+
+def test_a_case_named_three_times_is_one_case(case_env):
+    code, out, err, tb = run_cli([_expand(a, case_env) for a in (*FIX, "--cases", "demo-ana:q0,demo-ana:q0,demo-ana:q0",
+                                                                 "--trials", "3", "--json")])
+    assert (code, tb) == (0, None), err
+    assert json.loads(out)["cases"] == ["demo-ana:q0"]
+    code, out, err, tb = run_cli([_expand(a, case_env) for a in (*FIX, "--cases", "demo-ana:q0,demo-ana:q0",
+                                                                 "--trials", "3")])
+    assert (code, tb) == (0, None) and out.startswith("1 cases from memsense"), out
+
+
+def _ctrl_c_after(mp, module, trials: int) -> None:
+    """Ctrl+C (SIGINT) arrives while the search scores trial `trials`."""
+    import signal
+
+    def progress(args):
+        def show(done: int, total: int, stage: str) -> None:
+            if done == trials and ("trial" in stage or "sweep" in stage):
+                os.kill(os.getpid(), signal.SIGINT)
+        return show
+
+    mp.setattr(module, "_progress", progress)
+
+
+@pytest.mark.parametrize("command", ["fix", "tune"])
+def test_ctrl_c_keeps_the_trials_done_and_reports_the_best_so_far(command, case_env, monkeypatch):
+    from core.cli import failures, tuning
+
+    store = ("--store", str(case_env.store), "--cache", str(case_env.cache))
+    argv = {"fix": ["fix", str(DEMO_QUESTIONS), *store, "--cases", "demo-ana:q0", "--trials", "200"],
+            "tune": ["tune", str(DEMO_QUESTIONS), *store, "--train", "demo-ana", "--trials", "200", "--jobs", "1",
+                     "--sensitivity-points", "0"]}[command]
+    _ctrl_c_after(monkeypatch, failures if command == "fix" else tuning, 3)
+    code, out, err, tb = run_cli(argv)
+    assert tb is None, tb
+    assert code == 0 and out.strip(), err
+    lines = [line for line in err.splitlines() if line.strip() and not PROGRESS.match(line)]
+    assert len(lines) == 1 and lines[0].startswith("memsense: warning: stopped by Ctrl+C after "), err
+    assert " of 200 trials" in lines[0] and "after 200 of" not in lines[0]
 
 
 
