@@ -19,7 +19,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
-from urllib.parse import quote
 
 from core.config import Config, from_dict, to_dict
 from core.errors import MemsenseError
@@ -181,8 +180,8 @@ def _runs_of(value: Any) -> bool:
 
 
 class History:
-    """The runs of one store (`history_path`). Opened with `create=False` it only reads: the
-    file is opened read-only and never changed."""
+    """The runs of one store (`history_path`). Opened with `create=False` it only reads: no table
+    is created and nothing is written (SQLite may roll back what a crash left half-written)."""
 
     def __init__(self, path: Path, create: bool = True):
         self.path = path
@@ -191,9 +190,7 @@ class History:
         try:
             if create:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                self.db = sqlite3.connect(path, timeout=LOCK_WAIT_S)
-            else:
-                self.db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=LOCK_WAIT_S)
+            self.db = sqlite3.connect(path, timeout=LOCK_WAIT_S)  # read-write even to read: a crash's journal rolls back
         except sqlite3.Error as exc:
             raise history_fault(exc, path) from None
         try:

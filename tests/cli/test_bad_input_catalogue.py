@@ -1078,6 +1078,12 @@ def test_a_dash_output_is_printed_and_no_file_named_dash_is_written(case_env):
     from core.config import Config
 
     assert config_io.loads(out, "toml") == Config()  # the settings as TOML, loadable
+    store = ("--store", str(env.store), "--cache", str(env.cache), "--quiet")
+    code, out, err, tb = run_cli(["report", str(DEMO_QUESTIONS), *store, "--a", "memsense", "--b", "bm25_only",
+                                  "--out", "-"])
+    assert (code, tb, err) == (0, None, "") and out.lstrip().lower().startswith("<!doctype html") and "wrote" not in out
+    code, out, err, tb = run_cli(["judge", "run", str(DEMO_QUESTIONS), *store, "--preset", "memsense", "--out", "-"])
+    assert (code, tb, err) == (0, None, "") and all(len(line.split()) == 6 for line in out.splitlines())
     assert not (env.work / "-").exists()
 
 
