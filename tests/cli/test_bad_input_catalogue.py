@@ -984,6 +984,8 @@ def _garbage_study(env: Env, stack, mp) -> None:
 CASES += [
     C("i39-fix-cases-blank", (*FIX, "--cases", " , "), "--cases names no question", usage=True),
     C("i39-fix-cases-unknown", (*FIX, "--cases", "nope"), "no judged question nope"),
+    C("i39-fix-passing-case-twice", (*FIX, "--cases", "demo-ana:q2,demo-ana:q2", "--trials", "3"),
+      "every case already scores 1", may_embed=True),
     C("i39-fix-cases-10000", (*FIX, "--cases", ",".join(f"demo-ana:q{i}" for i in range(10_000))),
       "no judged question demo-ana:q"),
     C("i39-fix-cases-of-another-user", (*FIX, "--users", "demo-mei", "--cases", "demo-ana:q0"),
