@@ -37,8 +37,8 @@ DEMO_DATASET = ROOT / "core" / "demo" / "demo-conversations.jsonl"
 DEMO_QUESTIONS = ROOT / "core" / "demo" / "demo-questions.json"
 
 
-PROGRESS = re.compile(r"^\r?.{1,40} \[[#.]+\] \d+/\d+$")
-"""A progress bar line on stderr (`stage [###...] done/total`): progress, not a message."""
+PROGRESS = re.compile(r"^\r?.{1,40} \[[#.]+\] \d+/\d+(  \(about .{1,20} left\))?$")
+"""A progress bar line on stderr (`stage [###...] done/total`, perhaps the time left): progress, not a message."""
 
 
 def _row(**fields) -> dict:

@@ -39,3 +39,17 @@ def test_on_a_terminal_a_long_stage_shows_the_time_left_at_its_pace(monkeypatch)
     frames = out.getvalue().split("\r")[1:]
     assert "left" not in frames[0] + frames[1] + frames[3]
     assert frames[2].rstrip().endswith("1000/50000  (about 9 min 48 s left)")
+
+
+def test_off_a_terminal_a_long_stage_writes_a_line_every_half_minute_with_the_time_left(monkeypatch):
+    from core.cli import output
+
+    clock = iter([0.0, 1.0, 31.0, 40.0, 62.0, 70.0])
+    monkeypatch.setattr(output.time, "monotonic", lambda: next(clock))
+    out = io.StringIO()
+    show = progress_bar(out)
+    for done in (0, 100, 3_100, 4_000, 6_200, 10_000):
+        show(done, 10_000, "recall")
+    lines = out.getvalue().replace("\r", "").splitlines()
+    assert [line.split("] ")[1] for line in lines] == ["0/10000", "3100/10000  (about 69 s left)",
+                                                        "6200/10000  (about 38 s left)", "10000/10000"]
