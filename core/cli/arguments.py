@@ -183,6 +183,18 @@ def level(args: argparse.Namespace) -> int:
     return {0: logging.WARNING, 1: logging.INFO}.get(getattr(args, "verbose", 0), logging.DEBUG)
 
 
+def _check_log_file(path: str) -> None:
+    """`--log-file`: a file to append to. `-` is refused (the messages are on standard error
+    already), and so is a named pipe or socket (opening one with no reader waits for ever)."""
+    from core.files import special_file
+
+    if path == "-":
+        raise UsageError("--log-file - : the messages go to standard error already (-v for more of them); "
+                         "--log-file takes a file to append them to")
+    if special_file(path) in ("named pipe", "socket"):
+        raise MemsenseError(f"the log file {path} is a {special_file(path)}, not a file; give the path of a file")
+
+
 @contextmanager
 def logging_to(args: argparse.Namespace, stream: Any) -> Iterator[None]:
     """For one command: log records (and Python warnings) to `stream` at the level of -q/-v, and
@@ -194,6 +206,7 @@ def logging_to(args: argparse.Namespace, stream: Any) -> Iterator[None]:
     console.addFilter(_lower_level_name)
     handlers: list[logging.Handler] = [console]
     if getattr(args, "log_file", None):
+        _check_log_file(args.log_file)
         try:
             log_file = logging.FileHandler(args.log_file, encoding="utf-8")
         except OSError as exc:

@@ -863,6 +863,8 @@ def _unwritable_folder(env: Env, stack, mp) -> None:
 
 REPORT = ("report", "{demoq}", *S, "--a", "memsense", "--b", "bm25_only", "--quiet")
 CASES += [
+    C("i39-log-file-stdout", (*SEARCH, QUERY, "--log-file", "-"), "the messages go to standard error already",
+      usage=True),
     C("i39-tune-export-stdout", (*TUNE, "--export", "-"), "would mix the file with this command's report", usage=True),
     C("i39-bench-out-stdout", ("bench", "--quick", "--out", "-"), "use --json instead", usage=True),
     C("i39-judge-qrels-stdout-and-json", ("judge", "qrels", "{demoq}", "--out", "-", "--json"), "--json prints too",
@@ -1117,6 +1119,7 @@ NOT_FILES = [
     ("diagnose-questions-fifo", ("diagnose", "{work}/fifo.json", *S, "--quiet"), "is a named pipe"),
     ("impact-queries-fifo", ("impact", "{work}/fifo.json", *S, "--a", "memsense", "--b", "bm25_only"), "is a named pipe"),
     ("search-config-fifo", (*SEARCH, QUERY, "--config", "{work}/fifo.json"), "is a named pipe"),
+    ("search-log-file-fifo", (*SEARCH, QUERY, "--log-file", "{work}/fifo.json"), "is a named pipe, not a file"),
     ("ingest-dataset-fifo", ("ingest", "{work}/fifo.json", *S), "is a named pipe"),
     ("eval-questions-dev-zero", ("eval", "/dev/zero", *S, "--quiet"), "/dev/zero is a device, not a file"),
     ("diagnose-questions-dev-zero", ("diagnose", "/dev/zero", *S, "--quiet"), "is a device"),
