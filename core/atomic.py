@@ -16,22 +16,32 @@ before any slow work, and the writer checks again, so no path skips the rules:
   the link points to can name that file. One rule for every command, with no flag to forget.
 - The parent folder must exist: a mistyped folder is far likelier than a wish for a new one, so
   folders are never created for an output (`parents=True` is only for the app's own files in
-  its data and cache folders).
+  its data and cache folders). Nor may the folder, as named, be a symbolic link: the file would
+  land in the folder the link points to, outside the one named (the message gives its real path).
+- `-` is standard output, as `-` in place of an input is standard input: the content is printed,
+  nothing is written to disk.
 """
 from __future__ import annotations
 
 import errno
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
 from core.errors import MemsenseError
 
+STDOUT = "-"
+"""The output path that means standard output."""
+
 
 def check_target(path: str | Path, what: str = "output") -> Path:
     """`path` if a file may be written there: not a link, not a special file, not a folder, in a
-    folder that exists. Else one MemsenseError naming `what`, the path and the fix."""
+    folder that exists. Else one MemsenseError naming `what`, the path and the fix. `-` (standard
+    output) passes."""
+    if str(path) == STDOUT:
+        return Path(STDOUT)
     p = Path(path).expanduser()
     try:
         st = p.lstat()
@@ -54,6 +64,9 @@ def check_target(path: str | Path, what: str = "output") -> Path:
     if not parent.is_dir():
         raise MemsenseError(f"cannot write {what} {p}: the folder {parent} does not exist; create it first "
                             "or choose another path")
+    if parent.is_symlink():
+        raise MemsenseError(f"cannot write {what} {p}: the folder {parent} is a symbolic link; links are never "
+                            f"written through: give the folder's own path ({os.path.realpath(parent)})")
     return p
 
 
@@ -83,7 +96,10 @@ def write_bytes_atomic(path: str | Path, data: bytes, *, what: str = "output", p
     """Replace `path` with `data` so a crash leaves either the old or the new file, never half.
 
     The target is checked as `check_target` does; `parents` creates missing folders (only for
-    the app's own files, never for an output the user named)."""
+    the app's own files, never for an output the user named). `-` prints `data` on standard output."""
+    if str(path) == STDOUT and not parents:
+        _print(data)
+        return
     path = Path(path).expanduser()
     if parents:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,3 +116,10 @@ def write_bytes_atomic(path: str | Path, data: bytes, *, what: str = "output", p
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _print(data: bytes) -> None:
+    """`data` (every CLI output is UTF-8 text) on standard output, through `sys.stdout`: the CLI's
+    terminal-safe stream."""
+    sys.stdout.write(data.decode("utf-8", "backslashreplace"))
+    sys.stdout.flush()

@@ -8,11 +8,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import stat
 import sys
 from importlib.resources import as_file, files
 from pathlib import Path
 
-from core.atomic import check_target
+from core.atomic import STDOUT, check_target
 from core.errors import MemsenseError
 
 STDIN = "-"
@@ -43,12 +44,40 @@ def stdin_bytes() -> bytes:
     return _stdin
 
 
+PIPES_BY_DESCRIPTOR = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin")
+"""Paths of pipes a shell hands over with a writer already attached (`<(command)`, /dev/stdin):
+read as files are."""
+
+
+def special_file(path: str | Path) -> str | None:
+    """What `path` is when it is no regular file to read (a "device", a "named pipe" or a
+    "socket"), else None. /dev/zero never ends, a named pipe with no writer never answers: they
+    are refused before a read that would hang; a shell's pipe (`PIPES_BY_DESCRIPTOR`) is read."""
+    if str(path).startswith(PIPES_BY_DESCRIPTOR):
+        return None
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # the read reports it
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISFIFO(mode):
+        return "named pipe"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return None
+
+
 def read_text(path: str | Path, what: str) -> str:
     """The UTF-8 text of a file (a leading BOM dropped), or of standard input for `-`; any failure
     is one MemsenseError naming `what` (e.g. "config"), the path and the fix."""
     p = Path(path)
     if not str(path).strip():
         raise MemsenseError(f"no {what} file named (an empty path); give the path of the file")
+    kind = None if str(path) == STDIN else special_file(p)
+    if kind is not None:
+        raise MemsenseError(f"{what} {p} is a {kind}, not a file; give the path of a file, or - to read "
+                            "standard input")
     try:
         data = stdin_bytes() if str(path) == STDIN else p.read_bytes()
     except FileNotFoundError:
@@ -69,9 +98,11 @@ def check_output(path: str | Path, what: str, suffixes: tuple[str, ...] = ()) ->
     """Where an output file will go, checked before any work: a file name (not a folder, a link
     or a special file: `core.atomic.check_target`), with one of `suffixes` when given, in a
     folder that exists and is writable. Folders are never created: a mistyped folder is far
-    likelier than a wish for a new one."""
+    likelier than a wish for a new one. `-` is standard output (`core.atomic.STDOUT`)."""
     if not str(path).strip():
         raise MemsenseError(f"the {what} path is empty; give a file name")
+    if str(path) == STDOUT:
+        return Path(STDOUT)
     p = Path(path).expanduser()
     if p.is_dir() and not p.is_symlink():
         raise MemsenseError(f"{what} {p} is a folder; give a file name inside it, e.g. {p / ('out' + (suffixes[0] if suffixes else ''))}")

@@ -6,7 +6,9 @@ import argparse
 import logging
 import re
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -116,6 +118,63 @@ SEED_LIMIT = 2**32
 """Seeds numpy's and Optuna's generators take: whole numbers from 0 to 2**32 - 1."""
 
 
+def printed(args: argparse.Namespace, option: str, path: str | None) -> bool:
+    """True when the output `path` of `option` is `-`, standard output (`core.atomic.STDOUT`): the
+    file itself is printed, so no "wrote ..." line follows it, and --json, which prints too, is
+    refused rather than mixed in."""
+    from core.atomic import STDOUT
+
+    if path != STDOUT:
+        return False
+    if getattr(args, "json", False):
+        raise UsageError(f"{option} - prints the file on standard output, where --json prints too; leave out one "
+                         "of them")
+    return True
+
+
+def not_printed(option: str, path: str | None, how: str) -> None:
+    """Refuse `-` (standard output) for an output that would mix with the command's own report;
+    `how` says how to print what the file would hold."""
+    from core.atomic import STDOUT
+
+    if path == STDOUT:
+        raise UsageError(f"{option} - would mix the file with this command's report on standard output; {how}")
+
+
+MAX_TRIALS = 100_000
+"""The most trials a search is asked for: at about 0.1 s a trial on a small set, over 3 hours."""
+
+
+def check_trials(trials: int) -> None:
+    """`--trials` of a search: at least 1, at most `MAX_TRIALS`."""
+    if trials < 1:
+        raise UsageError(f"--trials must be at least 1, got {trials}")
+    if trials > MAX_TRIALS:
+        raise UsageError(f"--trials {trials} is more than a search here can finish; give at most {MAX_TRIALS:,} "
+                         "(a stored --study-db continues where it stopped)")
+
+
+@contextmanager
+def ctrl_c_sets(cancel: threading.Event) -> Iterator[None]:
+    """While a search runs, Ctrl+C sets `cancel`: the search stops after the trial it is scoring
+    and reports what it found (a second Ctrl+C stops at once). Outside the main thread, where no
+    signal handler can be set, Ctrl+C keeps its usual meaning."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def seed_number(text: str) -> int:
     """`--seed`: a whole number the random generators accept (a negative one is a traceback in numpy)."""
     try:
@@ -175,6 +234,18 @@ def level(args: argparse.Namespace) -> int:
     return {0: logging.WARNING, 1: logging.INFO}.get(getattr(args, "verbose", 0), logging.DEBUG)
 
 
+def _check_log_file(path: str) -> None:
+    """`--log-file`: a file to append to. `-` is refused (the messages are on standard error
+    already), and so is a named pipe or socket (opening one with no reader waits for ever)."""
+    from core.files import special_file
+
+    if path == "-":
+        raise UsageError("--log-file - : the messages go to standard error already (-v for more of them); "
+                         "--log-file takes a file to append them to")
+    if special_file(path) in ("named pipe", "socket"):
+        raise MemsenseError(f"the log file {path} is a {special_file(path)}, not a file; give the path of a file")
+
+
 @contextmanager
 def logging_to(args: argparse.Namespace, stream: Any) -> Iterator[None]:
     """For one command: log records (and Python warnings) to `stream` at the level of -q/-v, and
@@ -186,6 +257,7 @@ def logging_to(args: argparse.Namespace, stream: Any) -> Iterator[None]:
     console.addFilter(_lower_level_name)
     handlers: list[logging.Handler] = [console]
     if getattr(args, "log_file", None):
+        _check_log_file(args.log_file)
         try:
             log_file = logging.FileHandler(args.log_file, encoding="utf-8")
         except OSError as exc:

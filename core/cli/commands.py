@@ -7,10 +7,10 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from core.cli.arguments import recall_options
+from core.atomic import STDOUT as STDOUT_PATH
+from core.cli.arguments import not_printed, recall_options
 from core.cli.output import progress_bar
 from core.errors import MemsenseError
 from core.files import STDIN, check_output, read_text
@@ -243,14 +243,16 @@ def cmd_import(args: argparse.Namespace) -> Any:
 
 
 def cmd_export_memsense(args: argparse.Namespace) -> Any:
-    from core.atomic import write_text_atomic
+    from core.atomic import write_output
     from core.config.memsense_options import memsense_export
 
+    if args.out == STDOUT_PATH:  # `-`: print it, as with no --out
+        args.out = None
     if args.out:
         check_output(args.out, "--out")
     out = memsense_export(_config(args))
     if args.out:
-        write_text_atomic(Path(args.out), json.dumps(out, indent=2) + "\n", what="--out")
+        write_output(args.out, json.dumps(out, indent=2) + "\n", what="--out")
     if args.json or not args.out:
         if not args.json:
             print(json.dumps(out, indent=2))
@@ -278,6 +280,7 @@ def cmd_rerank(args: argparse.Namespace) -> Any:
 
 
 def cmd_bench(args: argparse.Namespace) -> Any:
+    not_printed("--out", args.out, "to print the figures as JSON, use --json instead")
     if args.out:
         check_output(args.out, "benchmark output")
     from core.cli import bench

@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli.arguments import UsageError, add_analyzers, recall_options, store_folder
+from core.cli.arguments import (UsageError, add_analyzers, check_trials, not_printed, printed, recall_options,
+                                store_folder)
 from core.cli.history import record
 from core.errors import MemsenseError
 from core.files import check_output
@@ -283,27 +284,44 @@ def _check_tune_outputs(args: argparse.Namespace) -> None:
     from core import config as config_io
     from core.config.presets import PresetStore
 
-    if args.trials < 1:
-        raise UsageError(f"--trials must be at least 1, got {args.trials}")
+    check_trials(args.trials)
+    if getattr(args, "study_db", None):
+        _check_study_db(args)
     if args.sensitivity_points < 0 or args.sensitivity_points == 1:  # one value is no sweep: it was dropped unsaid
         raise UsageError("--sensitivity-points must be 0 (no sweep) or at least 2 (a sweep needs two values), "
                             f"got {args.sensitivity_points}")
     if args.save_preset is not None:
         PresetStore.check_name(args.save_preset)
         _preset_store(args)  # a broken presets file is reported now, not after the run
+    not_printed("--export", args.export, "the best settings are printed in the report (and in --json); give "
+                "--export a file name")
     if args.export:
         check_output(args.export, "export file", (".toml", ".json"))
         config_io.format_for(args.export)
+
+
+def _check_study_db(args: argparse.Namespace) -> None:
+    """A study file is never the store's own database, nor any file of the store or its run
+    history: tuning only reads the store, and Optuna would add its tables to whatever file it is given."""
+    from core.evaluation.history import history_path
+
+    study = Path(args.study_db).expanduser().resolve()
+    store = Path(args.store).expanduser().resolve()
+    if study == store or store in study.parents or study == history_path(args.store):
+        raise MemsenseError(f"--study-db {args.study_db} is a file of the store {args.store} (or its run history), "
+                            "which tuning never writes; give a file outside the store folder, e.g. tune-study.sqlite")
 
 
 def cmd_judge_qrels(args: argparse.Namespace) -> Any:
     from core.evaluation.judged import load_question_set, write_qrels
 
     check_output(args.out, "qrels output")
+    quiet = printed(args, "--out", args.out)
     n = write_qrels(load_question_set(args.dataset), args.out, args.level)
     if args.json:
         return {"qrels": args.out, "judgments": n, "level": args.level}
-    print(f"wrote {n} judgments to {args.out}")
+    if not quiet:
+        print(f"wrote {n} judgments to {args.out}")
     return None
 
 
@@ -311,6 +329,7 @@ def cmd_judge_import(args: argparse.Namespace) -> Any:
     from core.evaluation.judged import JudgedSet, apply_qrels, load_question_set, read_qrels
 
     check_output(args.out, "judged set", (".json",))
+    quiet = printed(args, "--out", args.out)
     questions = load_question_set(args.dataset)
     known = None
     if args.store:
@@ -328,8 +347,9 @@ def cmd_judge_import(args: argparse.Namespace) -> Any:
     if args.json:
         return {"judged": args.out, "questions": len(questions), "judged_questions": len(qrels),
                 "judgments": sum(len(v) for v in qrels.values())}
-    print(f"{sum(len(v) for v in qrels.values())} judgments for {len(qrels)} of {len(questions)} questions "
-          f"saved in {args.out}")
+    if not quiet:
+        print(f"{sum(len(v) for v in qrels.values())} judgments for {len(qrels)} of {len(questions)} questions "
+              f"saved in {args.out}")
     return None
 
 
@@ -341,6 +361,7 @@ def cmd_judge_run(args: argparse.Namespace) -> Any:
     if len(presets) != 1:
         raise UsageError("name exactly one --preset or --config for the run")
     check_output(args.out, "run output")
+    quiet = printed(args, "--out", args.out)
     (name, cfg), = presets.items()
     questions = _questions(args)
     pools = _pools(args, questions, [cfg])
@@ -353,7 +374,8 @@ def cmd_judge_run(args: argparse.Namespace) -> Any:
     n = write_run(entries, args.out, args.tag or name)
     if args.json:
         return {"run": args.out, "lines": n, "preset": name, "level": args.level}
-    print(f"wrote {n} run lines of preset {name!r} to {args.out}")
+    if not quiet:
+        print(f"wrote {n} run lines of preset {name!r} to {args.out}")
     return None
 
 

@@ -6,10 +6,12 @@ Added to the `memsense` parser by `core.cli.main` through `add_commands(subparse
 from __future__ import annotations
 
 import argparse
+import sys
+import threading
 from dataclasses import replace
 from typing import Any
 
-from core.cli.arguments import UsageError, recall_options, seed_number
+from core.cli.arguments import UsageError, check_trials, ctrl_c_sets, printed, recall_options, seed_number
 from core.cli.evaluation import _common, _dataset, _named, _pools, _progress, _questions
 from core.cli.history import record
 from core.errors import MemsenseError
@@ -91,9 +93,12 @@ def cmd_fix(args: argparse.Namespace) -> Any:
     from core.evaluation.fix import offered as offered_configs
     from core.evaluation.metrics import parse_metric
 
-    if args.trials < 1:
-        raise UsageError(f"--trials must be at least 1, got {args.trials}")
-    cases = list(dict.fromkeys(c.strip() for c in args.cases.split(",") if c.strip()))
+    check_trials(args.trials)
+    cases = list(dict.fromkeys(c.strip() for c in args.cases.split(",") if c.strip()))  # a case named twice is one
+    if not cases:
+        raise UsageError("--cases names no question; give question ids, comma-separated (e.g. demo-ana:q0)")
+    if args.metric is not None and not args.metric.strip():
+        raise UsageError("--metric is empty; name a metric (e.g. recall_all@4), or leave the option out")
     name, cfg = _named(args, args.config or args.preset or "memsense")
     metric = args.metric or f"recall_all@{cfg.top_k}"
     parse_metric(metric)
@@ -101,8 +106,14 @@ def cmd_fix(args: argparse.Namespace) -> Any:
     check_cases(questions, cases)
     pools = _pools(args, questions, [cfg])
     started = time.perf_counter()
-    result = find_fixes(pools, questions, cases, cfg, metric, args.trials, args.seed, progress=_progress(args))
+    cancel = threading.Event()
+    with ctrl_c_sets(cancel):
+        result = find_fixes(pools, questions, cases, cfg, metric, args.trials, args.seed, progress=_progress(args),
+                            cancel=cancel)
     seconds = time.perf_counter() - started
+    if result.cancelled:
+        print(f"memsense: warning: stopped by Ctrl+C after {result.trials} of {args.trials} trials; the best "
+              "configs found so far follow", file=sys.stderr)
     offered = offered_configs(result)
     record(args, "fix", {name: cfg, **offered}, {n: evaluate_config(pools, questions, c, cfg.top_k)
                                                   for n, c in {name: cfg, **offered}.items()},
@@ -131,13 +142,14 @@ def cmd_fix(args: argparse.Namespace) -> Any:
 
 
 def cmd_report(args: argparse.Namespace) -> Any:
-    from core.atomic import write_text_atomic
+    from core.atomic import write_output
     from core.evaluation.history import model_key, store_label
     from core.evaluation.diagnose import chunks_of_pools
     from core.evaluation.report import report, report_configs
     from core.files import check_output
 
     check_output(args.out, "report", (".html", ".htm"))
+    quiet = printed(args, "--out", args.out)
     if args.k < 1:
         raise UsageError("--k must be at least 1")
     name_a, cfg_a = _named(args, args.a)
@@ -147,10 +159,11 @@ def cmd_report(args: argparse.Namespace) -> Any:
     chunks_of = chunks_of_pools(pools, questions)
     page = report(pools, questions, (name_a, cfg_a), (name_b, cfg_b), args.k, chunks_of, store_label(args.store),
                   str(args.dataset), model_key(args.store))
-    write_text_atomic(args.out, page)
+    write_output(args.out, page, "report")
     if args.json:
         return {"report": args.out, "bytes": len(page.encode()), "questions": len(questions)}
-    print(f"wrote {args.out}: {name_a} against {name_b} on {len(questions)} questions")
+    if not quiet:
+        print(f"wrote {args.out}: {name_a} against {name_b} on {len(questions)} questions")
     return None
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from core.cli.arguments import UsageError, store_folder
+from core.cli.arguments import UsageError, printed, store_folder
 from core.config import Config
 from core.errors import MemsenseError
 
@@ -16,13 +16,17 @@ from core.errors import MemsenseError
 def record(args: argparse.Namespace, kind: str, configs: Mapping[str, Config], evaluations: Mapping[str, Any],
            summary: Mapping[str, Any]) -> int | None:
     """Keep this run in the store's history (`core.evaluation.history.keep_run`, the app's one way in
-    too). A history that cannot be written is one warning line: the run's output stands."""
+    too). A history that cannot be written (damaged, of another shape, locked, read-only, on a full
+    disk) is one warning line: the run's output stands, and the history is left as it was."""
+    import sqlite3
+
     from core.evaluation.history import keep_run
+    from core.redact import redact
 
     try:
         run_id = keep_run(args.store, kind, args.dataset, configs, evaluations, summary)
-    except (MemsenseError, OSError) as exc:
-        print(f"memsense: warning: this run was not kept in the history ({exc})", file=sys.stderr)
+    except (MemsenseError, OSError, sqlite3.Error) as exc:
+        print(redact(f"memsense: warning: this run was not kept in the history: {exc}"), file=sys.stderr)
         return None
     return run_id
 
@@ -30,6 +34,10 @@ def record(args: argparse.Namespace, kind: str, configs: Mapping[str, Config], e
 def cmd_history(args: argparse.Namespace) -> Any:
     from core.evaluation.history import History, compare_runs, history_path
 
+    if args.compare and args.export is not None:
+        raise UsageError("--compare and --export are two things to do; run them one at a time")
+    if args.out is not None and args.export is None:
+        raise UsageError("--out goes with --export RUN (the run whose settings to write)")
     with History(history_path(args.store), create=False) as history:
         if args.compare:
             a, b = (history.run(i) for i in args.compare)
@@ -54,7 +62,8 @@ def cmd_history(args: argparse.Namespace) -> Any:
             name = args.config_a or next(iter(run.configs))
             save_with_provenance(cfg, args.out, Provenance(preset=f"{name} of history run {run.id} ({run.kind})",
                                                            store=run.store, model=run.model))
-            print(f"wrote the settings of run {run.id} to {args.out}")
+            if not printed(args, "--out", args.out):
+                print(f"wrote the settings of run {run.id} to {args.out}")
             return None
         runs = [r.head() for r in history.runs()]
     if args.json:

@@ -9,17 +9,23 @@ from __future__ import annotations
 import io
 import re
 import sys
-from typing import Callable, TextIO
+import time
+from typing import Any, Callable, TextIO
 
 
 def progress_bar(stream: TextIO | None = None) -> Callable[[int, int, str], None]:
-    """A `(done, total, stage)` callback drawing one bar per stage (a line per update off a tty);
-    a total of 0 is a step of unknown length, shown by its name."""
+    """A `(done, total, stage)` callback drawing one bar per stage; a total of 0 is a step of
+    unknown length, shown by its name. Off a terminal (a log) a line at each stage's start and end,
+    and every `LOG_EVERY_S` in between, so a long stage never looks stuck; a stage running for
+    longer than `ETA_AFTER_S` says how long it has left."""
     stream = stream or sys.stderr  # looked up now: the command's (safe) stderr
-    state: dict[str, str | None] = {"stage": None}
+    state: dict[str, Any] = {"stage": None, "since": 0.0, "done_then": 0, "shown": 0.0, "drawn": 0}
 
     def show(done: int, total: int, stage: str) -> None:
-        if not stream.isatty() and stage == state["stage"] and done not in (0, total):
+        now = time.monotonic()
+        if stage != state["stage"]:
+            state.update(since=now, done_then=done)
+        elif not stream.isatty() and done not in (0, total) and now - state["shown"] < LOG_EVERY_S:
             return
         if not total:  # a step of unknown length (or nothing to count): its name alone
             line = f"\r{stage}\n"
@@ -27,13 +33,33 @@ def progress_bar(stream: TextIO | None = None) -> Callable[[int, int, str], None
             width = 30
             filled = int(width * done / total)
             end = "\n" if done >= total or not stream.isatty() else ""
-            line = f"\r{stage:<22} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}"
+            left = _time_left(done, total, now - state["since"], done - state["done_then"])
+            body = f"{stage:<22} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{left}"
+            if stream.isatty():  # redrawn in place: spaces cover the end of a longer line before it
+                body, state["drawn"] = body.ljust(state["drawn"]), 0 if end else max(state["drawn"], len(body))
+            line = f"\r{body}{end}"
         stream.write(line)
         stream.flush()
-        state["stage"] = stage
+        state.update(stage=stage, shown=now)
 
     return show
 
+
+def _time_left(done: int, total: int, elapsed: float, progressed: int) -> str:
+    """" (about 1 min 20 s left)" at the pace of the stage so far; nothing before it has run
+    `ETA_AFTER_S` (too early to tell) or once it is done."""
+    if progressed < 1 or elapsed < ETA_AFTER_S or done >= total:
+        return ""
+    left = elapsed / progressed * (total - done)
+    figure = f"{left:.0f} s" if left < 90 else f"{left // 60:.0f} min {left % 60:02.0f} s" if left < 5400 else \
+        f"{left / 3600:.1f} h"
+    return f"  (about {figure} left)"
+
+
+ETA_AFTER_S = 2.0
+"""Seconds of a stage before its time left is shown."""
+LOG_EVERY_S = 30.0
+"""Off a terminal, the most seconds between two lines of one stage."""
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 """Control characters but newline, carriage return and tab (the progress bar redraws with \\r)."""

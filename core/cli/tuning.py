@@ -7,12 +7,14 @@ the question, preset and pool helpers of `core.cli.evaluation`.
 from __future__ import annotations
 
 import argparse
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from core.cli.evaluation import (DEFAULT_METRIC, _check_tune_outputs, _common, _dataset, _fmt, _named, _pools,
                                  _preset_store, _progress, _questions, _users)
-from core.cli.arguments import seed_number
+from core.cli.arguments import ctrl_c_sets, seed_number
 from core.cli.history import record
 from core.cli.tuned_export import folds_provenance, split_provenance
 from core.cli.arguments import UsageError
@@ -48,8 +50,14 @@ def cmd_tune(args: argparse.Namespace) -> Any:
     pools = _pools(args, questions, [start, *baselines.values()], tune_from=start)
     seeds = [] if args.no_seed_presets else seed_presets(start)
     search, options = _search(args)
-    result = search(pools, train, test, metric=metric, trials=args.trials, seed=args.seed, start=start, seeds=seeds,
-                    sensitivity_points=args.sensitivity_points, progress=_progress(args), **options)
+    cancel = threading.Event()
+    with ctrl_c_sets(cancel):
+        result = search(pools, train, test, metric=metric, trials=args.trials, seed=args.seed, start=start,
+                        seeds=seeds, sensitivity_points=args.sensitivity_points, progress=_progress(args),
+                        cancel=cancel, **options)
+    if result.cancelled:
+        print(f"memsense: warning: stopped by Ctrl+C after {len(result.trials)} of {args.trials} trials; the best "
+              "settings found so far follow", file=sys.stderr)
     base_scores = {n: {"train": evaluate_config(pools, train, c, k).overall[metric],
                        "test": evaluate_config(pools, test, c, k).overall[metric] if test else None}
                    for n, c in baselines.items()}
@@ -96,10 +104,12 @@ def _tune_folds(args: argparse.Namespace, metric: str, train=None, test=()) -> A
     pools = _pools(args, [*questions, *test], [start, *presets.values()], tune_from=start)
     search, options = _search(args)
     seeds = [] if args.no_seed_presets else seed_presets(start)
-    cv = cross_validate(pools, questions, search, args.search, metric=metric, folds=folds, trials=args.trials,
-                        seed=args.seed, start=start, progress=_progress(args), seeds=seeds,
-                        sensitivity_points=args.sensitivity_points, presets=presets, start_name=start_name,
-                        test=test, **options)
+    cancel = threading.Event()
+    with ctrl_c_sets(cancel):
+        cv = cross_validate(pools, questions, search, args.search, metric=metric, folds=folds, trials=args.trials,
+                            seed=args.seed, start=start, progress=_progress(args), seeds=seeds,
+                            sensitivity_points=args.sensitivity_points, presets=presets, start_name=start_name,
+                            test=test, cancel=cancel, **options)
     if args.save_preset:
         _preset_store(args).save(args.save_preset, cv.best)
     if args.export:

@@ -77,6 +77,14 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def unreadable(exc: BaseException) -> str:
+    """Why a parser gave up on a file that is well-formed but beyond what it reads: a number of
+    thousands of digits, or nesting thousands deep."""
+    if isinstance(exc, RecursionError):
+        return "it is nested too deep"
+    return "it holds a number of thousands of digits" if "digits" in str(exc) else str(exc)[:120]
+
+
 def loads(text: str, fmt: str, source: str = "config") -> Config:
     try:
         data = json.loads(text, object_pairs_hook=unique_keys) if fmt == "json" else tomllib.loads(text)
@@ -84,6 +92,9 @@ def loads(text: str, fmt: str, source: str = "config") -> Config:
         raise MemsenseError(f"{source}: not valid {fmt.upper()} ({exc}); fix the file or export it again") from None
     except DuplicateKey as exc:
         raise MemsenseError(f"{source}: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # a number of over 4300 digits; nesting deeper than Python recurses
+        raise MemsenseError(f"{source}: not a {fmt.upper()} config memsense reads ({unreadable(exc)}); fix the file "
+                            "or export it again") from None
     try:
         return from_dict(data)
     except MemsenseError as exc:

@@ -71,6 +71,9 @@ class PresetStore:
             data = json.loads(read_text(self.path, "presets file"), object_pairs_hook=config_io.unique_keys)
         except (json.JSONDecodeError, config_io.DuplicateKey) as exc:
             raise MemsenseError(f"presets file {self.path} is unreadable ({exc}); move it aside to start afresh") from None
+        except (ValueError, RecursionError) as exc:  # a number of over 4300 digits, nesting thousands deep
+            raise MemsenseError(f"presets file {self.path} is unreadable ({config_io.unreadable(exc)}); move it aside "
+                                "to start afresh") from None
         if not isinstance(data, dict):
             raise MemsenseError(f"presets file {self.path} must hold an object of name: settings")
         taken = sorted(set(data) & set(BUILTIN))

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from core.atomic import write_output
+from core.atomic import STDOUT, write_output
 from core.config.files import dumps, format_for, to_dict
 from core.config.schema import Config
 
@@ -111,6 +111,7 @@ def dumps_with_provenance(cfg: Config, fmt: str, provenance: Provenance) -> str:
 
 
 def save_with_provenance(cfg: Config, path: str | Path, provenance: Provenance) -> Path:
-    """Write atomically; the format follows the suffix (.toml or .json)."""
+    """Write atomically; the format follows the suffix (.toml or .json; TOML for `-`, standard output)."""
     path = Path(path)
-    return write_output(path, dumps_with_provenance(cfg, format_for(path), provenance))
+    fmt = "toml" if str(path) == STDOUT else format_for(path)
+    return write_output(path, dumps_with_provenance(cfg, fmt, provenance))

@@ -8,6 +8,7 @@ Saved and loaded as TOML or JSON with Memsense's parameter names (`alpha`, `lamb
 from __future__ import annotations
 
 import math
+import reprlib
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -81,8 +82,10 @@ class Config:
                 f"route_weights: unknown route(s) {', '.join(map(str, unknown))}; routes are {', '.join(ROUTES)}"
             )
         raw = {r: self.route_weights.get(r, 0.0) for r in ROUTES}
-        problems = [f"route_weights.{r}: must be a number, got {w!r}" for r, w in raw.items()
+        problems = [f"route_weights.{r}: must be a number, got {shown(w)}" for r, w in raw.items()
                     if isinstance(w, bool) or not isinstance(w, (int, float))]  # before float() turns "1" into 1.0
+        problems += [p for r, w in raw.items() if _huge(w)  # before float() overflows on it
+                     for p in _check_number(f"route_weights.{r}", w, *WEIGHT_BOUNDS)]
         if problems:
             raise MemsenseError("invalid config: " + "; ".join(problems))
         object.__setattr__(self, "route_weights", MappingProxyType({r: float(w) for r, w in raw.items()}))
@@ -162,14 +165,14 @@ MAX_ROUTE_DEPTH = int(
 def _problems(cfg: Config) -> list[str]:
     out: list[str] = []
     if cfg.scheme not in SCHEMES:
-        out.append(f"scheme: {cfg.scheme!r} is not one of {', '.join(SCHEMES)}")
+        out.append(f"scheme: {shown(cfg.scheme)} is not one of {', '.join(SCHEMES)}")
     for name, (lo, hi) in BOUNDS.items():
         out.extend(_check_number(name, getattr(cfg, name), lo, hi, integer=isinstance(lo, int)))
     for route, w in cfg.route_weights.items():
         out.extend(_check_number(f"route_weights.{route}", w, *WEIGHT_BOUNDS))
     for name in ("session_first", "fallback_fill", "distinct_sessions"):
         if not isinstance(getattr(cfg, name), bool):
-            out.append(f"{name}: must be true or false, got {getattr(cfg, name)!r}")
+            out.append(f"{name}: must be true or false, got {shown(getattr(cfg, name))}")
     if not isinstance(cfg.quality_as_of, str):
         out.append("quality_as_of: must be an ISO 8601 date-time string or empty")
     elif cfg.quality_as_of:
@@ -178,13 +181,32 @@ def _problems(cfg: Config) -> list[str]:
         try:
             datetime.fromisoformat(cfg.quality_as_of)
         except ValueError:
-            out.append(f"quality_as_of: {cfg.quality_as_of!r} is not an ISO 8601 date-time")
+            out.append(f"quality_as_of: {shown(cfg.quality_as_of)} is not an ISO 8601 date-time")
     return out
+
+
+def _huge(value: Any) -> bool:
+    """A whole number too long for a float (thousands of digits): above every bound, and
+    float() would overflow on it."""
+    return isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1000
+
+
+def shown(value: Any) -> str:
+    """`value` as a message shows it: short (a number of thousands of digits by its length, a
+    nested list to two levels), so one bad value makes one readable line."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"a whole number of about {int(value.bit_length() * math.log10(2)) + 1} digits"
+    short = reprlib.Repr()
+    short.maxlevel, short.maxstring, short.maxother, short.maxlist, short.maxdict = 2, 60, 60, 4, 4
+    return short.repr(value)
 
 
 def _check_number(name: str, value: Any, lo: float, hi: float, integer: bool = False) -> list[str]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return [f"{name}: must be a number, got {value!r}"]
+        return [f"{name}: must be a number, got {shown(value)}"]
+    if _huge(value):
+        return [f"{name}: {shown(value)} is {'below the minimum' if value < 0 else 'above the maximum'} "
+                f"{lo if value < 0 else hi}"]
     if integer and not float(value).is_integer():
         return [f"{name}: must be a whole number, got {value!r}"]
     if math.isnan(value) or math.isinf(value):

@@ -9,14 +9,16 @@ per URL, under `core.machine.data_dir()`); writing it never touches the store it
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import math
 import os
 import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from core.config import Config, from_dict, to_dict
 from core.errors import MemsenseError
@@ -34,6 +36,11 @@ CREATE TABLE IF NOT EXISTS runs (
     summary TEXT NOT NULL,
     results TEXT NOT NULL
 )"""
+COLUMNS = "id, kind, time, store, model, dataset, dataset_sha256, configs, summary, results"
+"""The columns a run is read from, by name: a newer version's extra column is left alone."""
+LOCK_WAIT_S = 10.0
+"""Seconds a command waits for another process's write to the history to end."""
+SQLITE_ID_MAX = 2**63 - 1
 PerQuestion = Mapping[str, Mapping[str, Mapping[str, float]]]
 """Config name -> question id -> metric -> value."""
 
@@ -138,6 +145,11 @@ def keep_run(store: str | Path, kind: str, dataset: str | Path, configs: Mapping
 
 
 def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (of standard input for `-`, as the command read it)."""
+    from core.files import STDIN, stdin_bytes
+
+    if str(path) == STDIN:
+        return hashlib.sha256(stdin_bytes()).hexdigest()
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -145,8 +157,36 @@ def file_sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def history_fault(exc: sqlite3.Error, path: Path) -> MemsenseError:
+    """A SQLite error of the history at `path` as one line saying what happened and what to do.
+    A history another process is writing is healthy: that message never advises moving it aside."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    text = str(exc)
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "locked" in text:
+        return MemsenseError(f"the run history {path} is in use by another process (still busy after "
+                             f"{LOCK_WAIT_S:g} s); run the command again when that process is done")
+    if code == sqlite3.SQLITE_FULL:
+        return MemsenseError(f"the disk holding the run history {path} is full; free disk space")
+    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR):
+        return MemsenseError(f"the run history {path} cannot be written ({text}); make the file and its folder "
+                             "writable")
+    if "no such column" in text or "has no column" in text or "constraint failed" in text:
+        return MemsenseError(f"the run history {path} has another shape ({text}): written by another version of "
+                             "memsense; use that version, or move the file aside to start a new history")
+    return MemsenseError(f"the run history {path} is damaged ({text}); move the file aside to start a new one")
+
+
+def _runs_of(value: Any) -> bool:
+    """True for config name -> question id -> metric -> number (a run's results)."""
+    return isinstance(value, dict) and all(
+        isinstance(per_q, dict) and all(
+            isinstance(m, dict) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in m.values())
+            for m in per_q.values()) for per_q in value.values())
+
+
 class History:
-    """The runs of one store (`history_path`)."""
+    """The runs of one store (`history_path`). Opened with `create=False` it only reads: no table
+    is created and nothing is written (SQLite may roll back what a crash left half-written)."""
 
     def __init__(self, path: Path, create: bool = True):
         self.path = path
@@ -155,10 +195,17 @@ class History:
         try:
             if create:
                 path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, timeout=10)
-            self.db.execute(SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise MemsenseError(f"cannot open the run history {path} ({exc}); move the file aside to start a new one") from None
+            self.db = sqlite3.connect(path, timeout=LOCK_WAIT_S)  # read-write even to read: a crash's journal rolls back
+        except sqlite3.Error as exc:
+            raise history_fault(exc, path) from None
+        try:
+            with self._faults():
+                if create:
+                    self.db.execute(SCHEMA)
+                self.db.execute(f"SELECT {COLUMNS} FROM runs LIMIT 0")
+        except BaseException:
+            self.db.close()
+            raise
 
     def __enter__(self) -> History:
         return self
@@ -166,31 +213,59 @@ class History:
     def __exit__(self, *exc: object) -> None:
         self.db.close()
 
+    @contextlib.contextmanager
+    def _faults(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise history_fault(exc, self.path) from None
+
     def add(self, kind: str, store: str, model: str, dataset: str, configs: Mapping[str, Config],
             summary: Mapping[str, Any], results: PerQuestion) -> int:
         """Keep one run; its id."""
         row = (kind, time.time(), store, model, dataset, file_sha256(dataset),
                json.dumps({n: to_dict(c) for n, c in configs.items()}), json.dumps(summary, default=str),
                json.dumps(results))
-        with self.db:
+        with self._faults(), self.db:
             cur = self.db.execute("INSERT INTO runs (kind, time, store, model, dataset, dataset_sha256, configs, "
                                   "summary, results) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
         return int(cur.lastrowid or 0)
 
     def runs(self) -> list[Run]:
-        return [self._run(r) for r in self.db.execute("SELECT * FROM runs ORDER BY id")]
+        with self._faults():
+            rows = self.db.execute(f"SELECT {COLUMNS} FROM runs ORDER BY id").fetchall()
+        return [self._run(r) for r in rows]
 
     def run(self, run_id: int) -> Run:
-        row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        row = None
+        if -SQLITE_ID_MAX <= run_id <= SQLITE_ID_MAX:  # SQLite's integers are 64-bit: a longer id is no run
+            with self._faults():
+                row = self.db.execute(f"SELECT {COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise MemsenseError(f"no run {run_id} in {self.path}; `memsense history --store ...` lists them")
         return self._run(row)
 
-    @staticmethod
-    def _run(row: tuple) -> Run:
+    def _run(self, row: tuple) -> Run:
+        """A row as a Run, every field checked: a row another program wrote or a disk garbled is
+        one line naming the run, not a traceback."""
         rid, kind, when, store, model, dataset, sha, configs, summary, results = row
-        return Run(rid, kind, when, store, model, dataset, sha, json.loads(configs), json.loads(summary),
-                   json.loads(results))
+        try:
+            if isinstance(when, bool) or not isinstance(when, (int, float)) or not math.isfinite(when):
+                raise ValueError(f"its time {str(when)[:40]!r} is not a number")
+            time.localtime(when)  # a time outside the calendar: OverflowError, OSError or ValueError
+            fields = [json.loads(text) for text in (configs, summary, results)]
+            if not all(isinstance(t, str) for t in (kind, store, model, dataset, sha)):
+                raise ValueError("a text field holds something else")
+            if not isinstance(fields[0], dict) or not all(isinstance(c, dict) for c in fields[0].values()) \
+                    or not isinstance(fields[1], dict) or not _runs_of(fields[2]):
+                raise ValueError("its configs, summary or results are not of the shape memsense writes")
+        except (TypeError, ValueError, OverflowError, OSError, RecursionError) as exc:
+            reason = "its JSON is not valid" if isinstance(exc, json.JSONDecodeError) else \
+                "its JSON is nested too deep" if isinstance(exc, RecursionError) else str(exc)[:120]
+            raise MemsenseError(f"run {rid} in the run history {self.path} is damaged ({reason}); delete that run "
+                                f"(sqlite3 {self.path} 'DELETE FROM runs WHERE id = {rid}') or move the file "
+                                "aside") from None
+        return Run(rid, kind, float(when), store, model, dataset, sha, *fields)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from typing import Iterable, Mapping, Sequence
 
 from core.atomic import write_text_atomic
 from core.errors import MemsenseError
-from core.files import read_text
+from core.files import read_text, special_file
 from core.records import Question
 
 FORMAT = "memsense-judged-questions"
@@ -94,6 +94,8 @@ def dumps_judged(questions: Iterable[Question]) -> str:
 
 def is_judged_file(path: str | Path) -> bool:
     """True when the file is a judged set (a JSON object whose "format" names it)."""
+    if special_file(path) is not None:  # opening a named pipe would wait for a writer: the reader refuses it
+        return False
     try:
         with open(path, encoding="utf-8", errors="replace") as f:  # other bytes are reported by the reader
             head = f.read(4096)

@@ -58,8 +58,11 @@ def recall_source(location: str, model_key: str, lexical: str = "bm25") -> str:
 
 
 def file_digest(path: str | Path) -> str:
-    """SHA-256 of a file's bytes."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """SHA-256 of a file's bytes (of standard input for `-`, as the command read it)."""
+    from core.files import STDIN, stdin_bytes
+
+    data = stdin_bytes() if str(path) == STDIN else Path(path).read_bytes()
+    return hashlib.sha256(data).hexdigest()
 
 
 def serving(pool: RecallPool, depth: int) -> RecallPool | None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -107,9 +108,44 @@ def study_storage(storage: str | Path | None, study_name: str | None) -> Iterato
 def file_storage(path: str | Path) -> optuna.storages.JournalStorage:
     """A study file: Optuna's append-only journal, one line per completed trial kept, cheaper
     than SQLite's commit per trial (`tools/bench_question_set.py --storages N` times both)."""
-    from optuna.storages.journal import JournalFileBackend
+    from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
 
-    return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+    lock = JournalFileSymlinkLock(str(path))
+    if Path(path).is_file():
+        lock.acquire()  # Optuna's own lock of the file: no other process is appending while it is mended
+        try:
+            drop_torn_line(Path(path))
+        finally:
+            lock.release()
+    return optuna.storages.JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
+
+
+def drop_torn_line(path: Path) -> int:
+    """Cut a study file's last line when a crash cut it short (no line end): it is a part of a
+    record, never a whole trial, and the next record appended to it would make one line of two,
+    which no later open could read, so every trial stored after it would be lost. The bytes cut."""
+    with open(path, "rb+") as fh:
+        size = fh.seek(0, 2)
+        if size == 0:
+            return 0
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return 0
+        keep = 0
+        block = 1 << 16
+        end = size
+        while end > 0:  # the last line end, read backwards a block at a time
+            start = max(0, end - block)
+            fh.seek(start)
+            found = fh.read(end - start).rfind(b"\n")
+            if found >= 0:
+                keep = start + found + 1
+                break
+            end = start
+        fh.truncate(keep)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return size - keep
 
 
 def open_study(storage: str | Path | None, study_name: str | None, seed: int,

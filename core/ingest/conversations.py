@@ -97,7 +97,7 @@ def _reject_whole_object(text: str, path: Path) -> None:
     say so instead of reporting a bad line 1."""
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not one JSON object (or beyond what json reads): the lines say more
         return
     if isinstance(data, dict) and "questions" in data:
         raise fail(path, "is a question file, not a conversation file",

@@ -46,7 +46,18 @@ def loads_json(text: str, path: Path, line: int | None = None) -> Any:
             f"{path}: not valid JSON at {where} ({e.msg.split(' starting at')[0]}; truncated file?). "
             "Re-export or re-download the file, or fix that line."
         ) from None
-    if SURROGATE_ESCAPE.search(text) and _lone_surrogate(data):
+    except (ValueError, RecursionError) as e:  # a number of over 4300 digits, nesting deeper than Python recurses
+        from core.config.files import unreadable
+
+        where = f" line {line}" if line is not None else ""
+        raise MemsenseError(f"{path}:{where} not JSON memsense reads ({unreadable(e)}); fix the file, or "
+                            "re-export it") from None
+    try:
+        lone = bool(SURROGATE_ESCAPE.search(text)) and _lone_surrogate(data)
+    except RecursionError:
+        raise MemsenseError(f"{path}: not JSON memsense reads (it is nested too deep); fix the file, or "
+                            "re-export it") from None
+    if lone:
         pos, escape = _first_lone_escape(text)
         where = f"line {line if line is not None else text.count(chr(10), 0, pos) + 1}"
         raise MemsenseError(f"{path}: {where} holds {escape}, half of a UTF-16 surrogate pair, which is not "

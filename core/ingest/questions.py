@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
+from core.config.schema import shown
 from core.ingest.files import QUESTION_HINT, fail, is_locomo, json_lines, kind_of, loads_json, read_text, required_str
 from core.ingest.longmemeval import is_longmemeval, longmemeval_questions
 from core.records import Question
@@ -61,7 +62,7 @@ def load_questions(path: str | Path) -> list[Question]:
 def _first_line_is_question(text: str) -> bool:
     try:
         first = json.loads(text.splitlines()[0])
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not one JSON object (or beyond what json reads): the reader says more
         return False
     return isinstance(first, dict) and "question" in first
 
@@ -121,8 +122,8 @@ def _question(item: Any, user: str, index: int, where: str, path: Path) -> Quest
 
 
 def _category(value: Any, where: str, path: Path) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 9:
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise fail(path, f"{where}: 'category' must be a whole number (1-4), got {value!r}", QUESTION_HINT)
+        raise fail(path, f"{where}: 'category' must be a whole number (1-4), got {shown(value)}", QUESTION_HINT)
     return value

@@ -37,8 +37,8 @@ DEMO_DATASET = ROOT / "core" / "demo" / "demo-conversations.jsonl"
 DEMO_QUESTIONS = ROOT / "core" / "demo" / "demo-questions.json"
 
 
-PROGRESS = re.compile(r"^\r?.{1,40} \[[#.]+\] \d+/\d+$")
-"""A progress bar line on stderr (`stage [###...] done/total`): progress, not a message."""
+PROGRESS = re.compile(r"^\r?.{1,40} \[[#.]+\] \d+/\d+(  \(about .{1,20} left\))?$")
+"""A progress bar line on stderr (`stage [###...] done/total`, perhaps the time left): progress, not a message."""
 
 
 def _row(**fields) -> dict:
@@ -721,6 +721,484 @@ CASES += [
 ]
 
 
+# ---------------------------------------------------------------- issue 39, class 1: the run history
+# `STORE.history.sqlite` damaged, of another shape, read-only, locked or on a full disk. `history` says so in
+# one line; a run (eval, diagnose, fix, tune) prints its results and says in one warning line it was not kept.
+# Either way the history file's bytes are as they were.
+
+HSTORE = ("--store", "{work}/store", "--cache", "{cache}")
+
+
+def _history_run(db: sqlite3.Connection, n: int = 1) -> None:
+    from core.config import Config, to_dict
+
+    results = {"memsense": {f"demo-ana:q{i}": {"recall_all@4": 1.0, "mrr": 0.5} for i in range(40)}}
+    for _ in range(n):
+        db.execute("INSERT INTO runs (kind, time, store, model, dataset, dataset_sha256, configs, summary, results) "
+                   "VALUES ('eval', 1.7e9, 's', 'm', 'd.json', 'x', ?, '{}', ?)",
+                   (json.dumps({"memsense": to_dict(Config())}), json.dumps(results)))
+
+
+def _harm_history(path: Path, harm: str) -> None:
+    """A history beside a store copy, harmed as `harm` says."""
+    from core.evaluation.history import SCHEMA
+
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute(SCHEMA)
+        _history_run(db, 12)
+    data = path.read_bytes()
+    sql = {"table-dropped": "DROP TABLE runs",
+           "column-renamed": "ALTER TABLE runs RENAME COLUMN time TO at",
+           "newer-column": "ALTER TABLE runs ADD COLUMN tenant TEXT NOT NULL DEFAULT 'x'",
+           "newer-column-required": "ALTER TABLE runs ADD COLUMN tenant TEXT NOT NULL DEFAULT 'x'",
+           "bad-json": "UPDATE runs SET configs = '{\"memsense\": {' WHERE id = 3",
+           "other-shape": "UPDATE runs SET results = '[1, 2, 3]' WHERE id = 3",
+           "nested-json": "UPDATE runs SET summary = '" + "[" * 100_000 + "]" * 100_000 + "' WHERE id = 3",
+           "textual-time": "UPDATE runs SET time = 'yesterday' WHERE id = 3",
+           "huge-time": "UPDATE runs SET time = 1e300 WHERE id = 3"}.get(harm)
+    if sql is not None:
+        with contextlib.closing(sqlite3.connect(path)) as db, db:
+            db.execute(sql)
+            if harm == "newer-column-required":  # a newer version's required column: an old INSERT cannot fill it
+                db.execute("CREATE TRIGGER needs_tenant BEFORE INSERT ON runs WHEN NEW.tenant = 'x' "
+                           "BEGIN SELECT RAISE(ABORT, 'NOT NULL constraint failed: runs.tenant'); END")
+    elif harm == "truncated":
+        path.write_bytes(data[:4096 + 100])  # the header page and a bit: the pages of the runs are gone
+    elif harm == "zeroed":
+        path.write_bytes(b"\0" * len(data))
+    elif harm == "random":
+        path.write_bytes(np.random.default_rng(39).bytes(len(data)))
+    elif harm != "healthy":
+        raise AssertionError(harm)
+
+
+def _history(harm: str, hold: str | None = None):
+    """Setup: a store copy in the work folder with a harmed history beside it; `hold`: another
+    process holds the history ("write": a write transaction, "exclusive": not even a reader gets
+    in) for longer than a command waits; "read-only" or "full": the file cannot be written or grow.
+    After the run, the history's bytes are checked unchanged."""
+
+    def setup(env: Env, stack: contextlib.ExitStack, mp) -> None:
+        from core.evaluation import history
+
+        shutil.copytree(env.store, env.work / "store")
+        path = env.work / "store.history.sqlite"
+        _harm_history(path, harm)
+        mp.setattr(history, "LOCK_WAIT_S", 0.2)
+        if hold in ("write", "exclusive"):
+            other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            other.execute("BEGIN IMMEDIATE" if hold == "write" else "BEGIN EXCLUSIVE")
+            stack.callback(other.close)
+            stack.callback(other.execute, "ROLLBACK")
+        elif hold in ("read-only", "full"):
+            _confine_history(mp, hold)
+        before = path.read_bytes()
+        stack.callback(lambda: _assert(path.read_bytes() == before, "the run history's bytes changed"))
+
+    return setup
+
+
+def _confine_history(mp, hold: str) -> None:
+    """The history opened read-only (as root, a read-only file is writable: SQLite's own read-only
+    mode stands in), or capped at its size (SQLite's "database or disk is full")."""
+    from core.evaluation import history
+
+    original = history.History.__init__
+
+    def init(self, path, create=True):
+        original(self, path, create)
+        if hold == "read-only":
+            self.db.close()
+            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        else:
+            self.db.execute(f"PRAGMA max_page_count = {self.db.execute('PRAGMA page_count').fetchone()[0]}")
+
+    mp.setattr(history.History, "__init__", init)
+
+
+HISTORY = ("history", "--store", "{work}/store")
+CASES += [
+    *[C(f"i39-history-{harm}", HISTORY, expect, setup=_history(harm)) for harm, expect in [
+        ("truncated", "is damaged (database disk image is malformed); move the file aside"),
+        ("zeroed", "is damaged"),
+        ("random", "is damaged (file is not a database)"),
+        ("table-dropped", "is damaged (no such table: runs)"),
+        ("column-renamed", "has another shape (no such column: time): written by another version"),
+        ("bad-json", "run 3 in the run history"),
+        ("other-shape", "run 3 in the run history"),
+        ("nested-json", "run 3 in the run history"),
+        ("textual-time", "its time 'yesterday' is not a number"),
+        ("huge-time", "run 3 in the run history"),
+    ]],
+    C("i39-history-locked", HISTORY, "is in use by another process", setup=_history("healthy", "exclusive")),
+    C("i39-history-compare-id-too-long", (*HISTORY, "--compare", "1", "99999999999999999999"),
+      "no run 99999999999999999999", setup=_history("healthy")),
+    C("i39-history-compare-negative-id-too-long", (*HISTORY, "--compare", "-99999999999999999999", "1"),
+      "no run -99999999999999999999", setup=_history("healthy")),
+    C("i39-history-compare-and-export", (*HISTORY, "--compare", "1", "2", "--export", "1", "--out", "{work}/r.toml"),
+      "one at a time", setup=_history("healthy"), usage=True),
+    C("i39-history-out-without-export", (*HISTORY, "--out", "{work}/r.toml"), "--out goes with --export",
+      setup=_history("healthy"), usage=True),
+]
+
+
+# ---------------------------------------------------------------- issue 39, class 4: outputs
+# `-` is standard output where the output is the command's only one (tests below); where it would mix with the
+# command's own report it is refused with a line saying how to print. A folder named through a link, a missing
+# one or one that cannot be written: one line, nothing written anywhere.
+
+def _unwritable_folder(env: Env, stack, mp) -> None:
+    """Every new file in a folder is refused (as root, a read-only folder is writable: this stands in)."""
+    import errno
+    import tempfile
+
+    from core import atomic
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    mp.setattr(atomic.tempfile, "mkstemp", refuse)
+    stack.callback(lambda: _assert(atomic.tempfile is tempfile, "tempfile replaced"))
+
+
+REPORT = ("report", "{demoq}", *S, "--a", "memsense", "--b", "bm25_only", "--quiet")
+CASES += [
+    C("i39-log-file-stdout", (*SEARCH, QUERY, "--log-file", "-"), "the messages go to standard error already",
+      usage=True),
+    C("i39-tune-export-stdout", (*TUNE, "--export", "-"), "would mix the file with this command's report", usage=True),
+    C("i39-bench-out-stdout", ("bench", "--quick", "--out", "-"), "use --json instead", usage=True),
+    C("i39-judge-qrels-stdout-and-json", ("judge", "qrels", "{demoq}", "--out", "-", "--json"), "--json prints too",
+      usage=True),
+    C("i39-history-export-stdout-and-json", (*HISTORY, "--export", "1", "--out", "-", "--json"), "--json prints too",
+      setup=_history("healthy"), usage=True),
+    C("i39-export-memsense-linked-folder", ("export-memsense", "--out", "{work}/dirlink/x.json"),
+      "/dirlink is a symbolic link; links are never written through", setup=_special_left_alone("dirlink")),
+    C("i39-judge-qrels-linked-folder", ("judge", "qrels", "{demoq}", "--out", "{work}/dirlink/gold.qrels"),
+      "is a symbolic link", setup=_special_left_alone("dirlink")),
+    C("i39-report-linked-folder", (*REPORT, "--out", "{work}/dirlink/r.html"), "is a symbolic link",
+      setup=_special_left_alone("dirlink")),
+    C("i39-report-missing-folder", (*REPORT, "--out", "{work}/made/r.html"), "does not exist"),
+    C("i39-report-unwritable-folder", (*REPORT, "--out", "{work}/r.html"),
+      "/r.html: permission denied; pick another folder", setup=_unwritable_folder, may_embed=True),
+    C("i39-export-memsense-unwritable-folder", ("export-memsense", "--out", "{work}/x.json"),
+      "/x.json: permission denied; pick another folder", setup=_unwritable_folder),
+]
+
+
+# ---------------------------------------------------------------- issue 39, class 2: configs, presets and question
+# files beyond what a parser reads (numbers of thousands of digits, nesting 100,000 deep), and inputs that are no
+# file at all (/dev/zero never ends, a named pipe with no writer never answers): one line each, within a deadline.
+
+DIGITS_4000, DIGITS_5000 = "1" + "0" * 4000, "1" + "0" * 5000
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _question_with(category: str) -> str:
+    return ('{"questions": [{"user": "demo-ana", "question": "How many races?", "answer": "3", "category": '
+            + category + ', "evidence": ["D1:1"]}]}')
+
+
+FILES.update({
+    "config-topk-4000-digits.json": '{"topK": ' + DIGITS_4000 + "}",
+    "config-topk-5000-digits.json": '{"topK": ' + DIGITS_5000 + "}",
+    "config-weight-4000-digits.json": '{"routeWeights": {"vec_full": ' + DIGITS_4000 + "}}",
+    "config-weight-negative-4000-digits.toml": "[routeWeights]\nvec_full = -" + DIGITS_4000 + "\n",
+    "config-alpha-4000-digits.toml": "alpha = " + DIGITS_4000 + "\n",
+    "config-alpha-5000-digits.toml": "alpha = " + DIGITS_5000 + "\n",
+    "config-nested.json": '{"alpha": ' + DEEP + "}",
+    "config-nested.toml": "alpha = " + DEEP + "\n",
+    "config-nested-inline-tables.toml": "alpha = " + "{ a = " * 100_000 + "1" + " }" * 100_000 + "\n",
+    "config-nested-500.json": '{"alpha": ' + "[" * 500 + "]" * 500 + "}",
+    "presets-4000-digits.json": '{"mine": {"topK": ' + DIGITS_4000 + "}}",
+    "presets-5000-digits.json": '{"mine": {"topK": ' + DIGITS_5000 + "}}",
+    "presets-nested.json": '{"mine": ' + DEEP + "}",
+    "questions-category-5001-digits.json": _question_with(DIGITS_5000),
+    "questions-category-5001-digit-text.json": _question_with('"' + DIGITS_5000 + '"'),
+    "questions-category-nan.json": _question_with("NaN"),
+    "questions-category-1e400.json": _question_with("1e400"),
+    "questions-nested.json": '{"questions": ' + DEEP + "}",
+    "questions-nested.jsonl": DEEP + "\n",
+    "questions-utf16.json": _question_with("1").encode("utf-16"),
+})
+
+
+CONFIG_CASES = [
+    ("config-topk-4000-digits.json", "top_k: a whole number of about 4001 digits is above the maximum"),
+    ("config-topk-5000-digits.json", "it holds a number of thousands of digits"),
+    ("config-weight-4000-digits.json", "route_weights.vec_full: a whole number of about 4001 digits is above"),
+    ("config-weight-negative-4000-digits.toml", "route_weights.vec_full: a whole number of about 4001 digits is below"),
+    ("config-alpha-4000-digits.toml", "alpha: a whole number of about 4001 digits is above the maximum"),
+    ("config-alpha-5000-digits.toml", "it holds a number of thousands of digits"),
+    ("config-nested.json", "it is nested too deep"),
+    ("config-nested.toml", "it is nested too deep"),
+    ("config-nested-inline-tables.toml", "it is nested too deep"),
+    ("config-nested-500.json", "alpha: must be a number, got [[[...]]]"),
+]
+CASES += [
+    *[C(f"i39-search-{name.rsplit('.', 1)[0]}-{name.rsplit('.', 1)[1]}", (*SEARCH, QUERY, "--config", f"{{files}}/{name}"),
+        expect) for name, expect in CONFIG_CASES],
+    *[C(f"i39-{cmd}-{name.rsplit('.', 1)[0]}", argv, expect) for name, expect in CONFIG_CASES[::3]
+      for cmd, argv in [("eval", (*EVAL, "--config", f"{{files}}/{name}")),
+                        ("export-memsense", ("export-memsense", "--config", f"{{files}}/{name}")),
+                        ("rerank", ("rerank", "{files}/rows-tags-string.json", "--config", f"{{files}}/{name}")),
+                        ("diagnose", ("diagnose", "{demoq}", *S, "--config", f"{{files}}/{name}", "--quiet")),
+                        ("fix", ("fix", "{demoq}", *S, "--cases", "demo-ana:q0", "--config", f"{{files}}/{name}")),
+                        ("tune-start", (*TUNE, "--start", f"{{files}}/{name}")),
+                        ("compare", ("compare", "{demoq}", *S, "--a", "memsense", "--b", f"{{files}}/{name}"))]],
+    *[C(f"i39-eval-{name[:-5]}", (*EVAL, "--preset", "mine"), expect, setup=_presets_with(name)) for name, expect in [
+        ("presets-4000-digits.json", "top_k: a whole number of about 4001 digits"),
+        ("presets-5000-digits.json", "it holds a number of thousands of digits"),
+        ("presets-nested.json", "it is nested too deep"),
+    ]],
+    *[C(f"i39-eval-{name.replace('.', '-')}", ("eval", f"{{files}}/{name}", *S, "--quiet"), expect) for name, expect in [
+        ("questions-category-5001-digits.json", "it holds a number of thousands of digits"),
+        ("questions-category-5001-digit-text.json", "'category' must be a whole number (1-4), got '10000"),
+        ("questions-category-nan.json", "'category' must be a whole number (1-4), got nan"),
+        ("questions-category-1e400.json", "'category' must be a whole number (1-4), got inf"),
+        ("questions-nested.json", "it is nested too deep"),
+        ("questions-nested.jsonl", "it is nested too deep"),
+        ("questions-utf16.json", "not utf-8"),
+    ]],
+    C("i39-eval-questions-folder", ("eval", "{files}", *S, "--quiet"), "is a folder"),
+]
+
+
+# ---------------------------------------------------------------- issue 39, class 3: fix, diagnose and tune arguments
+
+FIX = ("fix", "{demoq}", *S, "--quiet")
+
+
+def _study(metric: str):
+    """Setup: a tuning study `s1` in {work}/study.sqlite, run with another metric."""
+
+    def setup(env: Env, stack, mp) -> None:
+        from core.evaluation.study import open_study
+
+        open_study(f"sqlite:///{env.work / 'study.sqlite'}", "s1", 0, {"metric": metric})
+
+    return setup
+
+
+def _garbage_study(env: Env, stack, mp) -> None:
+    (env.work / "study.sqlite").write_bytes(np.random.default_rng(39).bytes(8192))
+
+
+CASES += [
+    C("i39-fix-cases-blank", (*FIX, "--cases", " , "), "--cases names no question", usage=True),
+    C("i39-fix-cases-unknown", (*FIX, "--cases", "nope"), "no judged question nope"),
+    C("i39-fix-passing-case-twice", (*FIX, "--cases", "demo-ana:q2,demo-ana:q2", "--trials", "3"),
+      "every case already scores 1", may_embed=True),
+    C("i39-fix-cases-10000", (*FIX, "--cases", ",".join(f"demo-ana:q{i}" for i in range(10_000))),
+      "no judged question demo-ana:q"),
+    C("i39-fix-cases-of-another-user", (*FIX, "--users", "demo-mei", "--cases", "demo-ana:q0"),
+      "no judged question demo-ana:q0"),
+    C("i39-fix-trials-zero", (*FIX, "--cases", "demo-ana:q0", "--trials", "0"), "--trials must be at least 1",
+      usage=True),
+    C("i39-fix-trials-negative", (*FIX, "--cases", "demo-ana:q0", "--trials", "-5"), "--trials must be at least 1",
+      usage=True),
+    C("i39-fix-trials-huge", (*FIX, "--cases", "demo-ana:q0", "--trials", "1000000000"), "give at most 100,000",
+      usage=True),
+    C("i39-tune-trials-huge", (*TUNE[:-3], "--trials", "1000000000", "--quiet"), "give at most 100,000", usage=True),
+    C("i39-fix-metric-empty", (*FIX, "--cases", "demo-ana:q0", "--metric", ""), "--metric is empty", usage=True),
+    C("i39-fix-metric-unknown", (*FIX, "--cases", "demo-ana:q0", "--metric", "speed@4"), "speed"),
+    C("i39-tune-study-db-is-the-store", (*TUNE, "--study-db", "{store}/memsense.sqlite"), "which tuning never writes"),
+    C("i39-tune-study-db-in-the-store", (*TUNE, "--study-db", "{store}/study.sqlite"), "which tuning never writes"),
+    C("i39-tune-study-db-is-the-history", (*TUNE, "--study-db", "{store}.history.sqlite"), "which tuning never writes"),
+    C("i39-tune-study-of-another-metric", (*TUNE, "--study-db", "{work}/study.sqlite", "--study", "s1"),
+      "was run with different metric", setup=_study("ndcg@4"), may_embed=True),
+    C("i39-tune-study-db-garbage", (*TUNE, "--study-db", "{work}/study.sqlite", "--study", "s1"),
+      "cannot open the tuning study", setup=_garbage_study, may_embed=True),
+]
+
+RUNS = {
+    "eval": ("eval", "{demoq}", *HSTORE, "--preset", "memsense", "--quiet"),
+    "diagnose": ("diagnose", "{demoq}", *HSTORE, "--quiet"),
+    "fix": ("fix", "{demoq}", *HSTORE, "--cases", "demo-ana:q0", "--trials", "3", "--quiet"),
+    "tune": ("tune", "{demoq}", *HSTORE, "--train", "demo-ana", "--trials", "3", "--sensitivity-points", "0",
+             "--jobs", "1", "--quiet"),
+}
+NOT_KEPT = [
+    ("eval", "truncated", None, "is damaged"),
+    ("eval", "zeroed", None, "is damaged"),
+    ("eval", "random", None, "is damaged (file is not a database)"),
+    ("eval", "column-renamed", None, "has another shape"),
+    ("eval", "newer-column-required", None, "has another shape"),
+    ("eval", "healthy", "write", "is in use by another process"),
+    ("eval", "healthy", "read-only", "cannot be written"),
+    ("eval", "healthy", "full", "is full; free disk space"),
+    ("diagnose", "healthy", "write", "is in use by another process"),
+    ("diagnose", "random", None, "is damaged"),
+    ("fix", "healthy", "write", "is in use by another process"),
+    ("fix", "column-renamed", None, "has another shape"),
+    ("tune", "healthy", "write", "is in use by another process"),
+    ("tune", "truncated", None, "is damaged"),
+]
+
+
+@pytest.mark.parametrize("command,harm,hold,expect", NOT_KEPT, ids=[f"{c}-{h}-{o or 'alone'}" for c, h, o, _ in NOT_KEPT])
+def test_a_history_that_cannot_be_written_never_blocks_a_run(command, harm, hold, expect, case_env, reference,
+                                                              monkeypatch):
+    TALLY["cases"] += 1
+    with contextlib.ExitStack() as stack, monkeypatch.context() as mp:
+        _history(harm, hold)(case_env, stack, mp)
+        code, out, err, tb = run_cli([_expand(a, case_env) for a in RUNS[command]])
+    TALLY["tracebacks"] += tb is not None or "Traceback" in err
+    assert tb is None, tb
+    assert code == 0 and out.strip(), f"exit {code}; stderr {err!r}"  # the results stand
+    lines = [line for line in err.splitlines() if line.strip() and not PROGRESS.match(line)]
+    assert len(lines) == 1 and lines[0].startswith("memsense: warning: this run was not kept in the history: "), err
+    assert expect in lines[0], lines[0]
+    assert "move" not in lines[0] or harm != "healthy", "a healthy history is never to be moved aside"
+    assert digest(case_env.store) == reference[1]
+
+
+def test_a_newer_versions_extra_column_is_read_and_kept(case_env):
+    """A column a newer version added (with a default) is no harm: runs list, and a run is kept."""
+    with contextlib.ExitStack() as stack, pytest.MonkeyPatch.context() as mp:
+        _history("newer-column")(case_env, stack, mp)
+        stack.pop_all()  # the run is kept: the file grows
+        code, out, err, tb = run_cli([_expand(a, case_env) for a in HISTORY])
+        assert (code, tb, err) == (0, None, "") and out.count("eval") == 12
+        code, out, err, tb = run_cli([_expand(a, case_env) for a in RUNS["eval"]])
+        assert (code, tb, err) == (0, None, ""), err
+        assert run_cli([_expand(a, case_env) for a in HISTORY])[1].count("eval") == 13
+
+
+
+def test_a_dash_output_is_printed_and_no_file_named_dash_is_written(case_env):
+    env = case_env
+    code, out, err, tb = run_cli(["export-memsense", "--preset", "memsense", "--out", "-"])
+    assert (code, tb, err) == (0, None, "")
+    assert out == run_cli(["export-memsense", "--preset", "memsense"])[1] and json.loads(out)["topK"]
+    code, out, err, tb = run_cli(["judge", "qrels", str(DEMO_QUESTIONS), "--out", "-"])
+    assert (code, tb, err) == (0, None, "")
+    assert out.splitlines() and all(len(line.split()) == 4 for line in out.splitlines())  # qrels lines, no "wrote"
+    with contextlib.ExitStack() as stack, pytest.MonkeyPatch.context() as mp:
+        _history("healthy")(env, stack, mp)
+        code, out, err, tb = run_cli([_expand(a, env) for a in (*HISTORY, "--export", "2", "--out", "-")])
+    assert (code, tb, err) == (0, None, "")
+    from core import config as config_io
+
+    from core.config import Config
+
+    assert config_io.loads(out, "toml") == Config()  # the settings as TOML, loadable
+    store = ("--store", str(env.store), "--cache", str(env.cache), "--quiet")
+    code, out, err, tb = run_cli(["report", str(DEMO_QUESTIONS), *store, "--a", "memsense", "--b", "bm25_only",
+                                  "--out", "-"])
+    assert (code, tb, err) == (0, None, "") and out.lstrip().lower().startswith("<!doctype html") and "wrote" not in out
+    code, out, err, tb = run_cli(["judge", "run", str(DEMO_QUESTIONS), *store, "--preset", "memsense", "--out", "-"])
+    assert (code, tb, err) == (0, None, "") and all(len(line.split()) == 6 for line in out.splitlines())
+    assert not (env.work / "-").exists()
+
+
+
+def test_question_files_in_crlf_with_a_bom_or_on_standard_input_score_as_the_plain_file(case_env, monkeypatch):
+    """CRLF line ends, a UTF-8 BOM, and `-` with the file on standard input (diagnose read it, then
+    failed on a file named `-`) give the same figures as the file itself."""
+    plain = DEMO_QUESTIONS.read_bytes()
+    variants = {"crlf.json": plain.replace(b"\n", b"\r\n"), "bom.json": b"\xef\xbb\xbf" + plain}
+    for name, data in variants.items():
+        (case_env.work / name).write_bytes(data)
+    for command in ("eval", "diagnose"):
+        argv = [command, "QUESTIONS", "--store", str(case_env.store), "--cache", str(case_env.cache), "--quiet",
+                *(("--preset", "memsense") if command == "eval" else ())]
+        expected = run_cli([str(DEMO_QUESTIONS) if a == "QUESTIONS" else a for a in argv])
+        assert expected[0] == 0 and expected[1], expected[2]
+        for name in variants:
+            assert run_cli([str(case_env.work / name) if a == "QUESTIONS" else a for a in argv])[:3] == expected[:3]
+        with monkeypatch.context() as mp:
+            _stdin(plain)(case_env, None, mp)
+            code, out, err, tb = run_cli(["-" if a == "QUESTIONS" else a for a in argv])
+        assert (code, tb, err) == (0, None, ""), err
+        assert out == expected[1]
+
+
+
+NOT_FILES = [
+    ("eval-questions-fifo", ("eval", "{work}/fifo.json", *S, "--quiet"), "is a named pipe, not a file"),
+    ("diagnose-questions-fifo", ("diagnose", "{work}/fifo.json", *S, "--quiet"), "is a named pipe"),
+    ("impact-queries-fifo", ("impact", "{work}/fifo.json", *S, "--a", "memsense", "--b", "bm25_only"), "is a named pipe"),
+    ("search-config-fifo", (*SEARCH, QUERY, "--config", "{work}/fifo.json"), "is a named pipe"),
+    ("search-log-file-fifo", (*SEARCH, QUERY, "--log-file", "{work}/fifo.json"), "is a named pipe, not a file"),
+    ("ingest-dataset-fifo", ("ingest", "{work}/fifo.json", *S), "is a named pipe"),
+    ("eval-questions-dev-zero", ("eval", "/dev/zero", *S, "--quiet"), "/dev/zero is a device, not a file"),
+    ("diagnose-questions-dev-zero", ("diagnose", "/dev/zero", *S, "--quiet"), "is a device"),
+    ("impact-queries-dev-zero", ("impact", "/dev/zero", *S, "--a", "memsense", "--b", "bm25_only"), "is a device"),
+    ("rerank-dev-zero", ("rerank", "/dev/zero"), "is a device"),
+    ("judge-import-qrels-dev-zero", ("judge", "import", "/dev/zero", "--questions", "{demoq}", "--out",
+                                     "{work}/judged.json"), "is a device"),
+]
+
+
+def _memory_cap() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # a read of /dev/zero fails, not the machine
+
+
+@pytest.mark.parametrize("name,argv,expect", NOT_FILES, ids=[n for n, _, _ in NOT_FILES])
+def test_an_input_that_is_no_file_is_refused_at_once(name, argv, expect, case_env, reference):
+    """/dev/zero never ends and a named pipe with no writer never answers: refused before any read,
+    in a process of its own under a deadline (a read that never returns cannot be interrupted in-process)."""
+    import subprocess
+
+    TALLY["cases"] += 1
+    if "fifo" in name:
+        os.mkfifo(case_env.work / "fifo.json")
+    code = "import sys; from core.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.run([sys.executable, "-c", code, *(_expand(a, case_env) for a in argv)], capture_output=True,
+                          text=True, timeout=90, cwd=case_env.work, preexec_fn=_memory_cap,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    TALLY["tracebacks"] += "Traceback" in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip() and not PROGRESS.match(line)]
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr[-2000:]
+    assert lines[0].startswith("memsense: error: ") and expect in lines[0], lines[0]
+    assert digest(case_env.store) == reference[1]
+    assert sorted(p.name for p in case_env.work.iterdir()) == sorted(["folder.toml"] + ["fifo.json"] * ("fifo" in name))
+
+
+
+def test_a_case_named_three_times_is_one_case(case_env):
+    code, out, err, tb = run_cli([_expand(a, case_env) for a in (*FIX, "--cases", "demo-ana:q0,demo-ana:q0,demo-ana:q0",
+                                                                 "--trials", "3", "--json")])
+    assert (code, tb) == (0, None), err
+    assert json.loads(out)["cases"] == ["demo-ana:q0"]
+    code, out, err, tb = run_cli([_expand(a, case_env) for a in (*FIX, "--cases", "demo-ana:q0,demo-ana:q0",
+                                                                 "--trials", "3")])
+    assert (code, tb) == (0, None) and out.startswith("1 cases from memsense"), out
+
+
+def _ctrl_c_after(mp, module, trials: int) -> None:
+    """Ctrl+C (SIGINT) arrives while the search scores trial `trials`."""
+    import signal
+
+    def progress(args):
+        def show(done: int, total: int, stage: str) -> None:
+            if done == trials and ("trial" in stage or "sweep" in stage):
+                os.kill(os.getpid(), signal.SIGINT)
+        return show
+
+    mp.setattr(module, "_progress", progress)
+
+
+@pytest.mark.parametrize("command", ["fix", "tune"])
+def test_ctrl_c_keeps_the_trials_done_and_reports_the_best_so_far(command, case_env, monkeypatch):
+    from core.cli import failures, tuning
+
+    store = ("--store", str(case_env.store), "--cache", str(case_env.cache))
+    argv = {"fix": ["fix", str(DEMO_QUESTIONS), *store, "--cases", "demo-ana:q0", "--trials", "200"],
+            "tune": ["tune", str(DEMO_QUESTIONS), *store, "--train", "demo-ana", "--trials", "200", "--jobs", "1",
+                     "--sensitivity-points", "0"]}[command]
+    _ctrl_c_after(monkeypatch, failures if command == "fix" else tuning, 3)
+    code, out, err, tb = run_cli(argv)
+    assert tb is None, tb
+    assert code == 0 and out.strip(), err
+    lines = [line for line in err.splitlines() if line.strip() and not PROGRESS.match(line)]
+    assert len(lines) == 1 and lines[0].startswith("memsense: warning: stopped by Ctrl+C after "), err
+    assert " of 200 trials" in lines[0] and "after 200 of" not in lines[0]
+
+
+
 def _expand(arg: str, env: Env) -> str:
     for key, value in {"{store}": env.store, "{cache}": env.cache, "{files}": env.files, "{work}": env.work,
                        "{demo}": DEMO_DATASET, "{demoq}": DEMO_QUESTIONS, "{tuned_model}": env.tuned_model,
@@ -903,3 +1381,4 @@ def test_damage_to_one_user_leaves_the_others_searchable(case_env, monkeypatch):
                                   str(case_env.cache), "--user", "demo-mei", QUERY, "--json"])
     assert (code, tb, err) == (0, None, "")
     assert json.loads(out)["results"]
+

@@ -104,3 +104,36 @@ def test_a_difference_under_other_settings_is_explained_by_the_settings(memsense
     assert reasons and all("takes no re-rank options" in r for r in reasons)
     assert not any("query embedding" in r for r in reasons)
     assert "takes no re-rank options" in verdict["summary"]
+
+
+# ---------------------------------------------------------------- issue 39, class 7: a live Memsense of another shape
+# or with fewer rights than the reproduction needs: one line each, no partial results shown as whole.
+
+def _copy_of(memsense_pg, name: str, *statements: str) -> str:
+    """A copy of the test's Memsense database (the shared one is left alone), changed by `statements`."""
+    import psycopg
+
+    with psycopg.connect(memsense_pg.server.dsn(), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE memsense")
+    with psycopg.connect(memsense_pg.server.dsn(name), autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+    return memsense_pg.server.dsn(name)
+
+
+def test_an_older_schema_without_a_route_column_is_one_line(memsense_pg, embed_endpoint, capsys):
+    dsn = _copy_of(memsense_pg, "older_schema", "ALTER TABLE memory_chunk_embeddings DROP COLUMN embedding_facet_events")
+    code, out, err, _ = _run(capsys, "search", "--store", dsn, "--embedder", embed_endpoint.url + "/embed", "--user", "demo-ana",
+                             QUESTION)
+    assert code == 1 and out == "" and "embedding_facet_events" in _one_line(err)
+
+
+def test_a_role_that_may_not_read_one_table_is_one_line(memsense_pg, embed_endpoint, capsys):
+    dsn = _copy_of(memsense_pg, "fewer_rights", "DROP ROLE IF EXISTS reader_39",
+                   f"CREATE ROLE reader_39 LOGIN PASSWORD '{SECRET}'", "GRANT SELECT ON memory_chunks TO reader_39")
+    dsn = dsn.replace("postgres@", f"reader_39:{SECRET}@")
+    code, out, err, _ = _run(capsys, "search", "--store", dsn, "--embedder", embed_endpoint.url + "/embed", "--user", "demo-ana",
+                             QUESTION)
+    line = _one_line(err)
+    assert code == 1 and out == "" and "may not read the table memory_chunk_embeddings" in line and SECRET not in line

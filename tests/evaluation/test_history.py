@@ -79,3 +79,28 @@ def test_the_history_of_a_url_lives_in_the_apps_data_folder(tmp_path, monkeypatc
     legacy.parent.mkdir(parents=True)
     legacy.write_bytes(b"")
     assert history_path(url) == legacy  # a history kept before still opens
+
+
+def _keep_runs(path, n: int) -> None:
+    from core.config import Config
+
+    with History(path) as history:
+        for i in range(n):
+            history.add("eval", "s", "m", str(DEMO_QUESTIONS), {"c": Config()}, {}, {"c": {f"q{i}": {"mrr": 1.0}}})
+
+
+def test_two_processes_keeping_runs_at_the_same_moment_lose_none(tmp_path):
+    """Issue 39: the app and a command (here two processes) recording into one history at once."""
+    import multiprocessing
+
+    path = tmp_path / "store.history.sqlite"
+    context = multiprocessing.get_context("spawn")
+    writers = [context.Process(target=_keep_runs, args=(path, 25)) for _ in range(2)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join(120)
+    assert [w.exitcode for w in writers] == [0, 0]
+    with History(path, create=False) as history:
+        runs = history.runs()
+    assert len(runs) == 50 and len({r.id for r in runs}) == 50

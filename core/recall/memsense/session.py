@@ -124,6 +124,12 @@ def check_schema(db: ReadOnlySession) -> None:
         "SELECT table_name, count(*) AS n FROM information_schema.columns "
         "WHERE table_name IN ('memory_chunks', 'memory_chunk_embeddings') GROUP BY table_name")}
     missing = [t for t in MEMSENSE_TABLES if t not in found]
+    hidden = [t for t in missing if db.rows("SELECT to_regclass(%(t)s) IS NOT NULL AS here", {"t": t})[0]["here"]]
+    if hidden:  # the table is there; the role may not read it (information_schema shows only what it may)
+        role = db.rows("SELECT current_user AS role")[0]["role"]
+        raise MemsenseError(f"the role {role} may not read the table {', '.join(hidden)} of the Memsense database "
+                            f"{db.location} (permission denied); connect as a role that may, or grant it: GRANT "
+                            f"SELECT ON {', '.join(hidden)} TO {role}")
     if missing:
         raise MemsenseError(f"{db.location} is not a Memsense database: no table {', '.join(missing)} "
                             "(give the address of the database the Memsense service uses: --store, or Database in the app's "
