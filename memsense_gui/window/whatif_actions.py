@@ -30,6 +30,7 @@ class WhatIfActions:
                              failed=lambda exc: self.ctx.report_error(exc, "What would it take"))
         self.source = EvaluationSource(ctx, parent)
         self.judging: str | None = None  # the pin whose changes are being judged on the question set
+        self.closed = False
         self.judge_runner = TaskRunner("memsense-whatif-set", parent)
         self.judge_slot = TaskSlot(self.judge_runner, succeeded=self._judged, failed=self._judge_failed,
                                    cancelled=lambda _exc: None)
@@ -37,7 +38,11 @@ class WhatIfActions:
     def connect(self) -> None:
         self.panel.whatif_wanted.connect(self.request)
         self.ctx.closing.connect(lambda: self.runner.shutdown(wait=True))
-        self.ctx.closing.connect(lambda: self.judge_runner.shutdown(wait=False))
+        self.ctx.closing.connect(self._close)
+
+    def _close(self) -> None:
+        self.closed = True  # an answer arriving after this is judged no more
+        self.judge_runner.shutdown(wait=False)
 
     def request(self, memory_id: str) -> None:
         session, panel = self.ctx.session, self.panel
@@ -54,7 +59,7 @@ class WhatIfActions:
 
     def judge(self, memory_id: str, answer: WhatIf) -> None:
         """Judge the changes found on the chosen question set, when one is chosen."""
-        if not answer.changes:
+        if not answer.changes or self.closed:
             return
         if self.source.path is None and not self.source.app_judged:
             self.panel.effects_note(memory_id, "Choose a question set (Cases) to judge each change on it.")

@@ -194,7 +194,9 @@ def test_cli_ingest_json_reports_counts(capsys, tmp_path, model_cache):
                        str(model_cache), "--json", "--mode", "session")
     stats = json.loads(out)
     assert code == 0 and stats["turn_chunks"] == 0 and stats["session_chunks"] > 0
-    assert set(stats) == {"users", "session_chunks", "turn_chunks", "texts_embedded", "texts_from_cache", "seconds"}
+    assert set(stats) == {"users", "session_chunks", "turn_chunks", "texts_embedded", "texts_from_cache", "seconds",
+                          "questions_attached"}
+    assert stats["questions_attached"] == 35  # the demo conversations come with the demo questions (issue 35)
 
 
 def test_cli_rerank_replays_cases(capsys, tmp_path):
