@@ -86,6 +86,7 @@ class RunComparison:
     left_out: int  # questions some side did not score
     datasets: tuple[str, ...]  # distinct dataset digests (more than one only when asked for)
     categories: Mapping[str, int] = field(default_factory=dict)  # question id -> category, when known
+    returned: tuple[Mapping[str, Sequence[str]], ...] = ()  # per side: question id -> the ids it returned
 
     @property
     def changed(self) -> tuple[str, ...]:
@@ -112,7 +113,9 @@ class RunComparison:
                 "questions": len(self.questions), "left_out": self.left_out, "datasets": list(self.datasets),
                 "sides": [f.to_json() for f in self.figures], "changed": list(self.changed),
                 "matrix": [{"question_id": q, "category": self.categories.get(q),
-                            "values": [float(v) for v in self.values[i]]} for i, q in enumerate(self.questions)]}
+                            "values": [float(v) for v in self.values[i]],
+                            "returned": [list(r.get(q, [])) for r in self.returned]}
+                           for i, q in enumerate(self.questions)]}
 
     def to_csv(self) -> str:
         """The comparison as CSV: a summary row per side, then the question × side matrix."""
@@ -160,7 +163,10 @@ def compare_sides(sides: Sequence[RunSide], metric: str, baseline: int = 0, acro
         figures.append(SideFigures(s.label, s.run.id, s.config, float(col.mean()), bootstrap_ci(col, seed), p,
                                    int((col > values[:, baseline]).sum()), int((col < values[:, baseline]).sum())))
     left_out = len(set().union(*(set(s.values) for s in sides))) - len(questions)
-    return RunComparison(metric, baseline, tuple(figures), questions, values, left_out, digests, dict(categories or {}))
+    kept = {q: c for s in sides for q, c in s.run.categories.items()}  # as each run kept them, else as asked
+    returned = tuple(s.run.returned.get(s.config, {}) for s in sides)
+    return RunComparison(metric, baseline, tuple(figures), questions, values, left_out, digests,
+                         {**kept, **(categories or {})}, returned)
 
 
 MAX_NAME_CHARS = 10_000

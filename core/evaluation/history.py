@@ -16,7 +16,7 @@ import math
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -41,6 +41,14 @@ COLUMNS = "id, kind, time, store, model, dataset, dataset_sha256, configs, summa
 LOCK_WAIT_S = 10.0
 """Seconds a command waits for another process's write to the history to end."""
 SQLITE_ID_MAX = 2**63 - 1
+QUESTIONS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS run_questions (
+    id INTEGER PRIMARY KEY,
+    returned TEXT NOT NULL,
+    categories TEXT NOT NULL
+)"""
+"""Beside a run: each config's returned memory ids per question, and each question's category (a table
+of its own: a history written before it, or by a version without it, reads as runs that kept none)."""
 PerQuestion = Mapping[str, Mapping[str, Mapping[str, float]]]
 """Config name -> question id -> metric -> value."""
 
@@ -57,6 +65,10 @@ class Run:
     configs: Mapping[str, Mapping[str, Any]]  # name -> settings under Memsense's names
     summary: Mapping[str, Any]
     results: PerQuestion
+    returned: Mapping[str, Mapping[str, list[str]]] = field(default_factory=dict)
+    """Config name -> question id -> the memory ids it returned, in order ({} for a run kept without them)."""
+    categories: Mapping[str, int] = field(default_factory=dict)
+    """Question id -> its category, as the run's question file said ({} when not kept)."""
 
     def config(self, name: str | None = None) -> Config:
         """One of the run's configs (the only one, or by name) as a Config."""
@@ -141,7 +153,22 @@ def keep_run(store: str | Path, kind: str, dataset: str | Path, configs: Mapping
     identity when known, else read from the store (`model_key`)."""
     model = model if model is not None else model_key(store)  # first: a location that is no store leaves no file
     with History(history_path(store)) as history:
-        return history.add(kind, store_label(store), model, str(dataset), configs, summary, per_question(evaluations))
+        return history.add(kind, store_label(store), model, str(dataset), configs, summary, per_question(evaluations),
+                           *returned_and_categories(evaluations))
+
+
+def returned_and_categories(evaluations: Mapping[str, Any]) -> tuple[dict[str, dict[str, list[str]]], dict[str, int]]:
+    """Config name -> question id -> returned memory ids, and question id -> category, from the evaluations
+    that carry their outcomes (`PresetEvaluation`); a mapping of metrics alone gives none."""
+    returned: dict[str, dict[str, list[str]]] = {}
+    categories: dict[str, int] = {}
+    for name, ev in evaluations.items():
+        outcomes = getattr(ev, "outcomes", None)
+        if outcomes is None:
+            continue
+        returned[name] = {o.question_id: list(o.result_ids) for o in outcomes}
+        categories.update({o.question_id: int(o.category) for o in outcomes})
+    return returned, categories
 
 
 def file_sha256(path: str | Path) -> str:
@@ -221,20 +248,48 @@ class History:
             raise history_fault(exc, self.path) from None
 
     def add(self, kind: str, store: str, model: str, dataset: str, configs: Mapping[str, Config],
-            summary: Mapping[str, Any], results: PerQuestion) -> int:
-        """Keep one run; its id."""
+            summary: Mapping[str, Any], results: PerQuestion,
+            returned: Mapping[str, Mapping[str, list[str]]] | None = None,
+            categories: Mapping[str, int] | None = None) -> int:
+        """Keep one run (with the ids each config returned and the questions' categories, when given); its id."""
         row = (kind, time.time(), store, model, dataset, file_sha256(dataset),
                json.dumps({n: to_dict(c) for n, c in configs.items()}), json.dumps(summary, default=str),
                json.dumps(results))
         with self._faults(), self.db:
             cur = self.db.execute("INSERT INTO runs (kind, time, store, model, dataset, dataset_sha256, configs, "
                                   "summary, results) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
-        return int(cur.lastrowid or 0)
+            run_id = int(cur.lastrowid or 0)
+            if returned or categories:
+                self.db.execute(QUESTIONS_SCHEMA)
+                self.db.execute("INSERT OR REPLACE INTO run_questions (id, returned, categories) VALUES (?, ?, ?)",
+                                (run_id, json.dumps(returned or {}), json.dumps(categories or {})))
+        return run_id
+
+    def _with_questions(self, runs: list[Run], run_id: int | None = None) -> list[Run]:
+        """The runs with what was kept beside them (`QUESTIONS_SCHEMA`: every row, or run `run_id`'s); a run
+        without a row, a history without the table (an older version's) or a damaged row: none."""
+        sql = "SELECT id, returned, categories FROM run_questions" + ("" if run_id is None else " WHERE id = ?")
+        try:
+            with self._faults():
+                rows = self.db.execute(sql, () if run_id is None else (run_id,)).fetchall()
+        except MemsenseError as exc:
+            if "no such table" in str(exc):
+                return runs
+            raise
+        kept: dict[int, tuple[dict, dict]] = {}
+        for rid, returned, categories in rows:
+            try:
+                r, c = json.loads(returned), json.loads(categories)
+            except (TypeError, ValueError, RecursionError):
+                continue  # what a run returned is extra: a damaged row loses that, not the run
+            if isinstance(r, dict) and isinstance(c, dict):
+                kept[rid] = (r, c)
+        return [replace(x, returned=kept[x.id][0], categories=kept[x.id][1]) if x.id in kept else x for x in runs]
 
     def runs(self) -> list[Run]:
         with self._faults():
             rows = self.db.execute(f"SELECT {COLUMNS} FROM runs ORDER BY id").fetchall()
-        return [self._run(r) for r in rows]
+        return self._with_questions([self._run(r) for r in rows])
 
     def run(self, run_id: int) -> Run:
         row = None
@@ -243,7 +298,7 @@ class History:
                 row = self.db.execute(f"SELECT {COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise MemsenseError(f"no run {run_id} in {self.path}; `memsense history --store ...` lists them")
-        return self._run(row)
+        return self._with_questions([self._run(row)], run_id)[0]
 
     def _run(self, row: tuple) -> Run:
         """A row as a Run, every field checked: a row another program wrote or a disk garbled is

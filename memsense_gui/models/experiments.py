@@ -97,6 +97,14 @@ class MatrixModel(TableModel):
         i = self.rows[row]
         return float(self.result.values[i, col - 2]) if col >= 2 else self.display(row, col)
 
+    def tooltip(self, row: int, col: int) -> str | None:
+        assert self.result is not None
+        if col < 2 or not self.result.returned:
+            return None
+        q = self.result.questions[self.rows[row]]
+        ids = self.result.returned[col - 2].get(q)
+        return None if ids is None else f"{self.result.figures[col - 2].label} returned:\n" + "\n".join(ids)
+
     def foreground(self, row: int, col: int) -> QColor | None:
         assert self.result is not None
         if col < 2:

@@ -131,3 +131,32 @@ def test_config_takes_a_kept_run(capsys, demo_store, model_cache):
     assert code == 2 and "run:ID" in err
     code, _, err = run_cli(capsys, "eval", *common, "--config", "run:99999")
     assert code == 1 and "no run 99999" in err
+
+
+def test_a_run_keeps_the_ids_each_config_returned_and_the_categories(tmp_path):
+    """Kept beside the runs table: a history of an older version (no such table) reads as runs that kept none."""
+    from core.config import Config
+    from core.evaluation.evaluate import evaluate_config
+    from core.evaluation.history import keep_run
+    from tests.evaluation.test_cv import judged
+
+    pools, questions = judged(per_user=2)
+    dataset = tmp_path / "q.json"
+    dataset.write_text("[]", encoding="utf-8")
+    store = tmp_path / "store"
+    old = History(history_path(store))
+    old.add("eval", "s", "m", str(dataset), {"c": Config()}, {}, {"c": {"q": {METRIC: 1.0}}})
+    old.db.close()
+    evaluations = {"memsense": evaluate_config(pools, questions, Config(), name="memsense"),
+                   "k2": evaluate_config(pools, questions, Config(rrf_k=2.0), name="k2")}
+    rid = keep_run(store, "eval", dataset, {n: e.config for n, e in evaluations.items()}, evaluations, {}, model="m")
+    with History(history_path(store), create=False) as history:
+        first, run = history.runs()
+        assert first.returned == {} and first.categories == {}
+        assert history.run(rid) == run
+    for name, ev in evaluations.items():
+        assert run.returned[name] == {o.question_id: list(o.result_ids) for o in ev.outcomes}
+    assert run.categories == {q.question_id: q.category for q in questions}
+    result = compare_sides([side_of(run, "memsense"), side_of(run, "k2")], METRIC)
+    assert result.returned[1] == run.returned["k2"] and result.categories == run.categories
+    assert result.to_json()["matrix"][0]["returned"] == [run.returned[c][result.questions[0]] for c in ("memsense", "k2")]
