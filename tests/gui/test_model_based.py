@@ -369,7 +369,7 @@ class AppMachine(RuleBasedStateMachine):
         for box in boxes:
             box.close()
         self.errors = 0
-        assert w.windowTitle() == f"memsense — {Path(self.location).name}"
+        assert w.windowTitle() == f"{Path(self.location).name} — memsense"  # the desktop adds no second name
         assert w.store_label.text() == f"store: {self.location}"
         assert w.ctx.session.config == self.cfg and w.tuning.config == self.cfg
         assert w.ctx.session.pins == self.pins
