@@ -24,7 +24,6 @@ from core.evaluation.judged import session_docid
 from core.evaluation.metrics import Comparison, compare, metric_names
 from memsense_gui import theme
 from memsense_gui.models.evaluation import PresetMetricsModel, QuestionDiffModel, diff_rows
-from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.plots.category_bars import CategoryBars
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.ab_question import ABQuestionView
@@ -32,6 +31,7 @@ from memsense_gui.views.autotune import AutoTuneView
 from memsense_gui.views.evaluation_current import CURRENT, CurrentRow
 from memsense_gui.views.evaluation_source import EvaluationSource
 from memsense_gui.views.file_dialogs import ask_questions
+from memsense_gui.views.tables import make_table, set_columns
 from memsense_gui.workers.runner import Job, Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
@@ -123,6 +123,7 @@ class EvaluationView(QWidget):
 
         self.metrics_model = PresetMetricsModel(self)
         self.metrics_table = self._table(self.metrics_model, "evaluation-metrics")
+        set_columns(self.metrics_table, hidden=(PresetMetricsModel.QUESTIONS,))  # one count for all: the status says it
         self.metric_combo = QComboBox()
         self.metric_combo.setObjectName("evaluation-metric")
         self.bars = CategoryBars()
@@ -191,20 +192,12 @@ class EvaluationView(QWidget):
         theme.on_change(self.bars.apply_theme)
 
     def _table(self, model, name: str) -> QTableView:
-        proxy = QSortFilterProxyModel(self)
-        proxy.setSourceModel(model)
-        proxy.setSortRole(RAW_ROLE)
-        view = QTableView()
+        """A sortable shared table (`views.tables`: column chooser, whole text of a cut cell as its
+        tooltip, no sideways scroll on a click), in the model's own order until a header is clicked."""
+        view = make_table(model, sortable=True)
         view.setObjectName(name)
-        view.setModel(proxy)
-        view.setSortingEnabled(True)
-        view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # the model's own order until a header is clicked
-        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        view.verticalHeader().setVisible(False)
         view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        view.horizontalHeader().setStretchLastSection(True)
         return view
 
     def _show_source(self, text: str) -> None:

@@ -94,7 +94,7 @@ class LayoutWindow(Protocol):
 
     docks: dict[DockId, ViewDock]
 
-    def centralWidget(self) -> QWidget: ...  # noqa: N802 - Qt's names
+    def centralWidget(self) -> QWidget | None: ...  # noqa: N802 - Qt's names
     def saveState(self, version: int = ...) -> QByteArray: ...  # noqa: N802
     def restoreState(self, state: QByteArray | bytes, version: int = ...) -> bool: ...  # noqa: N802
     def addDockWidget(self, area: Qt.DockWidgetArea, dock: QDockWidget) -> None: ...  # noqa: N802
@@ -168,7 +168,7 @@ class Layouts(QObject):
         state = self.settings.value(self.current.key)
         if not (isinstance(state, QByteArray) and self.window.restoreState(state, VERSION)):
             return False
-        self.window.centralWidget().setVisible(PLANS[self.current].results)
+        self._centre().setVisible(PLANS[self.current].results)
         return True
 
     def save(self) -> None:
@@ -183,7 +183,7 @@ class Layouts(QObject):
         for dock in w.docks.values():
             if dock.id not in plan.docks:
                 dock.hide()
-        w.centralWidget().setVisible(plan.results)
+        self._centre().setVisible(plan.results)
         firsts: dict[Qt.DockWidgetArea, ViewDock] = {}
         for area, ids in ((LEFT, plan.left), (RIGHT, plan.right), (BOTTOM, plan.bottom)):
             placed = [w.docks[i] for i in ids if i in w.docks]
@@ -211,6 +211,11 @@ class Layouts(QObject):
             w.resizeDocks([firsts[a] for a in across], [wanted[a] for a in across], Qt.Orientation.Horizontal)
         if BOTTOM in firsts:
             w.resizeDocks([firsts[BOTTOM]], [int(w.height() * plan.bottom_share)], Qt.Orientation.Vertical)
+
+    def _centre(self) -> QWidget:
+        centre = self.window.centralWidget()
+        assert centre is not None, "the window's centre is the Results view"
+        return centre
 
     # ---- docks
     def holds(self, which: DockId) -> bool:
@@ -265,13 +270,13 @@ class Layouts(QObject):
             return
         w = self.window
         dock = dock or self.focused_dock()
-        if dock is None and not w.centralWidget().isVisible():
+        if dock is None and not self._centre().isVisible():
             dock = next((d for d in w.docks.values() if d.isVisible() and not d.visibleRegion().isEmpty()), None)
         self._maximised = w.saveState(VERSION)
         for other in w.docks.values():
             if other is not dock:
                 other.hide()
-        w.centralWidget().setVisible(dock is None)
+        self._centre().setVisible(dock is None)
         if dock is not None:
             dock.show()
             dock.raise_()
@@ -282,6 +287,6 @@ class Layouts(QObject):
             return False
         state, self._maximised = self._maximised, None
         self.window.restoreState(state, VERSION)
-        self.window.centralWidget().setVisible(PLANS[self.current].results)
+        self._centre().setVisible(PLANS[self.current].results)
         self.maximise_action.setChecked(False)
         return True

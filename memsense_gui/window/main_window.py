@@ -26,6 +26,7 @@ from memsense_gui.views.chunk import ChunkPanel
 from memsense_gui.views.compare import ComparePanel
 from memsense_gui.views.dialogs import ShortcutsDialog, show_error
 from memsense_gui.views.dock import DockId, ViewDock
+from memsense_gui.views.tables import keep_columns, save_columns
 from memsense_gui.views.explain import ExplainPanel
 from memsense_gui.views.mmr import MMRPanel
 from memsense_gui.views.pool import PoolPanel
@@ -213,6 +214,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         self.docks[which] = dock
         self.layouts.added(dock)
+        keep_columns(widget, self.ctx.settings)
         self.menus.view.insertAction(self.menus.view.actions()[len(self.docks) - 1], dock.toggleViewAction())
         self._follow_menu(dock)
         return dock
@@ -251,6 +253,7 @@ class MainWindow(QMainWindow):
             screen = self.screen().availableGeometry()
             self.resize(min(DEFAULT_SIZE[0], screen.width()), min(DEFAULT_SIZE[1], screen.height()))
         self.layouts.restore()
+        keep_columns(self, self.ctx.settings)
         self.set_dark(str(self.ctx.settings.value("view/dark", "false")).lower() == "true")
 
     def default_layout(self) -> None:
@@ -288,6 +291,7 @@ class MainWindow(QMainWindow):
         self.ctx.session.flush()
         self.ctx.settings.setValue("window/geometry", self.saveGeometry())
         self.layouts.save()
+        save_columns(self, self.ctx.settings)
         self.ctx.settings.sync()
         self.ctx.closing.emit()
         self.stores.shut_down()
