@@ -29,7 +29,7 @@ from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.views.tables import fit_columns, make_table, set_columns
 
 
-QUESTION_CHARS = 24
+QUESTION_CHARS = 20
 """The Question column is never narrower than this many digits' width."""
 SIDE_BY_SIDE = 2.0
 """The panel puts the details beside the list when it is this many times wider than high."""
@@ -101,7 +101,7 @@ class CasesPanel(QWidget):
         split.setSizes([300, 200])
         layout.addWidget(split, 1)
         fit_columns(self.view, {self.model.RESULT: 5, self.model.CATEGORY: 11, self.model.USER: 10,
-                                self.model.METRIC: 12, self.model.GOLD: 8, self.model.RETURNED: 10})
+                                self.model.METRIC: 11, self.model.GOLD: 8, self.model.RETURNED: 10})
         set_columns(self.view, first=(self.model.RESULT, self.model.QUESTION, self.model.METRIC))  # the key ones
         self.view.horizontalHeader().setStretchLastSection(False)
         self.view.viewport().installEventFilter(self)  # its width changes: the Question column follows

@@ -71,7 +71,7 @@ PLANS: dict[Layout, Plan] = {
         (DockId.ROUTE_RANKS, DockId.CANDIDATE_POOL, DockId.MMR_TRACE, DockId.COMPARE), 0.2, 0.3),
     Layout.EVALUATE: Plan(
         "Question sets: every preset's metrics, A against B, runs kept", False, (DockId.CASES,),
-        (DockId.EVALUATION, DockId.IMPACT, DockId.HISTORY), left_share=0.3, right_share=0.7),
+        (DockId.EVALUATION, DockId.IMPACT, DockId.HISTORY), left_share=0.27, right_share=0.73),
     Layout.TUNE: Plan(
         "Settings that fix failing questions, and presets side by side", False, (DockId.TUNING,),
         (DockId.FIX, DockId.COMPARE), left_share=0.25, right_share=0.75),

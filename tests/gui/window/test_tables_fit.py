@@ -6,13 +6,14 @@ Cases (question, pass, the metric), Evaluation (preset, each metric), Why not? (
 rank); any other table's key column is its first shown one."""
 from __future__ import annotations
 
+from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QTableView, QWidget
 
 from memsense_gui.models.cases import CasesModel
 from memsense_gui.models.evaluation import PresetMetricsModel
 from memsense_gui.models.pins import PinsModel
 from memsense_gui.models.results import ResultsModel
-from memsense_gui.views.dock import DockId
+from memsense_gui.views.dock import DockId, ViewDock
 from memsense_gui.views.production import ProductionPanel
 from memsense_gui.window.failures_actions import install_failures
 from memsense_gui.window.layouts import PLANS, Layout
@@ -37,13 +38,19 @@ def key_columns(view: QTableView) -> list[int]:
             if not header.isSectionHidden(header.logicalIndex(v))][:1]
 
 
-def cut_columns(view: QTableView) -> list[str]:
-    """The key columns of `view` not whole inside its viewport (hidden ones count as cut)."""
+def cut_columns(view: QTableView, frame: QWidget | None = None) -> list[str]:
+    """The key columns of `view` not whole inside its viewport, nor inside `frame` (the viewport
+    of the dock's scroll area: a dock whose view is wider than it scrolls sideways too); hidden
+    ones count as cut."""
     header, width = view.horizontalHeader(), view.viewport().width()
     cut = []
     for c in key_columns(view):
         x = header.sectionViewportPosition(c)
-        if header.isSectionHidden(c) or x < 0 or x + header.sectionSize(c) > width or header.sectionSize(c) < 24:
+        inside = 0 <= x and x + header.sectionSize(c) <= width and header.sectionSize(c) >= 24
+        if inside and frame is not None:
+            left = view.viewport().mapTo(frame, QPoint(x, 0)).x()
+            inside = 0 <= left and left + header.sectionSize(c) <= frame.width()
+        if header.isSectionHidden(c) or not inside:
             cut.append(str(view.model().headerData(c, header.orientation())))
     return cut
 
@@ -69,8 +76,9 @@ def walk(qtbot, w) -> dict[str, list[str]]:
             qtbot.wait(30)
             places.append((which.value, dock))
             for name, place in places:
+                frame = place.widget().viewport() if isinstance(place, ViewDock) else None
                 for table in _tables(place):
-                    cut = cut_columns(table)
+                    cut = cut_columns(table, frame)
                     if cut:
                         found[f"{layout.value}/{name}/{table.objectName() or type(table.model()).__name__}"] = cut
     return found
@@ -104,7 +112,7 @@ def test_no_table_of_any_layout_needs_a_sideways_scroll_at_1280(qtbot, evaluatio
 
 def test_a_click_in_the_a_b_list_keeps_b_minus_a_and_the_header_in_view(qtbot, evaluation_window):
     """Found at 1280×720: clicking a question scrolled the A/B list sideways, B − A out of view."""
-    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 
     from memsense_gui.models.evaluation import QuestionDiffModel
