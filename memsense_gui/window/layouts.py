@@ -15,7 +15,7 @@ from typing import Protocol
 
 from PySide6.QtCore import QByteArray, QObject, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QToolBar, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QStyle, QToolBar, QWidget
 
 from memsense_gui.views.dock import DockId, ViewDock
 
@@ -25,6 +25,8 @@ VERSION = 1
 """Written with every saved layout; a layout saved by another version is replaced by its plan."""
 MAXIMISE_SHORTCUT = "Ctrl+Shift+M"
 MIN_LEFT = 320
+MOST_SIDE = 0.38
+"""The most of the window's width a side area takes to show its views' least width."""
 """The left area's least width in a plan: the sliders' labels and values whole."""
 
 
@@ -200,12 +202,18 @@ class Layouts(QObject):
         self._size(plan, firsts)
 
     def _size(self, plan: Plan, firsts: dict[Qt.DockWidgetArea, ViewDock]) -> None:
-        """The plan's shares of the window; the right area is widened (up to 36 %) to the widest
-        minimum of its views, the left one is at least `MIN_LEFT` wide (the sliders' room)."""
+        """The plan's shares of the window; each side is widened (up to `MOST_SIDE` of the width) to
+        the widest least width of its views beside a vertical scroll bar, the left one is at least
+        `MIN_LEFT` wide (the sliders' room)."""
         w = self.window
-        widest = max((w.docks[i].view.minimumSizeHint().width() for i in plan.right if i in w.docks), default=0)
-        wanted = {LEFT: max(int(w.width() * plan.left_share), MIN_LEFT),
-                  RIGHT: max(int(w.width() * plan.right_share), min(widest, int(w.width() * 0.36)))}
+        bar = QApplication.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent) + 2
+
+        def least(ids: tuple[DockId, ...]) -> int:
+            widest = max((w.docks[i].view.minimumSizeHint().width() for i in ids if i in w.docks), default=0)
+            return min(widest + bar, int(w.width() * MOST_SIDE))
+
+        wanted = {LEFT: max(int(w.width() * plan.left_share), MIN_LEFT, least(plan.left)),
+                  RIGHT: max(int(w.width() * plan.right_share), least(plan.right))}
         across = [a for a in (LEFT, RIGHT) if a in firsts]
         if across:
             w.resizeDocks([firsts[a] for a in across], [wanted[a] for a in across], Qt.Orientation.Horizontal)
