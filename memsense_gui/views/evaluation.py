@@ -200,7 +200,8 @@ class EvaluationView(QWidget):
         for i in range(self.tabs.count()):
             page = self.tabs.widget(i)
             policy = QSizePolicy.Policy.Preferred if i == self.tabs.currentIndex() else QSizePolicy.Policy.Ignored
-            page.setSizePolicy(policy, policy)
+            if page is not None:
+                page.setSizePolicy(policy, policy)
         self.tabs.updateGeometry()
 
     def _table(self, model, name: str) -> QTableView:
