@@ -107,9 +107,9 @@ def create_window(argv: list[str] | None = None, store: str = ""):
     app.setDesktopFileName("memsense-gui")  # memsense_gui/desktop/memsense-gui.desktop: the desktop's name and icon
     home = paths.app_home()
     window = MainWindow(home, paths.settings(home))
-    window.restore_layout()
     install_runs(window, install_evaluation(window))
     install_failures(window)
+    window.restore_layout()  # every view added first: each task layout restores them all
     window.show()
     QTimer.singleShot(0, lambda: window.stores.start(store))
     return app, window

@@ -61,6 +61,10 @@ def term_tips(terms: dict[int, str]) -> dict[int, str]:
     return {c: tooltip(key) for c, key in terms.items()}
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 class TableModel(QAbstractTableModel):
     """Shared plumbing: headers, row/column counts, role dispatch."""
 
@@ -94,8 +98,8 @@ class TableModel(QAbstractTableModel):
         row, col = index.row(), index.column()
         if not (0 <= row < self._n and 0 <= col < len(self.HEADERS)):
             return None
-        if method == "alignment":
-            return RIGHT_ALIGNED if col in self.NUMERIC else None
+        if method == "alignment":  # numbers right-aligned, so their decimals line up
+            return RIGHT_ALIGNED if col in self.NUMERIC or _is_number(self.raw(row, col)) else None
         if method == "memory_id":
             return self.memory_id(row)
         return getattr(self, method)(row, col)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import platform
+import re
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,17 @@ def store_facts(engine: Any, location: str, task: object = None) -> list[tuple[s
     return facts
 
 
+BREAK = "\u200b"
+"""A zero-width space: where a long path may wrap (a label wraps only at spaces)."""
+LONG_WORD = 32
+
+
+def breakable(value: str) -> str:
+    """`value` with a place to wrap after each path separator, dot, dash and underscore of any word
+    longer than `LONG_WORD` characters, so a long model path wraps instead of being cut."""
+    return " ".join(re.sub(r"([/\\._-])", r"\1" + BREAK, w) if len(w) > LONG_WORD else w for w in value.split(" "))
+
+
 class AboutDialog(QDialog):
     """Versions, then the open store's facts once the engine thread has read them."""
 
@@ -98,13 +110,22 @@ class AboutDialog(QDialog):
             label.setWordWrap(True)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.form.addRow(f"{name}:", label)
-        label.setText(value)
+        label.setText(breakable(value))
+        label.setToolTip(value if breakable(value) != value else "")
         return label
 
     def set_store(self, facts: list[tuple[str, str]]) -> None:
         for name, value in facts:
             self._row(name, value)
+        self.fit_height()
+
+    def fit_height(self) -> None:
+        """As tall as the wrapped lines need at this width (a dialog does not follow its labels'
+        height for width by itself: a wrapped path's last lines were cut)."""
+        layout = self.layout()
+        if layout is not None and layout.hasHeightForWidth():
+            self.resize(self.width(), max(self.height(), layout.totalHeightForWidth(self.width())))
 
     def text(self) -> str:
         """Everything shown, one `name: value` a line (for a bug report)."""
-        return "\n".join(f"{name}: {label.text()}" for name, label in self.rows.items())
+        return "\n".join(f"{name}: {label.text().replace(BREAK, '')}" for name, label in self.rows.items())

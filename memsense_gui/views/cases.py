@@ -26,10 +26,10 @@ from core.records import Question
 from memsense_gui import theme
 from memsense_gui.models.cases import CaseFilter, CasesModel, categories
 from memsense_gui.models.table import RAW_ROLE
-from memsense_gui.views.tables import fit_columns, make_table
+from memsense_gui.views.tables import fit_columns, make_table, set_columns
 
 
-QUESTION_CHARS = 24
+QUESTION_CHARS = 20
 """The Question column is never narrower than this many digits' width."""
 SIDE_BY_SIDE = 2.0
 """The panel puts the details beside the list when it is this many times wider than high."""
@@ -101,7 +101,8 @@ class CasesPanel(QWidget):
         split.setSizes([300, 200])
         layout.addWidget(split, 1)
         fit_columns(self.view, {self.model.RESULT: 5, self.model.CATEGORY: 11, self.model.USER: 10,
-                                self.model.METRIC: 12, self.model.GOLD: 8, self.model.RETURNED: 10})
+                                self.model.METRIC: 11, self.model.GOLD: 8, self.model.RETURNED: 10})
+        set_columns(self.view, first=(self.model.RESULT, self.model.QUESTION, self.model.METRIC))  # the key ones
         self.view.horizontalHeader().setStretchLastSection(False)
         self.view.viewport().installEventFilter(self)  # its width changes: the Question column follows
         self.category.currentIndexChanged.connect(self._refilter)
@@ -137,23 +138,22 @@ class CasesPanel(QWidget):
         return False
 
     def key_width(self) -> int:
-        """The panel width that shows the key columns (pass, question at its least, category, user,
-        metric) whole: what the window gives the Cases dock when it is raised."""
+        """The panel width that shows the key columns (pass, question at its least, metric) whole:
+        what the window gives the Cases dock when it is raised."""
         header, m = self.view.horizontalHeader(), self.model
         least = self.view.fontMetrics().horizontalAdvance("0") * QUESTION_CHARS
-        key = sum(header.sectionSize(c) for c in (m.RESULT, m.CATEGORY, m.USER, m.METRIC))
+        key = sum(header.sectionSize(c) for c in (m.RESULT, m.METRIC))
         chrome = self.width() - self.view.viewport().width()  # frame, scroll bar, margins
         return key + least + max(chrome, self.view.verticalScrollBar().sizeHint().width() + 8)
 
     def fit_question(self) -> None:
         """The Question column takes the width the others leave; when that is too little, the key
-        columns (pass, question, category, user, metric) fill the view and the session lists
-        scroll into view on the right."""
+        columns (pass, question, metric) fill the view and the others scroll into view on the right."""
         header, m = self.view.horizontalHeader(), self.model
         width = self.view.viewport().width()
         least = self.view.fontMetrics().horizontalAdvance("0") * QUESTION_CHARS
         others = sum(header.sectionSize(c) for c in range(m.columnCount()) if c != m.QUESTION)
-        key = sum(header.sectionSize(c) for c in (m.RESULT, m.CATEGORY, m.USER, m.METRIC))
+        key = sum(header.sectionSize(c) for c in (m.RESULT, m.METRIC))
         header.resizeSection(m.QUESTION, width - others if width - others >= least else max(least, width - key))
 
     # ---- data -----------------------------------------------------------------------------------------

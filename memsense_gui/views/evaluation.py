@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QSortFilterProxyModel, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QMenu, QProgressBar,
-    QPushButton, QSpinBox, QSplitter, QTabWidget, QTableView, QVBoxLayout, QWidget,
+    QPushButton, QSizePolicy, QSpinBox, QSplitter, QTabWidget, QTableView, QVBoxLayout, QWidget,
 )
 
 from core.config import Config
@@ -24,7 +24,6 @@ from core.evaluation.judged import session_docid
 from core.evaluation.metrics import Comparison, compare, metric_names
 from memsense_gui import theme
 from memsense_gui.models.evaluation import PresetMetricsModel, QuestionDiffModel, diff_rows
-from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.plots.category_bars import CategoryBars
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.ab_question import ABQuestionView
@@ -32,6 +31,7 @@ from memsense_gui.views.autotune import AutoTuneView
 from memsense_gui.views.evaluation_current import CURRENT, CurrentRow
 from memsense_gui.views.evaluation_source import EvaluationSource
 from memsense_gui.views.file_dialogs import ask_questions
+from memsense_gui.views.tables import make_table, set_columns
 from memsense_gui.workers.runner import Job, Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
@@ -39,9 +39,9 @@ EvaluateFn = Callable[[Mapping[str, Config], int, Callable[[int, int, str], None
                       Sequence[PresetEvaluation]]
 
 
-TABLE_SHARE = 0.6
+TABLE_SHARE = 0.62
 """The most of the Compare presets page the metrics table takes (the A/B comparison keeps the rest)."""
-COMBO_CHARS = 12
+COMBO_CHARS = 10
 """Characters of a preset name the A and B pickers always show."""
 
 
@@ -69,6 +69,7 @@ class EvaluationView(QWidget):
         self._build()
         if autotune is not None:
             self.tabs.addTab(autotune, "Auto-tune")
+        self._size_by_current_tab()
         if source is not None:
             source.setParent(self)
             source.changed.connect(self._show_source)
@@ -123,6 +124,8 @@ class EvaluationView(QWidget):
 
         self.metrics_model = PresetMetricsModel(self)
         self.metrics_table = self._table(self.metrics_model, "evaluation-metrics")
+        set_columns(self.metrics_table, hidden=(PresetMetricsModel.QUESTIONS,))  # one count for all: the status says it
+        self.metrics_table.horizontalHeader().setStretchLastSection(False)  # each metric as wide as its figures
         self.metric_combo = QComboBox()
         self.metric_combo.setObjectName("evaluation-metric")
         self.bars = CategoryBars()
@@ -178,6 +181,7 @@ class EvaluationView(QWidget):
         self.tabs.addTab(compare_page, "Compare presets")
         self.ab_view: ABQuestionView = ABQuestionView()
         self.tabs.addTab(self.ab_view, "A/B question")
+        self.tabs.currentChanged.connect(self._size_by_current_tab)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.tabs)
@@ -190,21 +194,23 @@ class EvaluationView(QWidget):
         self.ties_check.toggled.connect(self._refresh_views)
         theme.on_change(self.bars.apply_theme)
 
+    def _size_by_current_tab(self, _index: int = -1) -> None:
+        """The tabs ask for the room of the page shown only: a tab stack asks for its widest page's
+        minimum (Auto-tune's), which made the dock scroll sideways at 1280×720 on Compare presets."""
+        for i in range(self.tabs.count()):
+            page = self.tabs.widget(i)
+            policy = QSizePolicy.Policy.Preferred if i == self.tabs.currentIndex() else QSizePolicy.Policy.Ignored
+            if page is not None:
+                page.setSizePolicy(policy, policy)
+        self.tabs.updateGeometry()
+
     def _table(self, model, name: str) -> QTableView:
-        proxy = QSortFilterProxyModel(self)
-        proxy.setSourceModel(model)
-        proxy.setSortRole(RAW_ROLE)
-        view = QTableView()
+        """A sortable shared table (`views.tables`: column chooser, whole text of a cut cell as its
+        tooltip, no sideways scroll on a click), in the model's own order until a header is clicked."""
+        view = make_table(model, sortable=True)
         view.setObjectName(name)
-        view.setModel(proxy)
-        view.setSortingEnabled(True)
-        view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # the model's own order until a header is clicked
-        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        view.verticalHeader().setVisible(False)
         view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        view.horizontalHeader().setStretchLastSection(True)
         return view
 
     def _show_source(self, text: str) -> None:
@@ -321,7 +327,11 @@ class EvaluationView(QWidget):
         if total <= 0:
             return
         t = self.metrics_table
-        need = t.horizontalHeader().length() + 2 * t.frameWidth() + t.verticalScrollBar().sizeHint().width()
+        bar = t.verticalScrollBar().sizeHint().width() if t.verticalScrollBar().isVisible() else 0  # rows all shown: none
+        header = t.horizontalHeader()  # each shown column's own width (the last one stretches: not its length)
+        columns = sum(max(t.sizeHintForColumn(c), header.sectionSizeHint(c)) for c in range(header.count())
+                      if not header.isSectionHidden(c))
+        need = columns + 2 * t.frameWidth() + bar
         left = min(need, int(total * TABLE_SHARE))
         self.split.setSizes([left, total - left])
 

@@ -12,7 +12,7 @@ from core.rank.ranking import Ranking
 from memsense_gui.models.results import ResultsModel
 from memsense_gui.plots.contributions import ContributionPlot
 from memsense_gui.views.snippets import show_snippets
-from memsense_gui.views.tables import Panel, fit_columns, make_table, select_id, selected_id
+from memsense_gui.views.tables import Panel, fit_columns, make_table, select_id, selected_id, set_columns
 
 
 PLOT_LEAST = 150
@@ -67,6 +67,8 @@ class ResultsPanel(Panel):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
         fit_columns(self.view, {0: 2, 1: 40, 2: 4, 3: 7, 4: 9, 5: 5, 6: 6, 7: 9, 8: 7, 9: 10, 10: 6, 11: 6, 12: 9})
+        m = ResultsModel  # the key columns first: a narrow pane shows the final and MMR scores (the order)
+        set_columns(self.view, first=(m.RANK, m.PREVIEW, m.FINAL, m.MMR, m.MOVED))
         show_snippets(self.view, ResultsModel.PREVIEW)
         self._watch(self.view)
         self.plot.result_clicked.connect(self.select_position)
@@ -82,12 +84,12 @@ class ResultsPanel(Panel):
         self._show_caption()
 
     def fit_snippets(self) -> None:
-        """The snippet column takes what the table's width leaves beside rank, movement, session
-        and chunk (20 to 40 characters), so a narrow pane still shows where each result moved."""
+        """The snippet column takes what the table's width leaves beside rank, the final and MMR
+        scores and movement (20 to 40 characters), so a narrow pane still shows them."""
         v, m = self.view, ResultsModel
-        beside = sum(v.columnWidth(c) for c in (m.RANK, m.MOVED, m.SESSION, m.CHUNK))
+        beside = sum(v.columnWidth(c) for c in (m.RANK, m.FINAL, m.MMR, m.MOVED))
         char = v.fontMetrics().horizontalAdvance("0")
-        width = max(20 * char, min(40 * char, v.viewport().width() - beside))
+        width = max(20 * char, min(40 * char, v.viewport().width() - beside - 16))  # 16: the cell's margins
         v.setColumnWidth(m.PREVIEW, width + 16)
 
     def fit_table(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtWidgets import (
     QApplication, QComboBox, QLabel, QLineEdit, QMainWindow, QPushButton, QSizePolicy, QToolBar, QWidget,
 )
@@ -26,6 +26,7 @@ from memsense_gui.views.chunk import ChunkPanel
 from memsense_gui.views.compare import ComparePanel
 from memsense_gui.views.dialogs import ShortcutsDialog, show_error
 from memsense_gui.views.dock import DockId, ViewDock
+from memsense_gui.views.tables import keep_columns, save_columns
 from memsense_gui.views.explain import ExplainPanel
 from memsense_gui.views.mmr import MMRPanel
 from memsense_gui.views.pool import PoolPanel
@@ -39,6 +40,7 @@ from memsense_gui.window.export_actions import ExportActions
 from memsense_gui.window.help_actions import HelpActions
 from memsense_gui.window.inspector import Inspector
 from memsense_gui.window.judging_actions import JudgingActions
+from memsense_gui.window.layouts import HOME, PLANS, Layouts
 from memsense_gui.window.memsense_actions import MemsenseActions
 from memsense_gui.window.menus import SHORTCUTS, build_menus
 from memsense_gui.window.query_actions import QueryActions
@@ -56,7 +58,7 @@ DEFAULT_SIZE = (1500, 940)
 """The first run's window size (width, height), shrunk to fit smaller screens."""
 
 RIGHT_DOCKS = (DockId.CHUNK, DockId.EXPLAIN, DockId.TURN_SUPPORT, DockId.WHY_NOT)
-"""Tabbed on the right; the default layout makes them wide enough for the widest one's view."""
+"""Tabbed on the right in the Inspect layout."""
 LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                        Qt.DockWidgetArea.BottomDockWidgetArea)
 
@@ -67,11 +69,13 @@ class MainWindow(QMainWindow):
                  parent: QWidget | None = None):
         super().__init__(parent)
         self.ctx = AppContext(home, settings, engine_factory=engine_factory, store_builder=store_builder, parent=self)
-        self.setWindowTitle("memsense")
+        self.setWindowTitle("memsense")  # then "<store> — memsense": Qt adds no second app name
         self.setWindowIcon(app_icons.icon("memsense"))
         self.setDockNestingEnabled(True)
         self._build_toolbar()
         self._build_docks()
+        self.layouts = Layouts(self, self.ctx.settings)
+        self.insertToolBar(self.query_bar, self.layouts.toolbar)
         ctx = self.ctx
         self.inspector = Inspector(ctx, self)
         self.stores = StoreActions(ctx, self)
@@ -90,6 +94,8 @@ class MainWindow(QMainWindow):
         self.recent = RecentActions(ctx, self)
         self.query_bar.insertWidget(self.run_action, self.picker.button)
         self.menus = build_menus(self)
+        for dock in self.docks.values():
+            self._follow_menu(dock)
         self._connect()
         self.exports.restore_config()
         self.choices = ChoiceMemory(ctx, self, self.tuning)
@@ -141,7 +147,6 @@ class MainWindow(QMainWindow):
         self.docks[DockId.TUNING].raise_()
         self.docks[DockId.CHUNK].raise_()
         self.docks[DockId.ROUTE_RANKS].raise_()
-        self._default_state = self.saveState()
         self._left_width = 0  # the left dock's width before Cases widened it
         self.docks[DockId.CASES].visibilityChanged.connect(self._fit_left_dock)
         self.store_label = QLabel("no store")
@@ -194,9 +199,8 @@ class MainWindow(QMainWindow):
         return list(self.docks.values())
 
     def raise_dock(self, which: DockId) -> None:
-        dock = self.docks[which]
-        dock.show()
-        dock.raise_()
+        """Show `which`: in the current layout if it holds it, else in the task layout that does."""
+        self.layouts.show_dock(which)
 
     def showing(self, which: DockId) -> bool:
         """On screen: added, not closed and not a tab behind another dock."""
@@ -204,11 +208,25 @@ class MainWindow(QMainWindow):
         return dock is not None and not dock.visibleRegion().isEmpty()
 
     def add_view(self, which: DockId, widget: QWidget, area: Qt.DockWidgetArea = BOTTOM) -> ViewDock:
-        """Add a view (e.g. the Evaluation view) as a dock, tabbed with the others in `area`."""
-        dock = self._dock(which, widget, area)
+        """Add a view (e.g. the Evaluation view) as a dock: where the current task layout puts it
+        (`area` if it has no place there), hidden if it belongs to another layout."""
+        dock = ViewDock(which, widget, self)
+        self.addDockWidget(area, dock)
+        self.docks[which] = dock
+        self.layouts.added(dock)
+        keep_columns(widget, self.ctx.settings)
         self.menus.view.insertAction(self.menus.view.actions()[len(self.docks) - 1], dock.toggleViewAction())
-        dock.raise_()
+        self._follow_menu(dock)
         return dock
+
+    def _follow_menu(self, dock: ViewDock) -> None:
+        """A view opened from the View menu brings up the task layout that holds it."""
+        def opened(checked: bool) -> None:
+            if checked and dock.id in HOME and dock.id not in PLANS[self.layouts.current].docks:
+                dock.hide()
+                self.layouts.show_dock(dock.id)
+
+        dock.toggleViewAction().triggered.connect(opened)
 
     # ==== appearance and layout =====================================================================
     def set_dark(self, dark: bool) -> None:
@@ -227,29 +245,20 @@ class MainWindow(QMainWindow):
         self.inspector.theme_changed()
 
     def restore_layout(self) -> None:
+        """The window's size and the task layout last used, as the user left it (Inspect at first)."""
         geometry = self.ctx.settings.value("window/geometry")
-        state = self.ctx.settings.value("window/state")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         else:  # first run: the default size, but never larger than the screen (a 1280x720 laptop)
             screen = self.screen().availableGeometry()
             self.resize(min(DEFAULT_SIZE[0], screen.width()), min(DEFAULT_SIZE[1], screen.height()))
-        if not (isinstance(state, QByteArray) and self.restoreState(state)):
-            QTimer.singleShot(0, self.default_layout)
+        self.layouts.restore()
+        keep_columns(self, self.ctx.settings)
         self.set_dark(str(self.ctx.settings.value("view/dark", "false")).lower() == "true")
 
     def default_layout(self) -> None:
-        """Docks back in place: tuning left, chunk and friends right, ranks and pool below."""
-        self.restoreState(self._default_state)
-        for dock in self.docks.values():
-            dock.show()
-        self.docks[DockId.TUNING].raise_()
-        self.docks[DockId.CHUNK].raise_()
-        self.docks[DockId.ROUTE_RANKS].raise_()
-        right = max(380, self.width() // 4, *(self.docks[t].view.minimumSizeHint().width() for t in RIGHT_DOCKS))
-        self.resizeDocks([self.docks[DockId.TUNING], self.docks[DockId.CHUNK]],
-                         [max(320, self.width() // 5), min(right, int(self.width() * 0.36))], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks[DockId.ROUTE_RANKS]], [int(self.height() * 0.36)], Qt.Orientation.Vertical)
+        """The current task layout back to its plan (View → Reset layout)."""
+        self.layouts.reset()
 
     def _fit_left_dock(self, cases_shown: bool) -> None:
         """Raising Cases widens the left dock until its key columns show whole (at most 45 % of the
@@ -281,7 +290,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
         self.ctx.session.flush()
         self.ctx.settings.setValue("window/geometry", self.saveGeometry())
-        self.ctx.settings.setValue("window/state", self.saveState())
+        self.layouts.save()
+        save_columns(self, self.ctx.settings)
         self.ctx.settings.sync()
         self.ctx.closing.emit()
         self.stores.shut_down()

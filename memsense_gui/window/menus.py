@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from memsense_gui.window.help_actions import HelpActions
     from memsense_gui.window.recent_actions import RecentActions
     from memsense_gui.window.judging_actions import JudgingActions
+    from memsense_gui.window.layouts import Layouts
     from memsense_gui.window.memsense_actions import MemsenseActions
     from memsense_gui.window.query_actions import QueryActions
     from memsense_gui.window.store_actions import StoreActions
@@ -55,6 +56,8 @@ class MenuWindow(Shell, Protocol):
     def pool_panel(self) -> PoolPanel: ...
     @property
     def user_combo(self) -> QComboBox: ...
+    @property
+    def layouts(self) -> Layouts: ...
 
     def all_docks(self) -> Iterable[ViewDock]: ...
 
@@ -81,6 +84,8 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Ctrl+P", "Pin the selected chunk (follow its fate)"),
     ("0 / 1 / 2 / 3", "Grade the selected result or pool candidate for this query "
                       "(0 not relevant … 3 perfect; results or pool table focused)"),
+    ("Ctrl+1 / Ctrl+2 / Ctrl+3 / Ctrl+4 / Ctrl+5", "Task layouts: Inspect, Evaluate, Tune, Diagnose, Production (each kept as you leave it)"),
+    ("Ctrl+Shift+M", "Maximise the focused view; again: the layout back"),
     ("Ctrl+Z", "Undo a settings change: a knob (a slider drag is one step), a preset, an applied suggestion, "
                "imported settings"),
     ("Ctrl+Shift+Z", "Redo"),
@@ -152,7 +157,10 @@ def build_menus(w: MenuWindow) -> Menus:
     for dock in w.all_docks():
         v.addAction(dock.toggleViewAction())
     v.addSeparator()
-    add_action(w, v, "Restore default &layout", w.default_layout)
+    for action in w.layouts.actions.values():
+        v.addAction(action)
+    v.addAction(w.layouts.maximise_action)
+    add_action(w, v, "&Reset layout", w.default_layout, tip="The current task layout as it was at first")
     h = w.menuBar().addMenu("&Help")
     add_action(w, h, "&Glossary", w.help.context_help, "F1",
                "Every term the app shows, with its formula and SPEC section (F1 on a column: its term)")

@@ -72,7 +72,7 @@ class StoreActions(ProgressOwner):
         ctx.engine, ctx.location, ctx.users = opened.engine, opened.location, list(opened.users)
         ctx.settings.setValue("store/last", opened.location)
         w.store_label.setText(f"store: {opened.location}")
-        w.setWindowTitle(f"memsense — {Path(opened.location).name}")
+        w.setWindowTitle(f"{Path(opened.location).name} — memsense")  # the desktop adds no second "memsense"
         self._status(f"Opened {opened.location}", 4000)
         ctx.open_judgments(opened.location)
         w.queries.show_users(ctx.users, str(ctx.settings.value("query/user", "")))

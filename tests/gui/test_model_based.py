@@ -1,6 +1,7 @@
 """A model-based test of the whole window (issue 18): Hypothesis plays seeded random sequences of
 what a user does (open a store, a damaged one, switch user, search, move sliders, apply presets,
-pin, choose question files good and malformed, evaluate, cancel, export) through the window's
+pin, choose question files good and malformed, evaluate, cancel, export, switch task layouts,
+maximise a view and bring it back) through the window's
 menus, buttons and dialogs, and after every step checks each visible panel (Results, Candidate
 pool, Explain, caption, title and status bar, the pins, Evaluation's current settings row,
 Cases) against a fresh computation by `core` on the same store, settings and questions.
@@ -38,6 +39,7 @@ from memsense_gui.views.dock import DockId
 from memsense_gui.views.evaluation_current import CURRENT
 from memsense_gui.views.results import NO_RESULTS
 from memsense_gui.views.sliders import ALL_KNOBS
+from memsense_gui.window.layouts import PLANS, Layout
 from tests.gui.fixtures import result_ids
 
 DIM = 32
@@ -356,7 +358,38 @@ class AppMachine(RuleBasedStateMachine):
             assert float(current[column]) == pytest.approx(fresh.overall[column], abs=1e-3)
         self.step()
 
+    @rule(layout=st.sampled_from(list(Layout)))
+    def switch_layout(self, layout):
+        self.w.layouts.actions[layout].trigger()  # the toolbar's button, Ctrl+1…5
+        self.settle()
+        assert self.w.layouts.current is layout
+        self.step()
+
+    @rule(which=st.sampled_from([None, DockId.CANDIDATE_POOL, DockId.CASES, DockId.EXPLAIN, DockId.EVALUATION]))
+    def maximise_view(self, which):
+        """Ctrl+Shift+M on the focused view (a dock's, else Results): it alone; again: the layout back."""
+        w = self.w
+        dock = w.docks[which] if which is not None else None
+        if dock is not None and w.showing(which):
+            dock.view.setFocus()
+        else:
+            w.results.view.setFocus()
+        w.layouts.maximise_action.trigger()
+        self.settle()
+        self.step()
+
     # ---- what every panel must show
+    @invariant()
+    def the_layout_is_one_of_the_five(self):
+        w, layouts = self.w, self.w.layouts
+        assert [a.isChecked() for a in layouts.actions.values()].count(True) == 1
+        assert layouts.actions[layouts.current].isChecked()
+        shown = [i for i in w.docks if w.showing(i)]
+        if layouts.maximised:
+            assert len(shown) <= 1 and w.results.isVisible() == (not shown), shown
+        else:
+            assert w.results.isVisible() == PLANS[layouts.current].results
+
     def _fresh_evaluation(self):
         k = self.view.results[0].k
         return self.world.evaluation(self.location, self.qfile, self.users, self.cfg, k)
@@ -371,7 +404,7 @@ class AppMachine(RuleBasedStateMachine):
         for box in boxes:
             box.close()
         self.errors = 0
-        assert w.windowTitle() == f"memsense — {Path(self.location).name}"
+        assert w.windowTitle() == f"{Path(self.location).name} — memsense"  # the desktop adds no second name
         assert w.store_label.text() == f"store: {self.location}"
         assert w.ctx.session.config == self.cfg and w.tuning.config == self.cfg
         assert w.ctx.session.pins == self.pins
@@ -394,8 +427,9 @@ class AppMachine(RuleBasedStateMachine):
         shown = html.unescape(shown.split("</b>", 1)[0])  # the query, whole or elided to the caption's width
         assert shown == self.query or shown.endswith("…") and self.query.startswith(shown[:-1])
         pool = w.pool_panel.model
-        assert [pool.memory_id(r) for r in range(pool.rowCount())] == [
-            fresh.pool.chunks[r].memory_id for r in pool_rows(fresh)]
+        if w.showing(DockId.CANDIDATE_POOL):  # a hidden panel is brought up to date when shown
+            assert [pool.memory_id(r) for r in range(pool.rowCount())] == [
+                fresh.pool.chunks[r].memory_id for r in pool_rows(fresh)]
         focused = w.inspector.focused_id
         if focused is not None and w.showing(DockId.EXPLAIN):
             from memsense_gui.views.explain import explain_record
@@ -421,6 +455,8 @@ class AppMachine(RuleBasedStateMachine):
 
     def _check_cases(self):
         panel = self.w.cases_panel
+        if not self.w.showing(DockId.CASES):  # Cases loads its questions once it is on screen
+            return
         questions = [q for q in load_question_set(self.qfile) if q.user_id in self.users] if self.qfile else []
         if not questions:
             assert panel.model.rowCount() == 0

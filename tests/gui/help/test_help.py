@@ -70,6 +70,23 @@ def test_about_names_versions_model_and_store_format(qtbot, make_window):
     assert "Store format: FakeEngine" in text  # neither an embedded nor a Qdrant store: its engine's kind
 
 
+def test_about_wraps_a_long_model_path_inside_the_dialog(qtbot):
+    """Found at 1280×720 (issue 36): About cut the model path, a word without spaces."""
+    from memsense_gui.views.about import AboutDialog
+
+    path = "/home/someone/.cache/memsense/models/" + "sentence-transformers_all-MiniLM-L6-v2_onnx_quantized/" * 3 + "model"
+    dialog = AboutDialog()
+    qtbot.addWidget(dialog)
+    dialog.set_store([("Embedding model", f"all-MiniLM-L6-v2 ({path})")])
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    label = dialog.rows["Embedding model"]
+    assert dialog.width() <= 700 and label.geometry().right() <= dialog.width()
+    assert label.height() >= 3 * label.fontMetrics().height()  # wrapped over lines, not cut
+    assert f"Embedding model: all-MiniLM-L6-v2 ({path})" in dialog.text()  # copied whole, no hidden marks
+    assert label.toolTip() == f"all-MiniLM-L6-v2 ({path})"
+
+
 def test_about_on_the_real_demo_store_names_its_format_and_model(qtbot):
     """The real engine on the LoCoMo dev store (read-only): format, model name and identity."""
     from pathlib import Path

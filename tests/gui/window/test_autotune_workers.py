@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 
 from core.evaluation import parallel
 from memsense_gui.views import evaluation_source
+from memsense_gui.views.dock import DockId
 from tests.gui.fixtures import FakeEngine
 
 
@@ -16,6 +17,7 @@ def test_autotune_workers_start_and_stop_on_cancel(qtbot, evaluation_window, mon
     monkeypatch.setattr(evaluation_source, "default_jobs", lambda: 2)
     monkeypatch.setattr(FakeEngine, "USERS", ("synth-a", "synth-b", "synth-c"))
     window, view = evaluation_window("per_user")
+    window.raise_dock(DockId.EVALUATION)  # in the Evaluate layout
     panel = view.autotune
     view.tabs.setCurrentWidget(panel)
     qtbot.waitUntil(panel.folds_spin.isVisible, timeout=5_000)

@@ -5,6 +5,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog, QMessageBox
 
 from core.config.presets import BUILTIN
+from memsense_gui.views.dock import DockId
 from tests.gui.fixtures import FakeEngine, eval_questions as questions
 
 PRESETS = {name: BUILTIN[name] for name in ("memsense", "bm25_only", "dense_only")}
@@ -57,6 +58,7 @@ def test_gold_sessions_the_store_lacks_are_named_beside_the_figures(qtbot, evalu
 def test_autotune_tab_cross_validates_by_user_in_the_window(qtbot, evaluation_window, monkeypatch):
     monkeypatch.setattr(FakeEngine, "USERS", ("synth-a", "synth-b", "synth-c"))
     window, view = evaluation_window("per_user")
+    window.raise_dock(DockId.EVALUATION)  # in the Evaluate layout
     panel = view.autotune
     view.tabs.setCurrentWidget(panel)
     qtbot.waitUntil(panel.folds_spin.isVisible, timeout=5_000)

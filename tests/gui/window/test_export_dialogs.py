@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from memsense_gui.state import paths
 from memsense_gui.views.dock import DockId
+from memsense_gui.window.layouts import Layout
 from memsense_gui.views.file_dialogs import extension_of, with_extension
 from tests.gui.window.test_truth import menu_action, search
 
@@ -115,6 +116,9 @@ def test_evaluation_bars_are_whole_when_exported_from_a_hidden_short_tab(qtbot, 
         view.run_button.click()
     dialog = SaveDialog(monkeypatch)
     w.resize(1280, 720)
+    w.raise_dock(DockId.EVALUATION)  # seen once in its own layout (Evaluate)
+    w.layouts.switch(Layout.INSPECT)
+    w.tabifyDockWidget(w.dock(DockId.ROUTE_RANKS), w.dock(DockId.EVALUATION))  # then tabbed below the results
     w.raise_dock(DockId.ROUTE_RANKS)  # the Evaluation tab is behind another: not on screen
     w.resizeDocks([w.dock(DockId.ROUTE_RANKS)], [160], Qt.Orientation.Vertical)  # a short bottom area
     qtbot.wait(50)

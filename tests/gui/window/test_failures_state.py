@@ -155,7 +155,7 @@ def test_a_diagnose_running_when_another_store_opens_stops_and_says_why(qtbot, m
     w.engines[-1].delay = 0.05  # each recall of the fake engine takes this long: the diagnose is still running
     w.raise_dock(DockId.ROUTE_RANKS)  # hidden: the new store is not diagnosed again at once
     task = actions.diagnose()
-    qtbot.waitUntil(lambda: view.progress.isVisible(), timeout=10_000)
+    qtbot.waitUntil(lambda: not view.progress.isHidden(), timeout=10_000)  # running (its dock is in Diagnose)
     with qtbot.waitSignal(w.ctx.store_opened, timeout=10_000):
         w.stores.open_store(str(tmp_path / "other"))
     qtbot.waitUntil(lambda: task.done, timeout=30_000)

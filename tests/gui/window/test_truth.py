@@ -71,7 +71,7 @@ def test_a_damaged_store_leaves_the_open_one_whole_and_usable(qtbot, store_windo
         open_store_by_menu(qtbot, w, monkeypatch, tmp_path / "DAMAGED")
     assert len(error_boxes(w)) == 1 and "not a memory store" in said.args[0]
     assert w.ctx.engine is working and not working.closed
-    assert w.windowTitle() == "memsense — fake"
+    assert w.windowTitle() == "fake — memsense"
     assert w.store_label.text() == f"store: {app_home / 'stores' / 'fake'}"
     assert w.statusBar().currentMessage() == f"{app_home / 'stores' / 'fake'} stays open"
     search(qtbot, w)  # the working store still answers
@@ -91,7 +91,7 @@ def test_another_store_clears_everything_of_the_old_one(qtbot, store_window, tmp
     old = w.engines[-1]
     with qtbot.waitSignal(w.ctx.users_loaded, timeout=10_000):
         open_store_by_menu(qtbot, w, monkeypatch, tmp_path / "OTHER")
-    assert old.closed and w.ctx.users == ["other-x"] and w.windowTitle() == "memsense — OTHER"
+    assert old.closed and w.ctx.users == ["other-x"] and w.windowTitle() == "OTHER — memsense"
     assert w.ctx.session.pins == () and w.whynot_panel.pins_model.rowCount() == 0
     assert w.results.caption.text() == NO_RESULTS
     assert w.results.model.rowCount() == 0 and w.pool_panel.model.rowCount() == 0

@@ -1,0 +1,145 @@
+"""Screenshots of the five task layouts at 1280×720 from the real app under Xvfb (as
+`tools/screenshot.py` takes the main window), each switched to as a user does (the layouts'
+toolbar) on the demo store and its questions.
+
+    python -m tools.screenshot_layouts [--store DIR] [--questions FILE] [--out-dir docs/screenshots] [--trials 60]
+
+Writes `layout-inspect.png` (the first demo question, its gold sessions starred, a missed one
+pinned in Why not?), `layout-evaluate.png` (every preset evaluated, memsense against bm25_only,
+one question opened in the A/B list), `layout-diagnose.png` (the question set diagnosed),
+`layout-tune.png` (Find a fix on the failing cases of the diagnosis) and `layout-production.png`
+(the Production layout; its view joins it once a live Memsense is connected, File > Connect to
+Memsense…). The app home is a temporary folder, so your settings are untouched.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script from any folder: the project first
+
+from tools.screenshot import _settle, _wait, open_window, under_xvfb  # noqa: E402
+
+DEFAULT_DIR = ROOT / "docs" / "screenshots"
+SIZE = (1280, 720)
+FIX_CASES = 5
+
+
+def _until(app, condition, timeout_s: float = 900.0) -> None:
+    end = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < end:
+        _settle(app, 100)
+    if not condition():
+        raise SystemExit("screenshot: timed out waiting for the app")
+
+
+def _grab(app, window, path: Path) -> Path:
+    _settle(app, 600)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not window.grab().save(str(path)):
+        raise SystemExit(f"screenshot: cannot write {path}")
+    return path
+
+
+def take(store: Path | None, questions: Path, out_dir: Path, trials: int) -> list[Path]:
+    from PySide6.QtCore import QItemSelectionModel
+
+    from memsense_gui.views.dock import DockId
+    from memsense_gui.window.failures_actions import install_failures
+    from memsense_gui.window.layouts import Layout
+
+    app, window = open_window(store, SIZE)
+    failures = install_failures(window)
+    layouts, shots = window.layouts, []
+
+    def switch(layout: Layout) -> None:
+        layouts.actions[layout].trigger()  # as the toolbar's button does
+        _settle(app, 300)
+
+    # Inspect: a demo question, its gold sessions starred, a missed one pinned in Why not?
+    q = json.loads(questions.read_text())["questions"][0]
+    gold = sorted({e.split(":")[0][1:] for e in q["evidence"]}, key=int)
+    window.queries.open_question(q["user"], q["question"], set(gold))
+    _wait(app, window.ctx.ranking_updated)
+    ranking = window.ctx.session.ranking
+    missed = [c.memory_id for c in ranking.pool.chunks
+              if c.kind == "session" and str(c.session_number) in gold and c.memory_id not in ranking.result_ids]
+    window.raise_dock(DockId.WHY_NOT)
+    for mid in missed:
+        window.ctx.session.pin(mid)
+    window.results.view.selectRow(0)
+    window.results.view.setFocus()
+    shots.append(_grab(app, window, out_dir / "layout-inspect.png"))
+
+    # Evaluate: every preset on the questions, memsense (A) against bm25_only (B)
+    switch(Layout.EVALUATE)
+    view = window.docks[DockId.EVALUATION].view
+    view.source.set_path(questions)
+    view.start()
+    _until(app, lambda: bool(view.results) and not view.runner.busy)
+    view.metric_combo.setCurrentText("recall_all@4")
+    view.a_combo.setCurrentText("memsense")
+    view.b_combo.setCurrentText("bm25_only")
+    if view.diff_table.model().rowCount():
+        view.diff_table.selectRow(0)
+    shots.append(_grab(app, window, out_dir / "layout-evaluate.png"))
+
+    # Diagnose: the question set under the current settings
+    switch(Layout.DIAGNOSE)
+    failures.source.set_path(questions)
+    failures.diagnose()
+    diagnose = failures.diagnose_view
+    _until(app, lambda: diagnose.run is not None)
+    diagnose.table.selectRow(0)
+    shots.append(_grab(app, window, out_dir / "layout-diagnose.png"))
+
+    # Tune: Find a fix on the first failing cases the diagnosis lists
+    selection = diagnose.table.selectionModel()
+    selection.clearSelection()
+    chosen: list[str] = []
+    for r in range(diagnose.proxy.rowCount()):
+        index = diagnose.proxy.index(r, 0)
+        qid = diagnose.model.item(diagnose.proxy.mapToSource(index).row()).question_id
+        if qid not in chosen and len(chosen) < FIX_CASES:
+            chosen.append(qid)
+            selection.select(index, QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
+    fix = failures.fix_view
+    fix.trials.setValue(trials)
+    switch(Layout.TUNE)
+    if chosen:
+        diagnose.request_fix()
+        _until(app, lambda: fix.run is not None)
+    shots.append(_grab(app, window, out_dir / "layout-tune.png"))
+
+    # Production: Results and the sliders; the Production view joins once a Memsense is connected
+    switch(Layout.PRODUCTION)
+    shots.append(_grab(app, window, out_dir / "layout-production.png"))
+    window.close()
+    return shots
+
+
+def main(argv: list[str] | None = None) -> int:
+    from core.recall.engine import DEMO_QUESTIONS
+
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description="Screenshots of the five task layouts at 1280×720 under Xvfb.")
+    parser.add_argument("--store", type=Path, help="an existing store (default: build the demo store)")
+    parser.add_argument("--questions", type=Path, default=Path(DEMO_QUESTIONS))
+    parser.add_argument("--out-dir", type=Path, default=DEFAULT_DIR)
+    parser.add_argument("--trials", type=int, default=60)
+    args = parser.parse_args(argv)
+    if not os.environ.get("MEMSENSE_SCREENSHOT_CHILD"):
+        return under_xvfb(["-m", "tools.screenshot_layouts", *argv], cwd=ROOT)
+    store = args.store.resolve() if args.store else None
+    for path in take(store, args.questions.resolve(), args.out_dir.resolve(), args.trials):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
