@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any, Mapping
 
 from core.cli.arguments import UsageError, printed, store_folder
@@ -32,6 +31,8 @@ def record(args: argparse.Namespace, kind: str, configs: Mapping[str, Config], e
 
 
 def cmd_history(args: argparse.Namespace) -> Any:
+    from core.cli.runs import listed, print_runs
+    from core.evaluation.experiments import run_names
     from core.evaluation.history import History, compare_runs, history_path
 
     if args.compare and args.export is not None:
@@ -65,14 +66,10 @@ def cmd_history(args: argparse.Namespace) -> Any:
             if not printed(args, "--out", args.out):
                 print(f"wrote the settings of run {run.id} to {args.out}")
             return None
-        runs = [r.head() for r in history.runs()]
+        runs = listed(history.runs(), run_names(history))
     if args.json:
         return {"history": str(history.path), "runs": runs}
-    for r in runs:
-        print(f"{r['id']:>4}  {r['time']}  {r['kind']:<9} {r['questions']:>5} questions  {', '.join(r['configs'])}  "
-              f"{Path(r['dataset']).name}")
-    if not runs:
-        print("no runs yet")
+    print_runs(runs)
     return None
 
 

@@ -62,17 +62,26 @@ def cmd_runs(args: argparse.Namespace) -> Any:
             return None
         if action == "compare":
             return _compare(args, history, names)
-        runs = [{**r.head(), "name": names.get(r.id, ("", ""))[0], "note": names.get(r.id, ("", ""))[1]}
-                for r in history.runs()]
+        runs = listed(history.runs(), names)
     if args.json:
         return {"runs": runs}
+    print_runs(runs)
+    return None
+
+
+def listed(runs, names: dict[int, tuple[str, str]]) -> list[dict[str, Any]]:
+    """Each run's head (`Run.head`) with its name and note."""
+    return [{**r.head(), "name": names.get(r.id, ("", ""))[0], "note": names.get(r.id, ("", ""))[1]} for r in runs]
+
+
+def print_runs(runs: list[dict[str, Any]]) -> None:
+    """A line per run (`listed`): id, name, time, kind, questions, configs, question file."""
     for r in runs:
-        name = f" “{r['name']}”" if r["name"] else ""
+        name = f" “{r['name']}”" if r.get("name") else ""
         print(f"{r['id']:>4}{name}  {r['time']}  {r['kind']:<9} {r['questions']:>5} questions  "
               f"{', '.join(r['configs'])}  {Path(r['dataset']).name}")
     if not runs:
         print("no runs yet")
-    return None
 
 
 def _change(args: argparse.Namespace) -> Any:
