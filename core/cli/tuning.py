@@ -10,7 +10,7 @@ import argparse
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from core.cli.evaluation import (DEFAULT_METRIC, _check_tune_outputs, _common, _dataset, _fmt, _named, _pools,
                                  _preset_store, _progress, _questions, _users)
@@ -19,6 +19,9 @@ from core.cli.history import record
 from core.cli.tuned_export import folds_provenance, split_provenance
 from core.cli.arguments import UsageError
 from core.config.provenance import save_with_provenance
+
+if TYPE_CHECKING:
+    from core.records import Question
 
 
 IN_SAMPLE = ("one training user: the settings offered are the search's best on that user (in sample); name two or "
@@ -89,7 +92,8 @@ def _search(args: argparse.Namespace):
                       "study_name": args.study or (f"{Path(args.dataset).stem}-{args.metric}" if storage else None)}
 
 
-def _tune_folds(args: argparse.Namespace, metric: str, train=None, test=()) -> Any:
+def _tune_folds(args: argparse.Namespace, metric: str, train: Sequence[Question] | None = None,
+                test: Sequence[Question] = ()) -> Any:
     """`--folds K` over every user; or, given a train/test split (`train`, `test`: questions), K =
     min(5, training users) over the training users, every contender then reported on `test`."""
     from core.evaluation.cv import DEFAULT_FOLDS, cross_validate

@@ -163,15 +163,12 @@ def _move(start: Config, cfg: Config, knobs: Sequence[Knob]) -> float:
 
 
 class _Search:
-    """Trials scored on every question; what each did to the chosen cases and to the rest."""
+    """Trials scored on every question; what each did to the chosen cases and to the whole set."""
 
     def __init__(self, evaluator: Evaluator, start: Config, cases: Sequence[str], knobs: Sequence[Knob]):
         self.evaluator, self.start, self.knobs = evaluator, start, knobs
         self.case_cols = np.array([evaluator.ids.index(c) for c in cases])
         self.before = evaluator.result(evaluator.submit(start))[0]
-        others = np.ones(len(evaluator.ids), dtype=bool)
-        others[self.case_cols] = False
-        self.others = others
         self.tried: dict[str, _Tried] = {}
 
     def score(self, cfg: Config) -> _Tried:
