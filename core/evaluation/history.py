@@ -291,6 +291,19 @@ class History:
             rows = self.db.execute(f"SELECT {COLUMNS} FROM runs ORDER BY id").fetchall()
         return self._with_questions([self._run(r) for r in rows])
 
+    def readable_runs(self) -> tuple[list[Run], list[str]]:
+        """Every run that reads, and one line for each that does not (a damaged row is named, the others
+        listed: one bad row never hides a history)."""
+        with self._faults():
+            rows = self.db.execute(f"SELECT {COLUMNS} FROM runs ORDER BY id").fetchall()
+        runs, damaged = [], []
+        for row in rows:
+            try:
+                runs.append(self._run(row))
+            except MemsenseError as exc:
+                damaged.append(str(exc))
+        return self._with_questions(runs), damaged
+
     def run(self, run_id: int) -> Run:
         row = None
         if -SQLITE_ID_MAX <= run_id <= SQLITE_ID_MAX:  # SQLite's integers are 64-bit: a longer id is no run

@@ -36,12 +36,14 @@ def keep(location: str, kind: str, dataset: str, configs: Mapping[str, Config], 
     return keep_run(location, kind, dataset, configs, scored, summary, model=model_of(location, model_hint))
 
 
-def read_runs(path: Path, task: Job | None = None) -> tuple[list[Run], dict[int, tuple[str, str]]]:
-    """Worker thread: every run kept at `path` (none when nothing was kept yet), and their names and notes."""
+def read_runs(path: Path, task: Job | None = None) -> tuple[list[Run], dict[int, tuple[str, str]], list[str]]:
+    """Worker thread: every run kept at `path` that reads (none when nothing was kept yet), their names and
+    notes, and a line for each damaged run."""
     if not path.exists():
-        return [], {}
+        return [], {}, []
     with History(path, create=False) as history:
-        return history.runs(), run_names(history)
+        runs, damaged = history.readable_runs()
+        return runs, run_names(history), damaged
 
 
 def name_run(path: Path, run_id: int, name: str | None, note: str | None, task: Job | None = None) -> int:
@@ -88,9 +90,12 @@ class RunHistory(QObject):
         return self.runner.submit("read the run history", read_runs, path, succeeded=self._read,
                                   failed=lambda e: self.failed.emit(f"the run history cannot be read ({e})"))
 
-    def _read(self, payload: tuple[list[Run], dict[int, tuple[str, str]]]) -> None:
-        runs, self.names = payload
+    def _read(self, payload: tuple[list[Run], dict[int, tuple[str, str]], list[str]]) -> None:
+        runs, self.names, damaged = payload
         self.listed.emit(runs)
+        if damaged:
+            more = f" (and {len(damaged) - 1} more damaged runs)" if len(damaged) > 1 else ""
+            self.failed.emit(f"{damaged[0]}{more}; the other runs are listed")
 
     def name(self, run_id: int, name: str | None = None, note: str | None = None) -> Task | None:
         """Give a run of the open store a name or a note; `named` follows, then the list is read again."""

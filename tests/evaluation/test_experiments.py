@@ -160,3 +160,4 @@ def test_a_run_keeps_the_ids_each_config_returned_and_the_categories(tmp_path):
     result = compare_sides([side_of(run, "memsense"), side_of(run, "k2")], METRIC)
     assert result.returned[1] == run.returned["k2"] and result.categories == run.categories
     assert result.to_json()["matrix"][0]["returned"] == [run.returned[c][result.questions[0]] for c in ("memsense", "k2")]
+
