@@ -5,7 +5,7 @@ from tests.evaluation.test_experiments import five_runs  # noqa: F401 - the fixt
 from core.evaluation.history import history_path
 
 
-def test_one_damaged_run_never_hides_the_others_in_the_app(five_runs):
+def test_one_damaged_run_never_hides_the_others_in_the_app(five_runs):  # noqa: F811 - the fixture
     """The app lists the runs that read and names the damaged one (the CLI's `history` refuses in one line)."""
     import sqlite3
 
