@@ -4,7 +4,7 @@ Each selected run gives one side per config (or, with a config chosen, that conf
 has it). The comparison (`core.evaluation.experiments.compare_sides`) is worked out off the GUI
 thread: each side's mean with its 95 % interval and, against the chosen baseline, the paired p and
 the questions won and lost; then the question × run matrix, filterable by category and by "changed
-between these runs". Runs of other question files are refused with one line unless "across question
+between these runs". Runs of other question files are refused with one line unless "other
 files" is ticked. Double-click (or Enter on) a matrix cell: the question opens in the inspector with
 that run's settings (`question_opened(user, text, cfg, what)`). Export writes the comparison as CSV
 or as a self-contained HTML report.
