@@ -286,14 +286,19 @@ def _verify(pools: Mapping[str, RecallPool], questions: Sequence[Question], star
             knobs: Sequence[Knob], cases: Sequence[str], metric: str, k: int, base_eval) -> FixCandidate:
     """The candidate re-ranked with the plain `rerank` on every question: the figures reported."""
     after = evaluate_config(pools, questions, cfg, k)
-    a, b = base_eval.scores(metric), after.scores(metric)
+    return _candidate(start, cfg, knobs, cases, base_eval.scores(metric), after.scores(metric), metric,
+                      base_eval.overall[metric], after.overall[metric])
+
+
+def _candidate(start: Config, cfg: Config, knobs: Sequence[Knob], cases: Sequence[str], a: Mapping[str, float],
+               b: Mapping[str, float], metric: str, before: float, after: float) -> FixCandidate:
+    """A config's effect from every question's value under the start (`a`) and under it (`b`), with
+    the two means over every question: fixed, broken, the paired p, and the same over all but `cases`."""
     fixed = tuple(q for q in a if b[q] > a[q])
-    broken = tuple(q for q in a if b[q] < a[q])
-    comparison = compare(a, b, metric)
     chosen = set(cases)
     others = [q for q in a if q not in chosen]
-    return FixCandidate(cfg, _changed(start, cfg, knobs), tuple(c for c in cases if c in set(fixed)), fixed, broken,
-                        base_eval.overall[metric], after.overall[metric], comparison.p_value,
+    return FixCandidate(cfg, _changed(start, cfg, knobs), tuple(c for c in cases if c in set(fixed)), fixed,
+                        tuple(q for q in a if b[q] < a[q]), before, after, compare(a, b, metric).p_value,
                         _mean_of(a, others), _mean_of(b, others))
 
 
@@ -314,15 +319,10 @@ def judge(pools: Mapping[str, RecallPool], questions: Sequence[Question], start:
     with Evaluator(pools, questions, [(name, k)]) as evaluator:
         ids = evaluator.ids
         a = dict(zip(ids, evaluator.result(evaluator.submit(start))[0].tolist()))
-        chosen = set(cases)
-        others = [q for q in ids if q not in chosen]
         for cfg in configs:
             if cancel is not None and cancel.is_set():
                 raise Cancelled("judging on the question set cancelled")
             b = dict(zip(ids, evaluator.result(evaluator.submit(cfg))[0].tolist()))
-            fixed = tuple(q for q in ids if b[q] > a[q])
-            out.append(FixCandidate(cfg, _changed(start, cfg, knobs), tuple(c for c in cases if c in set(fixed)), fixed,
-                                    tuple(q for q in ids if b[q] < a[q]), float(np.mean(list(a.values()))),
-                                    float(np.mean(list(b.values()))), compare(a, b, name).p_value,
-                                    _mean_of(a, others), _mean_of(b, others)))
+            out.append(_candidate(start, cfg, knobs, cases, a, b, name, float(np.mean(list(a.values()))),
+                                  float(np.mean(list(b.values())))))
     return out
