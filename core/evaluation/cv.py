@@ -250,7 +250,7 @@ def _cross_validate(pools: Mapping[str, RecallPool], questions: Sequence[Questio
         search(pools, list(questions), [], metric=name, trials=trials, seed=seed, start=start, progress=stage(runs),
                cancel=cancel, **opts, **seen(runs))
     cancelled = cancelled or (cancel is not None and cancel.is_set())
-    choice = _choose(pools, questions, k, name, start, fixed or {"start": start}, out, final)
+    choice = _choose(pools, questions, k, name, start, fixed or {"start": start}, out, final, start_scores)
     return CrossValidation(name, search_name, seed, tuple(out), len(scored),
                            float(np.mean([held_scores[q.question_id] for q in scored])),
                            float(np.mean(list(start_scores.values()))), bootstrap_ci(gains, seed), final, choice,
@@ -268,15 +268,17 @@ def _unsearched(pools: Mapping[str, RecallPool], questions: Sequence[Question], 
 
 
 def _choose(pools: Mapping[str, RecallPool], questions: Sequence[Question], k: int, name: str, start: Config,
-            fixed: Mapping[str, Config], folds: Sequence[Fold], final: TuneResult) -> Choice:
-    """The one-standard-error choice among the fixed configs (the first is the start) and the search,
-    each scored on the held-out users of every fold finished (`core.evaluation.choice`)."""
+            fixed: Mapping[str, Config], folds: Sequence[Fold], final: TuneResult,
+            start_scores: Mapping[str, float]) -> Choice:
+    """The one-standard-error choice among the fixed configs (the first is the start, whose scores on the
+    held-out questions are `start_scores`) and the search, each scored on the held-out users of every fold
+    finished (`core.evaluation.choice`)."""
     held = [[q.question_id for q in questions if q.user_id in f.held_users] for f in folds]
     wanted = {q for ids in held for q in ids}
     asked = [q for q in questions if q.question_id in wanted]
     contenders: list[Contender] = []
     for n, (label, cfg) in enumerate(fixed.items()):
-        scores = evaluate_config(pools, asked, cfg, k).scores(name)
+        scores = start_scores if n == 0 else evaluate_config(pools, asked, cfg, k).scores(name)
         contenders.append(contender(label, START if n == 0 else PRESET, cfg, preset_folds(scores, held), start))
     if final.best.number > 0:  # trial 0 is the start itself (and all a search cancelled before it began scores)
         contenders.append(contender(f"tuned ({SEARCH})", SEARCH, final.best.config, [f.held for f in folds], start))
