@@ -45,6 +45,7 @@ from memsense_gui.models.trials import TrialModel
 from memsense_gui.plots.sensitivity import SensitivityPlot
 from memsense_gui.plots.trials import TrialHistoryPlot
 from memsense_gui.state.trial_feed import SPLIT_RUN, TrialFeed, TrialRate
+from memsense_gui.views.autotune_text import IN_SAMPLE, choice_lines, kept_text
 from memsense_gui.views.autotune_winner import TunedWinner
 from memsense_gui.views.search_space import SearchSpaceEditor
 from memsense_gui.workers.runner import Task, TaskRunner
@@ -52,8 +53,6 @@ from memsense_gui.workers.slot import TaskSlot
 from memsense_gui.workers.tuning import CrossValidateFn, TuneFn, run_cv, run_tune
 
 
-IN_SAMPLE = ("One training user: the settings offered are the search's best on that user, in sample; tick two or "
-             "more training users to choose among the presets and the search out of sample.")
 REFRESH_MS = 500
 """How often a running search is shown (progress bar, ETA, the trials scored since the last look in
 the table and the History plot, all together), rather than on every trial (30 to 50 a second on
@@ -372,18 +371,10 @@ class AutoTuneView(TunedWinner):
         elif self.kept is None:
             self.status.setText("Tuning cancelled before any trial was scored: nothing to keep.")
         else:
-            self.status.setText(f"Tuning cancelled. {self._kept_text()}")
+            self.status.setText(f"Tuning cancelled. {kept_text(self.kept)}")
             self.apply_button.setEnabled(True)
             self.save_button.setEnabled(self.save_fn is not None)
         self.tuning_cancelled.emit(self.kept)
-
-    def _kept_text(self) -> str:
-        assert self.kept is not None
-        run, best, n = self.kept
-        test = "" if best.test is None else f", held-out {best.test:.3f}"
-        where = "" if run == SPLIT_RUN else f" of {run}"
-        return (f"Kept the best so far{where}: trial {best.number}, train {best.train:.3f}{test}, "
-                f"resting on {n} trial{'s' if n != 1 else ''}.")
 
     def _stop(self) -> None:
         self._refresh.stop()
@@ -400,7 +391,7 @@ class AutoTuneView(TunedWinner):
         test = "" if b.test is None else f", held-out {s.test:.3f} → {b.test:.3f}"
         if result.cancelled:
             self.kept = (SPLIT_RUN, b, len(result.trials))
-        cancelled = f" Cancelled: {self._kept_text()}" if result.cancelled else ""
+        cancelled = f" Cancelled: {kept_text(self.kept)}" if result.cancelled else ""
         self.status.setText(f"{result.metric}: train {s.train:.3f} → {b.train:.3f}{test} "
                             f"(best = trial {b.number} of {len(result.trials)}). A gap between train and held-out "
                             f"shows over-fitting. {IN_SAMPLE}{cancelled}{self._save_warning()}")
@@ -448,23 +439,3 @@ class AutoTuneView(TunedWinner):
         self.slot.cancel()
         self.runner.shutdown(wait=False)
 
-
-def choice_lines(cv: CrossValidation) -> list[str]:
-    """The choice among configs (each contender's cross-validated figure, the chosen one, the runner-up,
-    on held-out users too when there are some), then each fold's figures."""
-    ch = cv.choice
-    test = f"; on held-out {', '.join(cv.test_users)}" if cv.test_users else ""
-    lines = [f"Choice by cross-validated {cv.metric} (mean over folds ± se; one-standard-error bar "
-             f"{ch.bar:.3f}; rests on {cv.rests_on()}){test}:"]
-    for c in ch.contenders:
-        mark = "  ← chosen" if c is ch.chosen else "  (runner-up)" if c is ch.runner_up else ""
-        on_test = f", held-out users {cv.test_scores[c.name]:.3f}" if c.name in cv.test_scores else ""
-        lines.append(f"  {c.name}: {c.mean:.3f} ± {c.se:.3f}, {c.knobs_changed} changed{on_test}{mark}")
-    lines.append(f"Why: {ch.reason()}.")
-    lines += [f"fold {f.number}: held out {', '.join(f.held_users)} ({f.held_questions} questions) — "
-              f"train {f.start_train:.3f} → {f.train:.3f}, held-out {f.start_held:.3f} → {f.held:.3f} "
-              f"(gain {f.gain:+.3f})" for f in cv.folds]
-    sd, lo, hi = cv.held_spread
-    lines.append(f"the search's held-out over the folds: pooled {cv.cv_metric:.3f} over {cv.questions} questions, "
-                 f"sd {sd:.3f}, min {lo:.3f}, max {hi:.3f}")
-    return lines
