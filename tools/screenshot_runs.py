@@ -58,6 +58,16 @@ def _make_room(window, dock_id: DockId, share: float = 0.7) -> None:
     window.resizeDocks([window.docks[dock_id]], [int(window.height() * share)], Qt.Orientation.Vertical)
 
 
+def _evaluate_under(app, window, evaluation, presets) -> None:
+    """One Evaluation run with each preset as the current settings, each kept and listed before the next."""
+    for preset in presets:
+        window.tuning.apply_preset(preset)
+        window.ctx.session.flush()
+        evaluation.start()
+        _wait(app, window.ctx.runs.recorded, 600)
+        _wait(app, window.ctx.runs.listed, 60)
+
+
 def take(store: Path, questions: Path, limit: int, b: str, out_dir: Path,
          more: tuple[str, ...] = ("sessions", "bm25_only", "fusion_note")) -> list[Path]:
     from PySide6.QtCore import Qt
@@ -98,12 +108,7 @@ def take(store: Path, questions: Path, limit: int, b: str, out_dir: Path,
     evaluation = window.docks[DockId.EVALUATION].view
     evaluation.source.set_path(questions)
     history = window.docks[DockId.HISTORY].view
-    for preset in ("memsense", b):
-        window.tuning.apply_preset(preset)
-        window.ctx.session.flush()
-        evaluation.start()
-        _wait(app, window.ctx.runs.recorded, 600)
-        _wait(app, window.ctx.runs.listed, 60)
+    _evaluate_under(app, window, evaluation, ("memsense", b))
     ids = [r.id for r in history.runs_model.runs][-2:]
     _make_room(window, DockId.HISTORY)
     history.metric_combo.setCurrentText("recall_all@4")
@@ -115,12 +120,7 @@ def take(store: Path, questions: Path, limit: int, b: str, out_dir: Path,
     shots.append(out_dir / "history.png")
     window.grab().save(str(shots[-1]))
 
-    for preset in more:
-        window.tuning.apply_preset(preset)
-        window.ctx.session.flush()
-        evaluation.start()
-        _wait(app, window.ctx.runs.recorded, 600)
-        _wait(app, window.ctx.runs.listed, 60)
+    _evaluate_under(app, window, evaluation, more)
     five = [r.id for r in history.runs_model.runs][-5:]
     panel = history.comparison
     history.select_runs([])
