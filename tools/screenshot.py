@@ -54,6 +54,17 @@ def _settle(app, ms: int = 400) -> None:
     loop.exec()
 
 
+def until(app, condition, timeout_s: float) -> None:
+    """Let the app run until `condition()` holds; past `timeout_s` the screenshot run stops, saying so."""
+    import time
+
+    end = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < end:
+        _settle(app, 100)
+    if not condition():
+        raise SystemExit("screenshot: timed out waiting for the app")
+
+
 def open_window(store: Path | None, size: tuple[int, int], dark: bool = False):
     """The app's window in a fresh temporary home, laid out at `size`, with `store` (or the demo
     store, built first) open and its model loaded; returns (app, window)."""

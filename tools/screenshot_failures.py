@@ -21,21 +21,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools.screenshot import _settle, open_window, under_xvfb
+from tools.screenshot import _settle, until, open_window, under_xvfb
 from memsense_gui.views.dock import DockId
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = ROOT / "docs" / "screenshots"
 SIZE = (1280, 720)
+WAIT_S = 1800.0
+"""The longest wait for the app's work before the run stops."""
 CASES = 5
-
-
-def _until(app, condition, timeout_s: float = 1800.0) -> None:
-    end = time.monotonic() + timeout_s
-    while not condition() and time.monotonic() < end:
-        _settle(app, 100)
-    if not condition():
-        raise SystemExit("screenshot: timed out waiting for the app")
 
 
 def take(store: Path, questions: Path, out_dir: Path, trials: int) -> list[Path]:
@@ -55,7 +49,7 @@ def take(store: Path, questions: Path, out_dir: Path, trials: int) -> list[Path]
     window.resizeDocks([window.docks[DockId.DIAGNOSE]], [int(SIZE[1] * 0.62)], Qt.Orientation.Vertical)
     started = time.perf_counter()
     actions.diagnose()
-    _until(app, lambda: view.run is not None)
+    until(app, lambda: view.run is not None, WAIT_S)
     print(f"diagnose: {time.perf_counter() - started:.1f} s (recall of the question set included)")
     stages = view.run.diagnosis.stages
     stage = max((s for s in stages if s not in RETURNED), key=stages.__getitem__)
@@ -78,7 +72,7 @@ def take(store: Path, questions: Path, out_dir: Path, trials: int) -> list[Path]
     fix.trials.setValue(trials)
     started = time.perf_counter()
     view.request_fix()
-    _until(app, lambda: fix.run is not None)
+    until(app, lambda: fix.run is not None, WAIT_S)
     print(f"find a fix: {trials} trials on {fix.run.questions} questions in {time.perf_counter() - started:.1f} s "
           f"(jobs = {actions.jobs}); {len(fix.run.result.candidates)} candidates")
     window.resizeDocks([window.docks[DockId.FIX]], [int(SIZE[1] * 0.62)], Qt.Orientation.Vertical)

@@ -17,25 +17,18 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script from any folder: the project first
 
-from tools.screenshot import _settle, _wait, open_window, under_xvfb  # noqa: E402
+from tools.screenshot import _settle, until, _wait, open_window, under_xvfb  # noqa: E402
 
 DEFAULT_DIR = ROOT / "docs" / "screenshots"
 SIZE = (1280, 720)
+WAIT_S = 900.0
+"""The longest wait for the app's work before the run stops."""
 FIX_CASES = 5
-
-
-def _until(app, condition, timeout_s: float = 900.0) -> None:
-    end = time.monotonic() + timeout_s
-    while not condition() and time.monotonic() < end:
-        _settle(app, 100)
-    if not condition():
-        raise SystemExit("screenshot: timed out waiting for the app")
 
 
 def _grab(app, window, path: Path) -> Path:
@@ -81,7 +74,7 @@ def take(store: Path | None, questions: Path, out_dir: Path, trials: int) -> lis
     view = window.docks[DockId.EVALUATION].view
     view.source.set_path(questions)
     view.start()
-    _until(app, lambda: bool(view.results) and not view.runner.busy)
+    until(app, lambda: bool(view.results) and not view.runner.busy, WAIT_S)
     view.metric_combo.setCurrentText("recall_all@4")
     view.a_combo.setCurrentText("memsense")
     view.b_combo.setCurrentText("bm25_only")
@@ -94,7 +87,7 @@ def take(store: Path | None, questions: Path, out_dir: Path, trials: int) -> lis
     failures.source.set_path(questions)
     failures.diagnose()
     diagnose = failures.diagnose_view
-    _until(app, lambda: diagnose.run is not None)
+    until(app, lambda: diagnose.run is not None, WAIT_S)
     diagnose.table.selectRow(0)
     shots.append(_grab(app, window, out_dir / "layout-diagnose.png"))
 
@@ -113,7 +106,7 @@ def take(store: Path | None, questions: Path, out_dir: Path, trials: int) -> lis
     switch(Layout.TUNE)
     if chosen:
         diagnose.request_fix()
-        _until(app, lambda: fix.run is not None)
+        until(app, lambda: fix.run is not None, WAIT_S)
     shots.append(_grab(app, window, out_dir / "layout-tune.png"))
 
     # Production: Results and the sliders; the Production view joins once a Memsense is connected
