@@ -38,7 +38,8 @@ def wheel_path(out: Path) -> Path:
 def export(work: Path) -> tuple[Path, dict]:
     """The fused graph and its sidecar, made in the cache folder `work` by the app's own export."""
     from core.recall.embedding import onnx_model
-    from core.recall.embedding.embedder import Embedder, default_model_path, legacy_model_key
+    from core.recall.embedding.embedder import Embedder, default_model_path
+    from core.recall.embedding.model_identity import legacy_model_key
 
     embedder = Embedder(default_model_path(torch=True), work, backend="onnx")
     try:

@@ -21,7 +21,8 @@ from core.recall.backends import open_store
 from core.recall.deepen import ScanPools, SessionScores, assemble
 from core.recall.lexical.analyzer import PLAIN, analyzer
 from core.recall.sessions import AGGREGATIONS, DEFAULT_AGGREGATION, DEFAULT_SESSION_ANALYZER
-from core.recall.embedding.embedder import Embedder, TextEmbedder, is_content_key, legacy_model_key
+from core.recall.embedding.embedder import Embedder, TextEmbedder
+from core.recall.embedding.model_identity import is_content_key, legacy_model_key
 from core.recall.pool import RecallPool
 from core.recall.query_text import check_query, for_local_model
 from core.recall.store import RouteHits, Store, StoreMeta, is_url

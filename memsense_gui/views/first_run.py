@@ -30,7 +30,8 @@ def model_prepared(cache_dir: Path | None = None, task: object = None) -> bool |
     model package is missing; the build then says why). Hashes the model once (memoised). A job
     of a task runner (`task`)."""
     try:
-        from core.recall.embedding.embedder import default_cache_dir, default_model_path, is_packaged, model_key
+        from core.recall.embedding.embedder import default_cache_dir, default_model_path
+        from core.recall.embedding.model_identity import is_packaged, model_key
         from core.recall.embedding.onnx_model import paths
     except ImportError:
         return None

@@ -187,7 +187,8 @@ def _locked(env: Env, stack: contextlib.ExitStack, mp) -> None:
 
 
 def _garbage_cache(env: Env, stack, mp) -> None:
-    from core.recall.embedding.embedder import default_model_path, model_key
+    from core.recall.embedding.embedder import default_model_path
+    from core.recall.embedding.model_identity import model_key
 
     cache = env.work / "garbage-cache"
     cache.mkdir()
@@ -1328,7 +1329,8 @@ def test_the_same_model_in_a_folder_with_another_name_is_accepted(case_env, refe
 def test_a_store_from_before_content_keys_still_opens_after_its_model_is_checked(case_env, reference, tmp_path):
     """A store migrated from an older memsense records the old key (folder name and file sizes);
     it opens once one stored chunk re-embeds to its stored vector."""
-    from core.recall.embedding.embedder import default_model_path, legacy_model_key
+    from core.recall.embedding.embedder import default_model_path
+    from core.recall.embedding.model_identity import legacy_model_key
     from core.recall.embedded.store import DB
 
     old = tmp_path / "old-store"

@@ -1,4 +1,4 @@
-"""A model is identified by the content of its files, in any folder (core.recall.embedding.embedder.model_key),
+"""A model is identified by the content of its files, in any folder (core.recall.embedding.model_identity.model_key),
 and a store accepts only the model that built it (core.recall.engine.check_model)."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from core.recall.embedding.embedder import HASH_MEMO, legacy_model_key, model_key
+from core.recall.embedding.model_identity import HASH_MEMO, legacy_model_key, model_key
 from core.recall.engine import check_model
 from core.errors import MemsenseError
 from core.recall.store import StoreMeta

