@@ -8,6 +8,7 @@ users the store holds is refused with one line, before anything is attached.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -56,11 +57,23 @@ def attach(store: str | Path, question_file: str | Path, data_dir: Path | None =
 
 
 def judged_users(question_file: str | Path) -> set[str]:
-    """The users of a question file's judged questions (MemsenseError for a file that is no question set)."""
+    """The users of a question file's judged questions (MemsenseError for a file that is no question set);
+    read once per version of the file (its path, size and modification time), however often a store open
+    or a choice asks."""
+    path = Path(question_file)
+    try:
+        st = path.stat()
+    except OSError:
+        return set(_judged_users(str(path), -1, -1))  # missing: the reader's own one line
+    return set(_judged_users(str(path.resolve()), st.st_size, st.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=32)
+def _judged_users(path: str, size: int, mtime_ns: int) -> frozenset[str]:
     from core.evaluation.evaluate import judged_only
     from core.evaluation.judged import load_question_set
 
-    return {q.user_id for q in judged_only(load_question_set(question_file))}
+    return frozenset(q.user_id for q in judged_only(load_question_set(path)))
 
 
 def check_belongs(question_file: str | Path, users: Sequence[str]) -> set[str]:
