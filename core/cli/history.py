@@ -19,7 +19,7 @@ def record(args: argparse.Namespace, kind: str, configs: Mapping[str, Config], e
     disk) is one warning line: the run's output stands, and the history is left as it was."""
     import sqlite3
 
-    from core.evaluation.history import keep_run
+    from core.evaluation.run_keeping import keep_run
     from core.redact import redact
 
     try:

@@ -140,37 +140,6 @@ def model_key(store: str | Path) -> str:
     return meta.model_key if meta is not None else "unknown"
 
 
-def per_question(evaluations: Mapping[str, Any]) -> dict[str, Mapping[str, Mapping[str, float]]]:
-    """Config name -> question id -> metric -> value, from a `PresetEvaluation` (anything with
-    `outcomes`) or such a mapping already, per config."""
-    return {name: ({o.question_id: dict(o.metrics) for o in ev.outcomes} if hasattr(ev, "outcomes") else ev)
-            for name, ev in evaluations.items()}
-
-
-def keep_run(store: str | Path, kind: str, dataset: str | Path, configs: Mapping[str, Config],
-             evaluations: Mapping[str, Any], summary: Mapping[str, Any], model: str | None = None) -> int:
-    """Keep one run in the history of `store` (`history_path`); its id. `model`: the model's
-    identity when known, else read from the store (`model_key`)."""
-    model = model if model is not None else model_key(store)  # first: a location that is no store leaves no file
-    with History(history_path(store)) as history:
-        return history.add(kind, store_label(store), model, str(dataset), configs, summary, per_question(evaluations),
-                           *returned_and_categories(evaluations))
-
-
-def returned_and_categories(evaluations: Mapping[str, Any]) -> tuple[dict[str, dict[str, list[str]]], dict[str, int]]:
-    """Config name -> question id -> returned memory ids, and question id -> category, from the evaluations
-    that carry their outcomes (`PresetEvaluation`); a mapping of metrics alone gives none."""
-    returned: dict[str, dict[str, list[str]]] = {}
-    categories: dict[str, int] = {}
-    for name, ev in evaluations.items():
-        outcomes = getattr(ev, "outcomes", None)
-        if outcomes is None:
-            continue
-        returned[name] = {o.question_id: list(o.result_ids) for o in outcomes}
-        categories.update({o.question_id: int(o.category) for o in outcomes})
-    return returned, categories
-
-
 def file_sha256(path: str | Path) -> str:
     """SHA-256 of a file's bytes (of standard input for `-`, as the command read it)."""
     from core.files import STDIN, stdin_bytes

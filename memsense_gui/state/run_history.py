@@ -16,7 +16,8 @@ from PySide6.QtCore import QObject, Signal
 
 from core.config import Config
 from core.evaluation.experiments import run_names, set_run_name
-from core.evaluation.history import History, Run, history_path, keep_run
+from core.evaluation.history import History, Run, history_path
+from core.evaluation.run_keeping import keep_run
 from memsense_gui.workers.run_jobs import model_of
 from memsense_gui.workers.runner import Job, Task, TaskRunner
 

@@ -23,7 +23,7 @@ from core.config import Config
 from core.errors import MemsenseError
 from core.evaluation.diagnose import LostSession
 from core.evaluation.fix import FixCandidate
-from core.evaluation.history import keep_run
+from core.evaluation.run_keeping import keep_run
 from core.evaluation.judged import session_docid
 from core.rank.ranking import Ranking
 from memsense_gui.state.context import AppContext

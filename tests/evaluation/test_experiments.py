@@ -137,7 +137,7 @@ def test_a_run_keeps_the_ids_each_config_returned_and_the_categories(tmp_path):
     """Kept beside the runs table: a history of an older version (no such table) reads as runs that kept none."""
     from core.config import Config
     from core.evaluation.evaluate import evaluate_config
-    from core.evaluation.history import keep_run
+    from core.evaluation.run_keeping import keep_run
     from tests.evaluation.test_cv import judged
 
     pools, questions = judged(per_user=2)
