@@ -1,33 +1,13 @@
 """`memsense history`: the runs kept beside a store, two compared question by question, and one
-run's settings written out to re-open; `record` keeps a run (eval, compare, tune, diagnose, fix).
+run's settings written out to re-open (a run is kept by the workspace that made it:
+`core.evaluation.workspace.Workspace.keep`).
 """
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any, Mapping
+from typing import Any
 
 from core.cli.arguments import UsageError, printed, store_folder
-from core.config import Config
-from core.errors import MemsenseError
-
-
-def record(args: argparse.Namespace, kind: str, configs: Mapping[str, Config], evaluations: Mapping[str, Any],
-           summary: Mapping[str, Any]) -> int | None:
-    """Keep this run in the store's history (`core.evaluation.history.keep_run`, the app's one way in
-    too). A history that cannot be written (damaged, of another shape, locked, read-only, on a full
-    disk) is one warning line: the run's output stands, and the history is left as it was."""
-    import sqlite3
-
-    from core.evaluation.run_keeping import keep_run
-    from core.redact import redact
-
-    try:
-        run_id = keep_run(args.store, kind, args.dataset, configs, evaluations, summary)
-    except (MemsenseError, OSError, sqlite3.Error) as exc:
-        print(redact(f"memsense: warning: this run was not kept in the history: {exc}"), file=sys.stderr)
-        return None
-    return run_id
 
 
 def cmd_history(args: argparse.Namespace) -> Any:

@@ -1,8 +1,8 @@
 """`memsense tune`: search the knobs on training users and report held-out users, or
 cross-validate over users (`--folds`, SPEC §12), with Optuna's TPE or the local search.
 
-Added to the `memsense` parser by `core.cli.main` through `add_command(subparsers)`; shares
-the question, preset and pool helpers of `core.cli.evaluation`.
+Added to the `memsense` parser by `core.cli.main` through `add_command(subparsers)`; the search runs over
+the store's workspace (`core.evaluation.workspace_runs`), with the options and presets of `core.cli.workspace`.
 """
 from __future__ import annotations
 
@@ -12,15 +12,16 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from core.cli.evaluation import (DEFAULT_METRIC, _check_tune_outputs, _common, _dataset, _fmt, _named, _pools,
-                                 _preset_store, _progress, _questions, _users)
+from core.cli.evaluation import DEFAULT_METRIC, _check_tune_outputs
 from core.cli.arguments import ctrl_c_sets, seed_number
-from core.cli.history import record
+from core.cli.workspace import (common_options, dataset_argument, fmt, named, preset_store, progress, questions,
+                                users_of, warn, warn_not_kept, workspace)
 from core.cli.tuned_export import folds_provenance, split_provenance
 from core.cli.arguments import UsageError
 from core.config.provenance import save_with_provenance
 
 if TYPE_CHECKING:
+    from core.evaluation.workspace import QuestionSet
     from core.records import Question
 
 
@@ -29,7 +30,7 @@ IN_SAMPLE = ("one training user: the settings offered are the search's best on t
 
 
 def cmd_tune(args: argparse.Namespace) -> Any:
-    from core.evaluation.evaluate import evaluate_config
+    from core.evaluation import workspace_runs as runs
     from core.evaluation.metrics import metric_key, parse_metric
     from core.evaluation.tune import seed_presets, split_users
 
@@ -40,37 +41,38 @@ def cmd_tune(args: argparse.Namespace) -> Any:
         raise UsageError(f"--jobs must be at least 1 (worker processes), got {args.jobs}")
     if args.folds is not None:
         return _tune_folds(args, metric)
-    train_users, test_users = _users(args.train), _users(args.test)
+    train_users, test_users = users_of(args.train), users_of(args.test)
     if not train_users:
         raise UsageError("--train names no users; give the training users, comma-separated (e.g. conv-26,conv-30), "
                             "or cross-validate over users with --folds 5")
-    start_name, start = _named(args, args.start)
-    baselines = {n: _named(args, n)[1] for n in (args.baseline or ["memsense", "bm25_only"])}
-    questions = _questions(args, users=train_users + test_users)
-    train, test = split_users(questions, train_users, test_users)
+    start_name, start = named(args, args.start)
+    baselines = {n: named(args, n)[1] for n in (args.baseline or ["memsense", "bm25_only"])}
+    qs = questions(args, users=train_users + test_users)
+    train, test = split_users(qs.questions, train_users, test_users)
     if len({q.user_id for q in train}) >= 2:  # the choice among configs is cross-validated over the training users
-        return _tune_folds(args, metric, train, test)
-    pools = _pools(args, questions, [start, *baselines.values()], tune_from=start)
+        return _tune_folds(args, metric, train, test, qs)
     seeds = [] if args.no_seed_presets else seed_presets(start)
     search, options = _search(args)
     cancel = threading.Event()
-    with ctrl_c_sets(cancel):
-        result = search(pools, train, test, metric=metric, trials=args.trials, seed=args.seed, start=start,
-                        seeds=seeds, sensitivity_points=args.sensitivity_points, progress=_progress(args),
-                        cancel=cancel, **options)
-    if result.cancelled:
-        print(f"memsense: warning: stopped by Ctrl+C after {len(result.trials)} of {args.trials} trials; the best "
-              "settings found so far follow", file=sys.stderr)
-    base_scores = {n: {"train": evaluate_config(pools, train, c, k).overall[metric],
-                       "test": evaluate_config(pools, test, c, k).overall[metric] if test else None}
-                   for n, c in baselines.items()}
-    if args.save_preset:
-        _preset_store(args).save(args.save_preset, result.best.config)
-    if args.export:
-        save_with_provenance(result.best.config, args.export, split_provenance(args, start_name, result))
-    configs = {start_name: start, "tuned": result.best.config}
-    record(args, "tune", configs, {n: evaluate_config(pools, questions, c, k) for n, c in configs.items()},
-           {"metric": metric, "train": result.best.train, "test": result.best.test, "split": "users"})
+    with workspace(args) as ws:
+        with ctrl_c_sets(cancel):
+            result, pools = runs.tune_split(ws, qs, train, test, search, start, depth_configs=list(baselines.values()),
+                                            metric=metric, trials=args.trials, seed=args.seed, seeds=seeds,
+                                            sensitivity_points=args.sensitivity_points, progress=progress(args),
+                                            cancel=cancel, **options)
+        if result.cancelled:
+            print(f"memsense: warning: stopped by Ctrl+C after {len(result.trials)} of {args.trials} trials; the best "
+                  "settings found so far follow", file=sys.stderr)
+        base_scores = {n: {"train": runs.scores(pools, train, c, k, metric),
+                           "test": runs.scores(pools, test, c, k, metric) if test else None}
+                       for n, c in baselines.items()}
+        if args.save_preset:
+            preset_store(args).save(args.save_preset, result.best.config)
+        if args.export:
+            save_with_provenance(result.best.config, args.export, split_provenance(args, start_name, result))
+        kept = runs.keep_tune(ws, qs, {start_name: start, "tuned": result.best.config}, result)
+    warn(ws.missing_gold_note(qs, pools))
+    warn_not_kept(kept)
     if args.json:
         return {**result.to_json(), "start_preset": start_name, "baselines": base_scores,
                 "saved_preset": args.save_preset, "exported": args.export, "choice": None, "note": IN_SAMPLE}
@@ -93,39 +95,39 @@ def _search(args: argparse.Namespace):
 
 
 def _tune_folds(args: argparse.Namespace, metric: str, train: Sequence[Question] | None = None,
-                test: Sequence[Question] = ()) -> Any:
+                test: Sequence[Question] = (), qs: QuestionSet | None = None) -> Any:
     """`--folds K` over every user; or, given a train/test split (`train`, `test`: questions), K =
     min(5, training users) over the training users, every contender then reported on `test`."""
-    from core.evaluation.cv import DEFAULT_FOLDS, cross_validate
+    from core.evaluation import workspace_runs as runs
+    from core.evaluation.cv import DEFAULT_FOLDS
     from core.evaluation.tune import seed_presets
 
     if train is None and (args.train or args.test):
         raise UsageError("--folds picks the held-out users itself; leave out --train and --test")
-    start_name, start = _named(args, args.start)
-    presets = _preset_store(args).all()
-    questions = _questions(args) if train is None else list(train)
+    start_name, start = named(args, args.start)
+    presets = preset_store(args).all()
     folds = args.folds if train is None else min(DEFAULT_FOLDS, len({q.user_id for q in train}))
-    pools = _pools(args, [*questions, *test], [start, *presets.values()], tune_from=start)
+    if qs is None:
+        qs = questions(args)
+    train = qs.questions if train is None else list(train)
     search, options = _search(args)
     seeds = [] if args.no_seed_presets else seed_presets(start)
     cancel = threading.Event()
-    with ctrl_c_sets(cancel):
-        cv = cross_validate(pools, questions, search, args.search, metric=metric, folds=folds, trials=args.trials,
-                            seed=args.seed, start=start, progress=_progress(args), seeds=seeds,
-                            sensitivity_points=args.sensitivity_points, presets=presets, start_name=start_name,
-                            test=test, cancel=cancel, **options)
-    if args.save_preset:
-        _preset_store(args).save(args.save_preset, cv.best)
-    if args.export:
-        save_with_provenance(cv.best, args.export, folds_provenance(args, start_name, cv))
-    from core.evaluation.evaluate import evaluate_config
-    from core.evaluation.metrics import parse_metric
-
-    k = parse_metric(metric)[1]
-    configs = {start_name: start, **({f"chosen: {cv.chosen.name}": cv.best} if cv.best != start else {})}
-    every = [*questions, *test]
-    record(args, "tune", configs, {n: evaluate_config(pools, every, c, k) for n, c in configs.items()},
-           {"metric": cv.metric, "folds": len(cv.folds), "verdict": cv.verdict()})
+    with workspace(args) as ws:
+        with ctrl_c_sets(cancel):
+            cv = runs.cross_validate(ws, qs, train, search, args.search, start, presets, metric=metric, folds=folds,
+                                     trials=args.trials, seed=args.seed, progress=progress(args), seeds=seeds,
+                                     sensitivity_points=args.sensitivity_points, start_name=start_name, test=test,
+                                     cancel=cancel, **options)
+        if args.save_preset:
+            preset_store(args).save(args.save_preset, cv.best)
+        if args.export:
+            save_with_provenance(cv.best, args.export, folds_provenance(args, start_name, cv))
+        configs = {start_name: start, **({f"chosen: {cv.chosen.name}": cv.best} if cv.best != start else {})}
+        kept = runs.keep_tune(ws, qs, configs, cv)
+        note = ws.missing_gold_note(qs, ws.pools(qs, configs.values()))
+    warn(note)
+    warn_not_kept(kept)
     if args.json:
         return {**cv.to_json(), "start_preset": start_name, "saved_preset": args.save_preset,
                 "exported": args.export}
@@ -174,10 +176,10 @@ def _print_tune(result, start_name: str, base_scores: dict, args: argparse.Names
           f"test users {', '.join(result.test_users) or '-'} ({result.test_questions} questions); "
           f"{len(result.trials)} trials{' (cancelled)' if result.cancelled else ''}")
     print(f"{'':<22}{'train':>8}{'test':>8}")
-    print(f"{'start: ' + start_name:<22}{_fmt(result.start.train):>8}{_fmt(result.start.test):>8}")
+    print(f"{'start: ' + start_name:<22}{fmt(result.start.train):>8}{fmt(result.start.test):>8}")
     for n, s in base_scores.items():
-        print(f"{n:<22}{_fmt(s['train']):>8}{_fmt(s['test']):>8}")
-    print(f"{f'tuned (trial {best.number})':<22}{_fmt(best.train):>8}{_fmt(best.test):>8}")
+        print(f"{n:<22}{fmt(s['train']):>8}{fmt(s['test']):>8}")
+    print(f"{f'tuned (trial {best.number})':<22}{fmt(best.train):>8}{fmt(best.test):>8}")
     print("\nbest settings:\n" + config_io.dumps(best.config, "toml"))
     if args.save_preset:
         print(f"saved as preset {args.save_preset!r}")
@@ -190,7 +192,7 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     from core.evaluation.parallel import default_jobs
 
     sp = sub.add_parser("tune", help="search the knobs on training users, report held-out users")
-    _dataset(sp)
+    dataset_argument(sp)
     sp.add_argument("--metric", default=DEFAULT_METRIC, help=f"metric to maximise (default {DEFAULT_METRIC})")
     sp.add_argument("--train", default="", help="training users (comma-separated)")
     sp.add_argument("--test", default="", help="held-out users (comma-separated)")
@@ -212,5 +214,5 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--sensitivity-points", type=int, default=7, help="values per knob in the sweep (0 = none)")
     sp.add_argument("--save-preset", help="save the best settings as this user preset")
     sp.add_argument("--export", help="export the best settings to a .toml or .json config file")
-    _common(sp)
+    common_options(sp)
     sp.set_defaults(func=cmd_tune)

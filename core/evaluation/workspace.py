@@ -292,7 +292,7 @@ def open_store(store: str | Path, *, model: str | None = None, cache_dir: str | 
         def recall(user_id: str, text: str, depth: int, cancel: threading.Event | None = None) -> RecallPool:
             return engine.recall(user_id, text, depth=depth)
 
-        yield Workspace(str(store), recall, engine.users(), warm=engine.embedder.encode,
+        yield Workspace(str(store), recall, engine.users(), warm=lambda texts: engine.embedder.encode(texts),
                         source=recall_source(str(store), engine.embedder.key, str(opts.get("lexical", "bm25"))))
     finally:
         engine.close()

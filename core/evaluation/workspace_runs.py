@@ -208,8 +208,6 @@ def report(ws: Workspace, qs: QuestionSet, a: tuple[str, Config], b: tuple[str, 
     from core.evaluation.report import report as render, report_configs
 
     pools = ws.pools(qs, report_configs(a[1], b[1], k), progress=progress, cancel=cancel)
-    if progress is not None:
-        progress(0, 1, "ranking and writing the report")
     return render(pools, qs.questions, a, b, k, chunks_of_pools(pools, qs.questions), store_label(ws.location),
                   dataset, ws.model_name())
 

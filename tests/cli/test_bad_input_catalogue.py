@@ -1179,7 +1179,7 @@ def _ctrl_c_after(mp, module, trials: int) -> None:
                 os.kill(os.getpid(), signal.SIGINT)
         return show
 
-    mp.setattr(module, "_progress", progress)
+    mp.setattr(module, "progress", progress)
 
 
 @pytest.mark.parametrize("command", ["fix", "tune"])
