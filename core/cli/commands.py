@@ -53,7 +53,7 @@ def cmd_ingest(args: argparse.Namespace) -> Any:
         raise MemsenseError("a Memsense database is only ever read; to work on a copy, "
                             f"`memsense import {redact_url(args.store)} --store DIR`, then ingest into DIR")
 
-    from core.evaluation.store_questions import attach_dataset
+    from core.evaluation.workspace import attach_dataset
 
     stats = build_store(args.dataset, args.store, mode=args.mode, model=args.model, cache_dir=args.cache,
                         facet_source=args.facets, progress=_progress(args))

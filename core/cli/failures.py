@@ -31,9 +31,9 @@ def cmd_diagnose(args: argparse.Namespace) -> Any:
     cfg = _k_config(args, cfg)
     qs = questions(args)
     with workspace(args) as ws:  # the store is opened once: every pool carries its user's chunks
-        run, note = runs.diagnose(ws, qs, cfg, name, progress=progress(args))  # each question re-ranked once
+        run, kept, note = runs.diagnose(ws, qs, cfg, name, progress=progress(args))  # each question re-ranked once
     warn(note)
-    warn_not_kept(run.kept)
+    warn_not_kept(kept)
     result = run.diagnosis
     if args.json:
         return {"config": name, **result.to_json()}
@@ -101,7 +101,7 @@ def cmd_fix(args: argparse.Namespace) -> Any:
         started = time.perf_counter()
         cancel = threading.Event()
         with ctrl_c_sets(cancel):
-            run, note = runs.fix(ws, qs, (name, cfg), cases, metric, args.trials, args.seed, progress=progress(args),
+            run, kept, note = runs.fix(ws, qs, (name, cfg), cases, metric, args.trials, args.seed, progress=progress(args),
                                  cancel=cancel)
         seconds = time.perf_counter() - started
     warn(note)
@@ -109,7 +109,7 @@ def cmd_fix(args: argparse.Namespace) -> Any:
     if result.cancelled:
         print(f"memsense: warning: stopped by Ctrl+C after {result.trials} of {args.trials} trials; the best "
               "configs found so far follow", file=sys.stderr)
-    warn_not_kept(run.kept)
+    warn_not_kept(kept)
     questions_ = qs.questions
     if args.json:
         return {"start": name, "seconds": round(seconds, 3), **result.to_json()}

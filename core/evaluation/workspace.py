@@ -34,7 +34,7 @@ from core.evaluation.question_set import (Asked, QuestionSetKey, QuestionSetReca
 from core.recall.pool import RecallPool, deepen
 from core.records import Question
 
-__all__ = ["CURRENT", "Kept", "Progress", "QuestionSet", "QuestionSetRecall", "StoreRecall", "Workspace",
+__all__ = ["CURRENT", "Kept", "attach_dataset", "Progress", "QuestionSet", "QuestionSetRecall", "StoreRecall", "Workspace",
            "check_question_file", "file_digest", "judged_questions", "open_store", "planned_depth", "pools_at"]
 
 Progress = Callable[[int, int, str], None]
@@ -117,6 +117,14 @@ def check_question_file(path: Path) -> None:
                             "choose a judged question file (LoCoMo JSON or a project question file)")
 
 
+def attach_dataset(store: str | Path, dataset: str | Path) -> int:
+    """After ingesting `dataset` into `store`: attach its judged questions to the store (`store_questions`);
+    how many (0: none, nothing attached)."""
+    from core.evaluation.store_questions import attach_dataset as attach_questions
+
+    return attach_questions(store, dataset)
+
+
 def pools_at(pools: Mapping[str, RecallPool], depth: int) -> dict[str, RecallPool]:
     """Every pool able to serve `depth` (deepened from its cached route scores where needed)."""
     return {qid: p if p.serves(depth) else deepen(p, depth) for qid, p in pools.items()}
@@ -126,14 +134,15 @@ class Workspace:
     """An open store's question sets, their recalled pools and the runs over them (module docstring)."""
 
     def __init__(self, location: str, recall: StoreRecall, users: Iterable[str], *, source: str | None = None,
-                 model: str | None = None, model_hint: str = "", plan: int = 0,
+                 model: str | None = None, model_hint: Callable[[], str] | None = None, plan: int = 0,
                  warm: Callable[[list[str]], Any] | None = None):
         self.location = location
         self.users = list(users)
         self.source = source or recall_source(location, "", "bm25")
         """What keys the pools besides the questions: the store, its query model and lexical route."""
         self.model = model
-        """The model a kept run names (None: read from the store, `model_key`; `model_hint` when it cannot be)."""
+        """The model a kept run names (None: read from the store, `model_key`; with `model_hint`, what it says
+        when the store cannot be read for it, e.g. the name the engine gives its model)."""
         self.model_hint = model_hint
         self.plan = plan
         """How deep a recall goes at least, so later runs at other settings re-rank it (`planned_depth`)."""
@@ -249,25 +258,25 @@ class Workspace:
 
     # ---- the run history ----------------------------------------------------------------------------
     def keep(self, kind: str, dataset: str | Path, configs: Mapping[str, Config], evaluations: Mapping[str, Any],
-             summary: Mapping[str, Any]) -> Kept:
+             summary: Mapping[str, Any], hinted: bool = True) -> Kept:
         """Keep a run in the store's history (`run_keeping.keep_run`); a history that cannot be written
-        (damaged, of another shape, locked, read-only, on a full disk, a store with no folder) is a note."""
+        (damaged, of another shape, locked, read-only, on a full disk, a store with no folder) is a note.
+        `hinted`: a store whose model cannot be read names `model_hint`'s (False: the run is not kept)."""
         from core.evaluation.run_keeping import keep_run
         from core.redact import redact
 
         try:
-            return Kept(keep_run(self.location, kind, dataset, configs, evaluations, summary, model=self._model()))
+            model = self._model() if hinted else self.model
+            return Kept(keep_run(self.location, kind, dataset, configs, evaluations, summary, model=model))
         except Exception as exc:  # noqa: BLE001 - whatever the history's fault, the run's figures stand
             return Kept(None, redact(str(exc)))
 
     def _model(self) -> str | None:
-        if self.model is not None or not self.model_hint:
-            return self.model
-        return self.model_name()
+        return self.model if self.model is not None or self.model_hint is None else self.model_name()
 
     def model_name(self) -> str:
         """The model that embedded the store: its meta's key when the store names one (a folder, a Qdrant
-        server), else `model_hint` (a live Memsense's database is not reopened for it)."""
+        server), else what `model_hint` says (a live Memsense's database is not reopened for it)."""
         from core.evaluation.history import model_key
 
         if self.model is not None:
@@ -275,9 +284,9 @@ class Workspace:
         try:
             return model_key(self.location)
         except Exception:  # noqa: BLE001 - a store that cannot be reopened for its meta keeps the hint
-            if not self.model_hint:
+            if self.model_hint is None:
                 raise
-            return self.model_hint
+            return self.model_hint() or "unknown"
 
 
 @contextmanager

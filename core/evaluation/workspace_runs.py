@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from core.config import Config
@@ -49,16 +50,8 @@ class DiagnoseRun:
     config: Config
     questions: tuple[Question, ...]
     diagnosis: Diagnosis
-    kept: Kept
-
-    @property
-    def run_id(self) -> int | None:
-        return self.kept.run_id
-
-    @property
-    def history_note(self) -> str:
-        """Why the run was not kept ("" when it was)."""
-        return self.kept.note
+    run_id: int | None  # its history entry: the run kept,
+    history_note: str  # or why it was not ("" when it was)
 
 
 @dataclass(frozen=True)
@@ -66,15 +59,8 @@ class FixRun:
     start: Config
     result: FixResult
     questions: int
-    kept: Kept
-
-    @property
-    def run_id(self) -> int | None:
-        return self.kept.run_id
-
-    @property
-    def history_note(self) -> str:
-        return self.kept.note
+    run_id: int | None
+    history_note: str
 
 
 def eval_summary(results: Sequence[PresetEvaluation]) -> dict[str, Any]:
@@ -92,9 +78,9 @@ def evaluate(ws: Workspace, qs: QuestionSet, presets: Mapping[str, Config], k: i
     return Evaluated(results, note, kept)
 
 
-def keep_evaluation(ws: Workspace, qs: QuestionSet, results: Sequence[PresetEvaluation]) -> Kept:
-    """Keep an evaluation made before (`evaluate(keep=False)`) as an "eval" run."""
-    return ws.keep("eval", qs.path, {r.preset: r.config for r in results}, {r.preset: r for r in results},
+def keep_evaluation(ws: Workspace, dataset: str | Path, results: Sequence[PresetEvaluation]) -> Kept:
+    """Keep an evaluation made before (`evaluate(keep=False)`) of the questions of `dataset` as an "eval" run."""
+    return ws.keep("eval", dataset, {r.preset: r.config for r in results}, {r.preset: r for r in results},
                    eval_summary(results))
 
 
@@ -116,25 +102,27 @@ def compare(ws: Workspace, qs: QuestionSet, a: tuple[str, Config], b: tuple[str,
 
 
 def diagnose(ws: Workspace, qs: QuestionSet, cfg: Config, name: str, progress: Progress | None = None,
-             cancel: threading.Event | None = None) -> tuple[DiagnoseRun, str]:
+             cancel: threading.Event | None = None) -> tuple[DiagnoseRun, Kept, str]:
     """Where each gold session is lost under `cfg` (SPEC §13), kept as a "diagnose" run: the store's pools
-    (they carry their users' chunks), each question re-ranked once; and the missing-gold note."""
+    (they carry their users' chunks), each question re-ranked once; its history entry (the run carries it
+    as `run_id` and `history_note`) and the missing-gold note."""
     recalled = ws.pools(qs, [cfg], progress=progress, cancel=cancel)
     note = ws.missing_gold_note(qs, recalled)
     result = diagnose_pools(pools_at(recalled, cfg.route_limit), qs.questions, cfg, None, progress, cancel,
                             name=name)
     assert result.evaluation is not None
     kept = ws.keep("diagnose", qs.path, {name: cfg}, {name: result.evaluation},
-                   {"k": result.k, "gold_sessions": len(result.items), "stages": result.stages})
-    return DiagnoseRun(cfg, qs.questions, result, kept), note
+                   {"k": result.k, "gold_sessions": len(result.items), "stages": result.stages}, hinted=False)
+    return DiagnoseRun(cfg, qs.questions, result, kept.run_id, kept.note), kept, note
 
 
 def fix(ws: Workspace, qs: QuestionSet, start: tuple[str, Config], cases: Sequence[str], metric: str, trials: int,
         seed: int, *, jobs: int = 1, progress: Progress | None = None,
-        cancel: threading.Event | None = None) -> tuple[FixRun, str]:
+        cancel: threading.Event | None = None) -> tuple[FixRun, Kept, str]:
     """Configs that win `cases` back from `start` (`find_fixes`), every figure re-ranked on every question,
     kept as a "fix" run with each candidate scored on every question; and the missing-gold note. A cancelled
-    search returns (and keeps) what it found so far."""
+    search returns (and keeps) what it found so far. Diagnose and fix runs of a store whose model cannot be
+    read are not kept (a note says so), as they never were; evaluations and tunes name the engine's model."""
     name, cfg = start
     pools = ws.pools(qs, [cfg], progress=progress, cancel=cancel)
     note = ws.missing_gold_note(qs, pools)
@@ -146,8 +134,8 @@ def fix(ws: Workspace, qs: QuestionSet, start: tuple[str, Config], cases: Sequen
                    {"metric": result.metric, "cases": list(result.cases), "trials": result.trials,
                     "candidates": [{"cases_fixed": len(c.cases_fixed), "fixed": len(c.fixed), "broken": len(c.broken),
                                     "net": c.net, "harmful": c.harmful, "metric_after": c.metric_after}
-                                   for c in result.candidates]})
-    return FixRun(cfg, result, len(questions), kept), note
+                                   for c in result.candidates]}, hinted=False)
+    return FixRun(cfg, result, len(questions), kept.run_id, kept.note), kept, note
 
 
 def tune_summary(result: Any) -> dict[str, Any]:

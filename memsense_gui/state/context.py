@@ -8,6 +8,7 @@ context; none of them reaches into the window.
 """
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -15,13 +16,17 @@ from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 
 from core.errors import MemsenseError
 from core.config.presets import PresetStore
+from core.evaluation.workspace import Workspace
+from core.recall.pool import RecallPool
 from core.recall.protocol import RecallEngine
 from memsense_gui.state import paths
+from memsense_gui.state.evaluation_source import EvaluationSource
 from memsense_gui.state.judgments import AppJudgments
 from memsense_gui.state.presets import PresetLibrary
 from memsense_gui.state.question_set import QuestionSets
 from memsense_gui.state.run_history import RunHistory
 from memsense_gui.state.session import QuerySession
+from memsense_gui.workers.bridge import EngineBridge
 from memsense_gui.workers.runner import TaskRunner
 
 EngineFactory = Callable[[str], RecallEngine]
@@ -79,7 +84,12 @@ class AppContext(QObject):
         self.judgments = AppJudgments(self)
         self.presets = PresetLibrary(self._preset_store(), self)
         self.question_sets = QuestionSets(self.settings, self)
-        self.store_opened.connect(lambda location: self.question_sets.follow_store(location, self.users))
+        self._workspace: tuple[RecallEngine, Workspace] | None = None
+        self._workspace_lock = threading.Lock()
+        self._engines = 0  # engines seen: a reopened store or another model is another engine
+        self.store_opened.connect(lambda _location: self.question_sets.follow_store(self.open_workspace()))
+        self.evaluation = EvaluationSource(self, self)
+        """The window's one question set: every view and action evaluates it, on the store's workspace."""
         self.runs = RunHistory(self.run_source, self)  # evaluation, tune, diagnose, fix runs of the open store
         self.closing.connect(self.runs.shutdown)
         self.run_recorded.connect(self.runs.recorded)  # diagnose and fix keep theirs on their own runner: History hears of them too
@@ -90,6 +100,30 @@ class AppContext(QObject):
     def _plan_recall(self, *_: Any) -> None:
         """The question set's recall depth follows the presets and the settings."""
         self.question_sets.plan_for(self.presets.all().values(), self.session.config)
+        if self._workspace is not None:
+            self._workspace[1].plan = self.question_sets.plan
+
+    def open_workspace(self) -> Workspace:
+        """Any thread: the open store's workspace (`core.evaluation.workspace`): its question sets, their one
+        recall (each recall run on the engine thread) and its run history. One per engine: a store opened
+        again, or with another model, starts afresh."""
+        with self._workspace_lock:
+            engine = self.engine
+            if engine is None:
+                raise MemsenseError("open a store first (File > Open store…)")
+            if self._workspace is None or self._workspace[0] is not engine:
+                self._engines += 1
+                self._workspace = engine, self._new_workspace(engine, self.location or "")
+            return self._workspace[1]
+
+    def _new_workspace(self, engine: RecallEngine, location: str) -> Workspace:
+        bridge = EngineBridge(self.engine_runner)
+
+        def recall(user_id: str, text: str, depth: int, cancel: threading.Event | None = None) -> RecallPool:
+            return bridge.call(engine.recall, user_id, text, depth, cancel=cancel)
+
+        return Workspace(location, recall, self.users, source=f"{location} (engine {self._engines} of this app)",
+                         model_hint=lambda: self.run_source()[1], plan=self.question_sets.plan)
 
     def run_source(self) -> tuple[str | None, str]:
         """The open store and its model's name, for the run history."""

@@ -1,40 +1,31 @@
 """The run history of the open store, as the app keeps and reads it (`core.evaluation.history`).
 
 Every evaluation, tune, diagnose and fix run the app makes is kept in `<store>.history.sqlite`
-beside the store, as the command line keeps its own, so the History view lists both, across
-restarts. Writing and reading run on this object's own task runner (a SHA-256 of the question
-file, a SQLite write, a read of every run's per-question results); `recorded` follows each
-run kept, `listed` each read. A history that cannot be written is a warning (`failed`): the run's
-figures on screen stand.
+beside the store by the store's workspace (`core.evaluation.workspace.Workspace.keep`), as the command
+line keeps its own, so the History view lists both, across restarts. The Evaluation view's and the
+auto-tuner's runs are kept on this object's own task runner (a SHA-256 of the question file, a SQLite
+write); reading runs there too (every run's per-question results); `recorded` follows each run kept,
+`listed` each read. A history that cannot be written is a warning (`failed`): the run's figures on
+screen stand.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from core.config import Config
 from core.evaluation.experiments import run_names, set_run_name
 from core.evaluation.history import History, Run, history_path
-from core.evaluation.run_keeping import keep_run
-from memsense_gui.workers.run_jobs import model_of
+from core.evaluation.workspace import Kept
 from memsense_gui.workers.runner import Job, Task, TaskRunner
 
 Locate = Callable[[], "tuple[str | None, str]"]
 """The open store's location (None: no store) and its model's name as the engine gives it."""
 
 
-Evaluations = Mapping[str, Any] | Callable[[Job], Mapping[str, Any]]
-"""Config name -> a `PresetEvaluation` or question id -> metric -> value; or a function of the
-running job that computes them (re-ranking the question set) before the run is kept."""
-
-
-def keep(location: str, kind: str, dataset: str, configs: Mapping[str, Config], evaluations: Evaluations,
-         summary: Mapping[str, Any], model_hint: str, task: Job) -> int:
-    """Worker thread: keep one run (`workers.run_jobs.model_of` names its model)."""
-    scored = evaluations(task) if callable(evaluations) else evaluations
-    return keep_run(location, kind, dataset, configs, scored, summary, model=model_of(location, model_hint))
+Keep = Callable[[Job], Kept]
+"""A run's keeping, on the history's runner (`core.evaluation.workspace_runs`: scores it and keeps it)."""
 
 
 def read_runs(path: Path, task: Job | None = None) -> tuple[list[Run], dict[int, tuple[str, str]], list[str]]:
@@ -73,15 +64,19 @@ class RunHistory(QObject):
         location, _ = self.locate()
         return history_path(location) if location else None
 
-    def record(self, kind: str, dataset: str | Path, configs: Mapping[str, Config], evaluations: Evaluations,
-               summary: Mapping[str, Any]) -> Task | None:
-        """Keep a run of the open store (`Evaluations` says what `evaluations` may be)."""
-        location, model = self.locate()
+    def record(self, kind: str, keep: Keep) -> Task | None:
+        """Keep a run of the open store; `recorded` when kept, `failed` with the reason when not."""
+        location, _ = self.locate()
         if not location:
             return None
-        return self.runner.submit(f"keep a {kind} run", keep, location, kind, str(dataset), dict(configs),
-                                  evaluations if callable(evaluations) else dict(evaluations), dict(summary), model, succeeded=self.recorded.emit,
+        return self.runner.submit(f"keep a {kind} run", keep, succeeded=lambda kept: self._kept(kind, kept),
                                   failed=lambda e: self.failed.emit(f"this {kind} run was not kept in the history ({e})"))
+
+    def _kept(self, kind: str, kept: Kept) -> None:
+        if kept.run_id is None:
+            self.failed.emit(f"this {kind} run was not kept in the history ({kept.reason})")
+        else:
+            self.recorded.emit(kept.run_id)
 
     def list_runs(self) -> Task | None:
         path = self.path()

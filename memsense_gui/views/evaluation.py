@@ -29,7 +29,7 @@ from memsense_gui.state.context import AppContext
 from memsense_gui.views.ab_question import ABQuestionView
 from memsense_gui.views.autotune import AutoTuneView
 from memsense_gui.views.evaluation_current import CURRENT, CurrentRow
-from memsense_gui.views.evaluation_source import EvaluationSource
+from memsense_gui.state.evaluation_source import EvaluationSource
 from memsense_gui.views.file_dialogs import ask_questions
 from memsense_gui.views.tables import make_table, set_columns
 from memsense_gui.workers.runner import Job, Task, TaskRunner
@@ -71,7 +71,6 @@ class EvaluationView(QWidget):
             self.tabs.addTab(autotune, "Auto-tune")
         self._size_by_current_tab()
         if source is not None:
-            source.setParent(self)
             source.changed.connect(self._show_source)
             source.changed.connect(self._questions_changed)
             self._show_source(source.label())
@@ -80,7 +79,7 @@ class EvaluationView(QWidget):
     def for_context(cls, ctx: AppContext) -> "EvaluationView":
         """The view on the open store: questions from a file or judged in the app, recall on the
         context's engine thread, the auto-tuner beside it, stopped when the window closes."""
-        source = EvaluationSource(ctx)
+        source = ctx.evaluation
         autotune = AutoTuneView(tune=source.tune, users=lambda: list(ctx.users), save_preset=ctx.presets.save,
                                 cross_validate=source.cross_validate, forget=source.forget_studies,
                                 current=lambda: ctx.session.config)

@@ -18,11 +18,11 @@ from PySide6.QtWidgets import QLabel
 from core.config import Config
 from core.errors import MemsenseError
 from core.evaluation.evaluate import PresetEvaluation
+from core.evaluation.workspace import CURRENT
 from memsense_gui.models.evaluation import PresetMetricsModel
 from memsense_gui.workers.runner import Job, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
-CURRENT = "current settings"
 """The row of the settings on screen (saved or not) in the evaluation table."""
 STALE_NOTE = "re-scoring the current settings row for the settings on screen…"
 

@@ -28,7 +28,6 @@ from memsense_gui.state.context import AppContext
 from memsense_gui.views.config_choice import ConfigChoice
 from memsense_gui.views.tables import fit_columns, make_table
 from memsense_gui.workers import run_jobs
-from memsense_gui.workers.bridge import EngineBridge
 from memsense_gui.workers.runner import Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
@@ -173,9 +172,7 @@ class ImpactView(QWidget):
         """Recall every query once and rank it under A and B (a running impact is cancelled first)."""
         try:
             run = self._choices()
-            engine = self.ctx.engine
-            if engine is None:
-                raise MemsenseError("open a store first (File > Open store…)")
+            workspace = self.ctx.open_workspace()
             unknown = sorted({q.user_id for q in self.queries} - set(self.ctx.users))
             if unknown:
                 raise MemsenseError(f"the store has no user {', '.join(unknown[:5])}: the queries name users of "
@@ -187,8 +184,7 @@ class ImpactView(QWidget):
         self.progress.setVisible(True)
         self.progress.setRange(0, len(self.queries))
         self.cancel_button.setEnabled(True)
-        return self.slot.start("impact", run_jobs.impact_job, EngineBridge(self.ctx.engine_runner), engine,
-                               list(self.queries), run.a[1], run.b[1])
+        return self.slot.start("impact", run_jobs.impact_job, workspace, list(self.queries), run.a[1], run.b[1])
 
     def _progressed(self, done: int, total: int, what: str) -> None:
         self.progress.setRange(0, max(total, 1))

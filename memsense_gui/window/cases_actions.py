@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import MemsenseError
-from core.evaluation.question_set import QuestionSetRecall
+from core.evaluation.workspace import QuestionSetRecall
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.dock import DockId
-from memsense_gui.views.evaluation_source import EvaluationSource
 from memsense_gui.views.file_dialogs import ask_questions
 from memsense_gui.window.parts import CasesUi
 from memsense_gui.workers import jobs
@@ -29,7 +28,7 @@ class CasesActions:
         self.window = window
         self.ctx = ctx
         self.panel = window.cases_panel
-        self.source = EvaluationSource(ctx, window.window())
+        self.source = ctx.evaluation
         self.runner = TaskRunner("memsense-cases", window.window())
         self.load_slot = TaskSlot(self.runner, succeeded=self._loaded, failed=self._load_failed,
                                   progressed=self._progress)

@@ -1,6 +1,6 @@
 """Diagnose and Find a fix as docks of the window: run them, keep them current, act on them.
 
-Both read the window's question set (`ctx.question_sets` through an `EvaluationSource`: its one
+Both read the window's question set (`ctx.evaluation`, an `EvaluationSource` on the store's workspace: its one
 recall, never a second) and run core on their own task runners (`workers.failure_jobs`), the
 newest run of each winning. Diagnose follows the current settings and questions: a change marks
 the figures on screen out of date, and re-diagnoses at once while the dock is on screen (else
@@ -9,7 +9,7 @@ sessions marked, and the chunk its stage was judged by pinned in "Why not?", whi
 fate. Find a fix runs on the cases selected in Cases or Diagnose (their buttons, context menus,
 Ctrl+Shift+F); Apply offers a candidate's settings through the window's one apply mechanism
 (`window.applying.offer`: the settings diff and the rank movement, then one undo step). Every
-run is kept in the store's history (`core.evaluation.history.keep_run`), as the CLI's are.
+run is kept in the store's history by the workspace (`core.evaluation.workspace.Workspace.keep`), as the CLI's are.
 """
 from __future__ import annotations
 
@@ -23,14 +23,12 @@ from core.config import Config
 from core.errors import MemsenseError
 from core.evaluation.diagnose import LostSession
 from core.evaluation.fix import FixCandidate
-from core.evaluation.run_keeping import keep_run
 from core.evaluation.judged import session_docid
 from core.rank.ranking import Ranking
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.cases import CasesPanel
 from memsense_gui.views.diagnose import DiagnoseView
 from memsense_gui.views.dock import DockId
-from memsense_gui.views.evaluation_source import EvaluationSource
 from memsense_gui.views.fix import FixView
 from memsense_gui.views.tables import select_id
 from memsense_gui.views.why_not import WhyNotPanel
@@ -69,7 +67,7 @@ class FailuresActions:
     def __init__(self, window: FailuresUi):
         self.window = window
         self.ctx = ctx = window.ctx
-        self.source = EvaluationSource(ctx, window.window())
+        self.source = ctx.evaluation
         self.bridge = EngineBridge(ctx.engine_runner)
         self.jobs = FIX_JOBS
         self.diagnose_view, self.fix_view = DiagnoseView(), FixView()
@@ -135,21 +133,6 @@ class FailuresActions:
         if why:  # the status just set replaced the mark on a run shown before: mark it again
             self._out_of_date(why)
 
-    def _recorder(self) -> failure_jobs.Record | None:
-        """Keeps a run in the open store's history (the question file named as the CLI names it)."""
-        location = self.ctx.location
-        try:
-            dataset = self.source.question_file()
-        except MemsenseError:
-            return None
-        if not location:
-            return None
-
-        def record(kind: str, configs, evaluations, summary) -> int:
-            return keep_run(location, kind, dataset, configs, evaluations, summary)
-
-        return record
-
     # ---- diagnose ---------------------------------------------------------------------------------
     def diagnose(self) -> Task | None:
         """Diagnose the question set under the current settings (a running diagnose is replaced)."""
@@ -159,7 +142,7 @@ class FailuresActions:
             return None
         cfg = self.ctx.session.config
         self.diagnose_view.set_running(True, f"Diagnosing {self.source.label()} under the current settings…")
-        return self.diagnose_slot.start("diagnose", failure_jobs.diagnose_set, self.source, cfg, self._recorder())
+        return self.diagnose_slot.start("diagnose", failure_jobs.diagnose_set, self.source, cfg)
 
     def _diagnosed(self, run: failure_jobs.DiagnoseRun) -> None:
         self.diagnose_view.set_running(False)
@@ -252,7 +235,7 @@ class FailuresActions:
         self._fix_from = (self.ctx.location, self.source.label())
         f.set_running(True, f"Searching {f.trials.value()} configs from the current settings…")
         return self.fix_slot.start("find a fix", failure_jobs.find_fix, self.source, start, f.cases,
-                                   f.trials.value(), 0, self.jobs, self._recorder())
+                                   f.trials.value(), 0, self.jobs)
 
     def cancel_fix(self) -> None:
         self.fix_slot.cancel()

@@ -13,16 +13,13 @@ from pathlib import Path
 
 from core.errors import MemsenseError
 from core.evaluation.judged import write_run
-from core.evaluation.question_set import file_digest
 from memsense_gui.models.format import short_id
 from memsense_gui.state.judgments import GRADE_LABELS, NOTHING_JUDGED
 from memsense_gui.state.context import AppContext
-from memsense_gui.views.evaluation_source import question_set_recall
 from memsense_gui.views.file_dialogs import ask_open, ask_save
 from memsense_gui.views.tables import selected_id
 from memsense_gui.window.parts import JudgingUi
 from memsense_gui.workers import jobs
-from memsense_gui.workers.bridge import EngineBridge
 from memsense_gui.workers.runner import Task, TaskRunner
 
 LEVEL_FILTERS = {
@@ -38,7 +35,6 @@ class JudgingActions:
         self.window = window
         self.ctx = ctx
         self.runner = TaskRunner("memsense-export", window.window())  # waits on the engine thread's recalls
-        self.bridge = EngineBridge(ctx.engine_runner)
 
     def connect(self) -> None:
         self.ctx.judgments.grades_changed.connect(self._show_grades)
@@ -93,9 +89,7 @@ class JudgingActions:
             return None
         cfg, tag = ctx.session.config, self.settings_name()
         self._status(f"Running {len(questions)} judged questions with “{tag}”…")
-        judged = ctx.judgments.path
-        digest = file_digest(judged) if judged is not None and judged.exists() else ""
-        recalled = partial(question_set_recall, ctx, self.bridge, questions, digest)
+        recalled = partial(ctx.evaluation.recall_questions, questions, ctx.judgments.path)
         return self.runner.submit("trec run", jobs.preset_run, recalled, cfg, level,
                                   succeeded=lambda entries: self._write_run(entries, path, tag),
                                   failed=lambda e: ctx.report_error(e, "Exporting a run"))

@@ -18,26 +18,22 @@ from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
 
 from core.config import Config
 from core.errors import MemsenseError
-from core.evaluation.evaluate import evaluate_config
 from core.evaluation.fix import HARMFUL_MARK
 from core.evaluation.history import Run
-from core.evaluation.metrics import parse_metric
-from core.evaluation.question_set import planned_depth
 from core.files import check_output
 from memsense_gui.state.context import AppContext
 from memsense_gui.state.question_set import TUNE_START
 from memsense_gui.views.dialogs import ProgressDialog, ProgressOwner
 from memsense_gui.views.dock import DockId
 from memsense_gui.views.evaluation import EvaluationView
-from memsense_gui.views.evaluation_source import EvaluationSource
+from memsense_gui.state.evaluation_source import EvaluationSource
 from memsense_gui.views.history import HistoryView
 from memsense_gui.views.impact import ImpactRun, ImpactView
 from memsense_gui.views.report_dialog import ReportDialog
 from memsense_gui.window.evaluation import EvaluationUi
 from memsense_gui.window.menus import Menus
 from memsense_gui.workers import run_jobs
-from memsense_gui.workers.bridge import EngineBridge
-from memsense_gui.workers.runner import Job, Task, TaskRunner
+from memsense_gui.workers.runner import Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
 
@@ -91,7 +87,7 @@ class RunActions(ProgressOwner):
     def __init__(self, ctx: AppContext, window: RunsUi, source: EvaluationSource | None):
         self.ctx = ctx
         self.window = window
-        self.source = source or EvaluationSource(ctx, window.window())
+        self.source = source or ctx.evaluation
         self.report_action: QAction | None = None
         self.runner = TaskRunner("memsense-report", window.window())
         self.report_slot = TaskSlot(self.runner, succeeded=self._report_written, failed=self._report_failed,
@@ -143,31 +139,21 @@ class RunActions(ProgressOwner):
         """An Evaluation view run: every preset's per-question figures."""
         if not results:
             return None
-        return self.ctx.runs.record("eval", self.source.question_file(), {r.preset: r.config for r in results},
-                                    {r.preset: r for r in results}, {r.preset: dict(r.overall) for r in results})
+        source, dataset = self.source, self.source.question_file()
+        return self.ctx.runs.record("eval", lambda task: source.keep_evaluation(results, dataset))
 
     def record_tune(self, result: Any) -> Task | None:
         """An auto-tune run (a split or a cross-validation): the start and the tuned settings scored
         on every question of the set, as `memsense tune` keeps them."""
         if result.cancelled:
             return None
-        metric = result.metric
         if hasattr(result, "folds"):  # a CrossValidation
             configs = {"memsense": TUNE_START, **({"offered": result.best} if result.best is not None else {})}
-            summary = {"metric": metric, "folds": len(result.folds), "verdict": result.verdict()}
         else:
             configs = {"memsense": TUNE_START, "tuned": result.best.config}
-            summary = {"metric": metric, "train": result.best.train, "test": result.best.test, "split": "users"}
-        k = parse_metric(metric)[1]
         source = self.source
-
-        def scored(task: Job) -> dict[str, Any]:
-            questions, digest = source.questions()
-            pools = source.recalled(questions, digest, planned_depth(configs.values()), task.report,
-                                    task.cancel_event).pools
-            return {n: evaluate_config(pools, questions, c, k) for n, c in configs.items()}
-
-        return self.ctx.runs.record("tune", self.source.question_file(), configs, scored, summary)
+        return self.ctx.runs.record("tune", lambda task: source.keep_tune(configs, result, task.report,
+                                                                          task.cancel_event))
 
     # ---- the report
     def ask_export_report(self) -> ReportDialog:
@@ -181,19 +167,15 @@ class RunActions(ProgressOwner):
         """Write the report of A and B on the question set to `path` (checked before any work)."""
         try:
             check_output(path, "report", (".html", ".htm"))
-            engine = self.ctx.engine
-            if engine is None or not self.ctx.location:
+            if self.ctx.engine is None or not self.ctx.location:
                 raise MemsenseError("open a store first (File > Open store…)")
-            dataset = str(self.source.question_file())
+            self.source.question_file()
         except MemsenseError as exc:
             self.ctx.report_error(exc, "Exporting the report")
             return None
         self.progress = progress = ProgressDialog("Writing the report", self.window.window())
         self._report_path = path
-        model = self.ctx.run_source()[1]
-        task = self.report_slot.start("report", run_jobs.report_job, EngineBridge(self.ctx.engine_runner), engine,
-                                      self.source.questions, self.source.recalled, a, b, k, path, self.ctx.location,
-                                      dataset, model)
+        task = self.report_slot.start("report", run_jobs.report_job, self.source.report, a, b, k, path)
         task.progressed.connect(progress.report)
         progress.canceled.connect(task.cancel)
         progress.show()

@@ -14,7 +14,6 @@ from PySide6.QtCore import QObject
 from core.errors import MemsenseError
 from core.rank.whatif import WhatIf, apply_change
 from memsense_gui.state.context import AppContext
-from memsense_gui.views.evaluation_source import EvaluationSource
 from memsense_gui.views.why_not import WhyNotPanel
 from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import TaskRunner
@@ -28,7 +27,7 @@ class WhatIfActions:
         self.runner = TaskRunner("memsense-whatif", parent)
         self.slot = TaskSlot(self.runner, succeeded=self._done,
                              failed=lambda exc: self.ctx.report_error(exc, "What would it take"))
-        self.source = EvaluationSource(ctx, parent)
+        self.source = ctx.evaluation
         self.judging: str | None = None  # the pin whose changes are being judged on the question set
         self.closed = False
         self.judge_runner = TaskRunner("memsense-whatif-set", parent)

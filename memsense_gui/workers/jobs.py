@@ -16,7 +16,7 @@ from core.errors import MemsenseError
 from core.evaluation.evaluate import Progress, QuestionOutcome, evaluate_config
 from core.evaluation.judged import session_docid
 from core.evaluation.metrics import metric_key
-from core.evaluation.question_set import QuestionSetRecall
+from core.evaluation.workspace import QuestionSetRecall
 from core.rank.rerank import rerank
 from core.evaluation.fix import FixCandidate, judge
 from core.rank.whatif import WhatIf, what_would_change
@@ -96,7 +96,7 @@ def preset_run(recalled: Callable[[int, Progress, threading.Event], QuestionSetR
     """Re-rank every question of a question-set recall under one config, for a TREC run:
     question id -> (memory id, or session id at session level; final score) in result order.
     `recalled(depth, progress, cancel)` is the window's one question-set recall of the questions
-    (`views.evaluation_source.question_set_recall`): pools another view recalled are re-ranked,
+    (`state.evaluation_source.EvaluationSource.recall_questions`): pools another view recalled are re-ranked,
     never recalled again."""
     progress: Progress = task.report if task is not None else _quiet
     cancel = task.cancel_event if task is not None else threading.Event()
@@ -128,7 +128,7 @@ def judge_on_set(source: Any, start: Config, configs: list[Config], task: Job) -
     """What would it take's changes judged on the chosen question set (SPEC §16, `core.evaluation.fix.judge`):
     its recall (the cached one, else recalled now, cancellable), then each config re-ranked on every
     question; (effects, questions, metric)."""
-    from core.evaluation.question_set import planned_depth
+    from core.evaluation.workspace import planned_depth
 
     recalled = source.cases(planned_depth([start, *configs]), task.report, task.cancel_event)
     questions = list(recalled.questions)
@@ -137,7 +137,7 @@ def judge_on_set(source: Any, start: Config, configs: list[Config], task: Job) -
 
 
 def case_pools(source: Any, depth: int, task: Job) -> Any:
-    """The case list's question set recall (`core.evaluation.question_set.QuestionSetRecall`),
+    """The case list's question set recall (`core.evaluation.workspace.QuestionSetRecall`),
     each pool at least `depth` deep, from a question source (recall on the engine thread through
     the source)."""
     return source.cases(depth, task.report, task.cancel_event)
@@ -158,8 +158,8 @@ def close_engine(engine: RecallEngine, task: Job | None = None) -> None:
 
 def build_store(builder: Callable[..., Any], dataset: Path, location: Path, mode: str, task: Job) -> Any:
     """Ingest a conversation file into a new store, reporting progress; cancellable. A dataset that carries
-    judged questions (LoCoMo JSON, LongMemEval) is attached to the store (`core.evaluation.store_questions`)."""
-    from core.evaluation.store_questions import attach_dataset
+    judged questions (LoCoMo JSON, LongMemEval) is attached to the store (`core.evaluation.workspace.attach_dataset`)."""
+    from core.evaluation.workspace import attach_dataset
 
     stats = builder(Path(dataset), Path(location), mode=mode, progress=task.report, cancel=task.cancel_event)
     try:

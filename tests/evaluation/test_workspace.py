@@ -62,10 +62,10 @@ def test_evaluate_diagnose_and_fix_open_the_store_once_and_recall_each_question_
         assert recalls == len({(q.user_id, q.text) for q in qs.questions})  # each distinct question once
         assert len(counted["reranks"]) == len(presets) * len(qs.questions)  # once per config
         counted["reranks"].clear()
-        diagnosed, _note = runs.diagnose(ws, qs, BUILTIN["memsense"], "memsense")
+        diagnosed, _kept, _note = runs.diagnose(ws, qs, BUILTIN["memsense"], "memsense")
         assert len(counted["reranks"]) == len(qs.questions)  # each question re-ranked once, no second pass
         case = next(i.question_id for i in diagnosed.diagnosis.items if i.stage not in RETURNED)
-        fixed, _note = runs.fix(ws, qs, ("memsense", BUILTIN["memsense"]), [case], "recall_all@4", 4, 0)
+        fixed, _kept, _note = runs.fix(ws, qs, ("memsense", BUILTIN["memsense"]), [case], "recall_all@4", 4, 0)
         assert len(counted["recalls"]) == recalls  # diagnose and fix re-ranked the pools evaluate recalled
     assert counted["opens"] == [store]  # the store opened once for all three
     ids = [evaluated.kept.run_id, diagnosed.run_id, fixed.run_id]

@@ -7,7 +7,7 @@ import multiprocessing
 from PySide6.QtCore import Qt
 
 from core.evaluation import parallel
-from memsense_gui.views import evaluation_source
+from memsense_gui.state import evaluation_source
 from memsense_gui.views.dock import DockId
 from tests.gui.fixtures import FakeEngine
 

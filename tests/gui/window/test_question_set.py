@@ -82,3 +82,25 @@ def test_the_trec_run_export_shares_the_question_set_recall(qtbot, make_window, 
         assert w.judging.export_run(tmp_path / "again.run") is not None
     assert sorted(engine.recalls[len(searched):]) == judged  # Evaluation and the second run re-ranked them
     assert (tmp_path / "first.run").read_text() == (tmp_path / "again.run").read_text()
+
+
+def test_evaluation_cases_and_diagnose_share_the_context_s_one_workspace(qtbot, make_window, tmp_path):
+    """One question set and one workspace for the window: Diagnose re-ranks the pools Evaluation recalled."""
+    from memsense_gui.window.failures_actions import install_failures
+
+    w = make_window()
+    engine = w.engines[-1]
+    items = per_user_items(w.ctx.users, per_user=3)
+    view = install_evaluation(w)
+    actions = install_failures(w)
+    assert view.source is w.cases.source is actions.source is w.ctx.evaluation
+    w.ctx.evaluation.set_path(questions_file(tmp_path, items))
+    with qtbot.waitSignal(view.evaluation_finished, timeout=30_000):
+        view.start()
+    recalled = list(engine.recalls)
+    assert sorted(recalled) == sorted((i["user"], i["question"]) for i in items)
+    actions.diagnose()
+    qtbot.waitUntil(lambda: actions.diagnose_view.run is not None, timeout=30_000)
+    assert engine.recalls == recalled  # diagnose recalled nothing: the workspace had every pool
+    assert len(actions.diagnose_view.run.questions) == len(items)
+    assert w.ctx.open_workspace() is w.ctx.open_workspace()  # one per open store
