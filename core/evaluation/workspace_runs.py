@@ -68,11 +68,13 @@ def eval_summary(results: Sequence[PresetEvaluation]) -> dict[str, Any]:
 
 
 def evaluate(ws: Workspace, qs: QuestionSet, presets: Mapping[str, Config], k: int, *, keep: bool = True,
-             progress: Progress | None = None, cancel: threading.Event | None = None) -> Evaluated:
-    """Every preset on the question set (`evaluate_presets`); kept as an "eval" run with `keep`."""
+             progress: Progress | None = None, cancel: threading.Event | None = None,
+             rank_progress: Progress | None = None) -> Evaluated:
+    """Every preset on the question set (`evaluate_presets`); kept as an "eval" run with `keep`. `progress`
+    follows the recall, `rank_progress` the re-ranking."""
     pools = ws.pools(qs, presets.values(), progress=progress, cancel=cancel)
     note = ws.missing_gold_note(qs, pools)
-    results = evaluate_presets(pools, qs.questions, presets, k, progress, cancel)
+    results = evaluate_presets(pools, qs.questions, presets, k, rank_progress, cancel)
     kept = ws.keep("eval", qs.path, {r.preset: r.config for r in results}, {r.preset: r for r in results},
                    eval_summary(results)) if keep else NOT_KEPT
     return Evaluated(results, note, kept)
@@ -102,13 +104,15 @@ def compare(ws: Workspace, qs: QuestionSet, a: tuple[str, Config], b: tuple[str,
 
 
 def diagnose(ws: Workspace, qs: QuestionSet, cfg: Config, name: str, progress: Progress | None = None,
-             cancel: threading.Event | None = None) -> tuple[DiagnoseRun, Kept, str]:
+             cancel: threading.Event | None = None,
+             rank_progress: Progress | None = None) -> tuple[DiagnoseRun, Kept, str]:
     """Where each gold session is lost under `cfg` (SPEC §13), kept as a "diagnose" run: the store's pools
     (they carry their users' chunks), each question re-ranked once; its history entry (the run carries it
-    as `run_id` and `history_note`) and the missing-gold note."""
+    as `run_id` and `history_note`) and the missing-gold note. `progress` follows the recall, `rank_progress`
+    the re-ranking."""
     recalled = ws.pools(qs, [cfg], progress=progress, cancel=cancel)
     note = ws.missing_gold_note(qs, recalled)
-    result = diagnose_pools(pools_at(recalled, cfg.route_limit), qs.questions, cfg, None, progress, cancel,
+    result = diagnose_pools(pools_at(recalled, cfg.route_limit), qs.questions, cfg, None, rank_progress, cancel,
                             name=name)
     assert result.evaluation is not None
     kept = ws.keep("diagnose", qs.path, {name: cfg}, {name: result.evaluation},

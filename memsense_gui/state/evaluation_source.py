@@ -140,7 +140,8 @@ class EvaluationSource(QObject):
                  cancel: threading.Event) -> list[PresetEvaluation]:
         """Worker thread: every preset on the question set (kept in the history when the view's run ends)."""
         ws, qs = self.question_set()
-        evaluated = runs.evaluate(ws, qs, presets, k, keep=False, progress=progress, cancel=cancel)
+        evaluated = runs.evaluate(ws, qs, presets, k, keep=False, progress=progress, cancel=cancel,
+                                  rank_progress=progress)
         self.missing_note = evaluated.missing_note
         return evaluated.results
 
@@ -157,7 +158,7 @@ class EvaluationSource(QObject):
     def diagnose(self, cfg: Config, progress: Progress, cancel: threading.Event) -> runs.DiagnoseRun:
         """Worker thread: where each gold session is lost under the settings on screen, kept in the history."""
         ws, qs = self.question_set()
-        return runs.diagnose(ws, qs, cfg, CURRENT, progress, cancel)[0]
+        return runs.diagnose(ws, qs, cfg, CURRENT, progress, cancel, rank_progress=progress)[0]
 
     def find_fix(self, start: Config, cases: Sequence[str], trials: int, seed: int, jobs: int, progress: Progress,
                  cancel: threading.Event) -> runs.FixRun:
