@@ -189,6 +189,8 @@ class MainWindow(QMainWindow):
         self.applying.connect()
         self.history.connect()
         self.picker.connect_signals()
+        self.cases_panel.run_values = self.picker.runs.across  # a case's metric in each kept run
+        self.picker.runs.changed.connect(self.cases_panel.show_details)
         self.recent.connect()
 
     def dock(self, which: DockId) -> ViewDock | None:

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, Qt
 
-from core.config.schema import SCHEMES
-from core.rank.formula import FINAL_ROUNDING, adds_up, formula_tree
-from core.rank.rerank import rerank
-from core.config import Config
+from core.rank.formula import FINAL_ROUNDING
 from core.records import ROUTES
 from memsense_gui.models.formula_tree import ADDS_ROLE, KEY_ROLE, FormulaTreeModel
 from memsense_gui.models.results import ResultsModel
@@ -94,13 +91,3 @@ def test_a_not_returned_chunk_shows_its_fate_over_its_final(ranked_window):
     root = w.explain_panel.formula_model.index(0, FormulaTreeModel.TERM)
     assert root.data(DISPLAY) == "Not picked"
     assert "Final" in {t.data(DISPLAY) for t, _, _ in nodes(w.explain_panel.formula_model)}
-
-
-def test_every_scheme_and_mode_adds_up(pool):
-    """The core tree's sums hold for every chunk of a pool, under each fusion scheme, session-first or not."""
-    for scheme in SCHEMES:
-        for session_first in (True, False):
-            ranking = rerank(pool, Config(top_k=6, scheme=scheme, session_first=session_first))
-            for chunk in pool.chunks:
-                tree = formula_tree(ranking.record(chunk.memory_id), ranking.config, ranking.session_first)
-                assert adds_up(tree) == [], (scheme, session_first, chunk.memory_id)
