@@ -161,6 +161,14 @@ class QuestionPicker(QObject):
             return True
         return False
 
+    def run_first(self) -> bool:
+        """The first minute (a first start): run the first question, its gold sessions starred and
+        a missed one shown in Why not?, as a pick does; False when the store has none."""
+        if not self.questions:
+            return False
+        self.pick(self.list.item(0))
+        return True
+
     def pick(self, item: QListWidgetItem) -> None:
         q: Question = item.data(QUESTION_ROLE)
         self.list.hide()
