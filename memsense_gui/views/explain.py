@@ -59,12 +59,14 @@ def _tree(model) -> QTreeView:
 def explain_record(ranking: Ranking, memory_id: str, fate_of: FateOf = ranking_fate) -> dict[str, Any]:
     """The chunk's record (its fate read by `fate_of`) and, when it was returned, Memsense's result
     record (the §6 fields), whose numbers are the record's."""
-    out = ranking.record(memory_id, fate_of).to_json()
+    return explain(ranking, memory_id, fate_of)[0]
+
+
+def explain(ranking: Ranking, memory_id: str, fate_of: FateOf = ranking_fate) -> tuple[dict[str, Any], FormulaNode]:
+    """`explain_record` and the chunk's score as a tree of its formula, from the one record (its
+    fate read once)."""
+    record = ranking.record(memory_id, fate_of)
+    out = record.to_json()
     if out["selected_rank"] is not None:
         out["memsense_result"] = ranking.results[out["selected_rank"] - 1]
-    return out
-
-
-def explain_formula(ranking: Ranking, memory_id: str, fate_of: FateOf = ranking_fate) -> FormulaNode:
-    """The chunk's score as a tree of its formula, from the same record as `explain_record`."""
-    return formula_tree(ranking.record(memory_id, fate_of), ranking.config, ranking.session_first)
+    return out, formula_tree(record, ranking.config, ranking.session_first)

@@ -18,7 +18,7 @@ from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.dock import DockId
-from memsense_gui.views.explain import explain_formula, explain_record
+from memsense_gui.views.explain import explain
 from memsense_gui.views.tables import select_id
 from memsense_gui.window.parts import InspectorUi
 
@@ -190,9 +190,7 @@ class Inspector:
         if ranking is None:
             self.window.explain_panel.show_record(None)
             return
-        fate = self.ctx.session.fate
-        self.window.explain_panel.show_record(explain_record(ranking, memory_id, fate),
-                                              explain_formula(ranking, memory_id, fate))
+        self.window.explain_panel.show_record(*explain(ranking, memory_id, self.ctx.session.fate))
 
     def _show_turns(self, ranking: Ranking | None, memory_id: str) -> None:
         self.window.turns_panel.show_row(ranking, memory_id)
