@@ -119,6 +119,16 @@ def take(store: Path | None, questions: Path, out_dir: Path, trials: int) -> lis
     # Production: Results and the sliders; the Production view joins once a Memsense is connected
     switch(Layout.PRODUCTION)
     shots.append(_grab(app, window, out_dir / "layout-production.png"))
+
+    # The rating loop: the picker's pass or fail in the last kept run, a case's metric run by run
+    until(app, lambda: len(window.picker.runs.runs) >= 2, WAIT_S)
+    switch(Layout.EVALUATE)
+    cases = window.cases_panel
+    until(app, lambda: cases.model.rowCount() > 0, WAIT_S)
+    cases.select_row(0)
+    shots.append(_grab(app, window.docks[DockId.CASES], out_dir / "case-runs.png"))
+    shots.append(_grab(app, window.picker.show_list(), out_dir / "question-picker.png"))
+    window.picker.list.hide()
     window.close()
     return shots
 

@@ -243,7 +243,9 @@ def runs_html(runs: Sequence[RunValue], metric: str) -> str:
         f"<td style='color:{t.up if v.passes else t.down}'>{'' if v.passes is None else 'pass' if v.passes else 'fail'}"
         "</td></tr>" for v in reversed(runs[-RUNS_SHOWN:]))
     more = f" (the newest {RUNS_SHOWN} listed)" if len(runs) > RUNS_SHOWN else ""
-    return (f"<p><b>{esc(metric)} across {len(runs)} kept runs</b>{more}: "
+    kept = len({v.run_id for v in runs})
+    configs = f", {len(runs)} configs" if len(runs) != kept else ""
+    return (f"<p><b>{esc(metric)} across {kept} kept run{'s' if kept > 1 else ''}{configs}</b>{more}: "
             f"<span style='font-size:large'>{sparkline([v.value for v in runs])}</span> (oldest → newest)</p>"
             f"<table cellspacing=0 cellpadding=2><tr><th align=left>Run</th><th align=left>Time</th>"
             f"<th align=right>{esc(metric)}</th><th></th></tr>{rows}</table>")

@@ -25,6 +25,7 @@ class ExplainPanel(QWidget):
         self.formula_model = FormulaTreeModel(self)
         self.formula_view = _tree(self.formula_model)
         self.formula_view.setObjectName("formula-tree")
+        self.formula_view.setIndentation(12)  # seven levels deep: the formulas keep their room
         header = self.formula_view.header()
         header.setSectionResizeMode(FormulaTreeModel.FORMULA, QHeaderView.ResizeMode.Stretch)
         self.model = DictTreeModel(self, term_of=term_at)

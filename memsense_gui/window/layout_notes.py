@@ -27,6 +27,12 @@ FIRST_STEPS: dict[Layout, str] = {
 """How to start in each layout, after its purpose."""
 
 
+REFIT = frozenset({QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.ActionAdded, QEvent.Type.ActionRemoved,
+                   QEvent.Type.ActionChanged})
+"""The menu bar's events after which the line takes the room its menus leave again (a menu added
+later, as Diagnose is, must not go behind the bar's » for it)."""
+
+
 def note_text(layout: Layout) -> str:
     return f"{layout.label}: {PLANS[layout].purpose}. {FIRST_STEPS[layout]}"
 
@@ -69,7 +75,7 @@ class NoteLine(QWidget):
         return QSize(self._width, super().sizeHint().height())
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if watched is self.bar and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
+        if watched is self.bar and event.type() in REFIT:
             QTimer.singleShot(0, self._fit)  # after the bar's own layout: its menus' places are read
         return False
 

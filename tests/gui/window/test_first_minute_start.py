@@ -3,6 +3,8 @@ question run and its gold sessions starred; each layout says what it is for, in 
 be dismissed (kept in the settings) and brought back from the View menu."""
 from __future__ import annotations
 
+from PySide6.QtWidgets import QToolButton
+
 from core.evaluation.judged import session_docid
 from memsense_gui.models.results import ResultsModel
 from memsense_gui.state import paths
@@ -43,18 +45,23 @@ def test_each_layout_says_what_it_is_for_until_dismissed(qtbot, make_window):
     w = make_window()
     notes = w.layout_notes
     w.resize(1280, 720)
+    bar = w.menuBar()
+    qtbot.waitUntil(lambda: notes.line.width() > 300, timeout=2_000)
+    late = bar.addMenu("&Later")  # a menu added once the window is laid out (as Diagnose is): not behind »
     for layout in Layout:
         w.layouts.switch(layout)
         assert notes.shown, layout
         text = notes.line.full
         assert layout.label in text and PLANS[layout].purpose in text and FIRST_STEPS[layout] in text
         # beside the menus (no height taken from the views), never over them, elided with the whole line as tip
-        bar = w.menuBar()
-        menus = max(bar.actionGeometry(a).right() for a in bar.actions())
-        qtbot.waitUntil(lambda right=menus: notes.line.width() > 300 and notes.line.geometry().left() > right,
-                        timeout=2_000)
+        qtbot.waitUntil(lambda: notes.line.width() > 300 and notes.line.geometry().left()
+                        > max(bar.actionGeometry(a).right() for a in bar.actions()), timeout=2_000)
         assert notes.line.geometry().right() <= bar.width()
         assert notes.line.toolTip() == text and notes.line.label.text()
+        later = bar.actionGeometry(late.menuAction())
+        assert later.width() > 0 and later.right() < notes.line.geometry().left()
+        extension = bar.findChild(QToolButton, "qt_menubar_ext_button")
+        assert extension is None or extension.isHidden()  # no menu behind the bar's »
     w.layouts.switch(Layout.EVALUATE)
     notes.line.close_button.click()
     assert not notes.shown and w.ctx.settings.value(dismissed_key(Layout.EVALUATE)) in (True, "true")

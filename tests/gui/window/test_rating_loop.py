@@ -66,3 +66,13 @@ def test_the_picker_shows_each_questions_last_run_and_a_case_its_runs(qtbot, mak
 
 def test_a_sparkline_block_is_as_high_as_its_value():
     assert sparkline([0.0, 0.5, 1.0, 2.0, -1.0]) == "▁▅██▁"
+
+
+def test_a_run_of_several_configs_counts_once():
+    from core.evaluation.question_runs import RunValue
+    from memsense_gui.views.cases import runs_html
+
+    values = [RunValue(4, 0.0, "eval", c, METRIC, v) for c, v in (("memsense", 1.0), ("bm25_only", 0.0))]
+    text = runs_html(values, METRIC)
+    assert f"{METRIC} across 1 kept run, 2 configs" in text and "run 4: bm25_only" in text
+    assert "█▁" in text  # memsense (1) then bm25_only (0), as kept
