@@ -2,6 +2,7 @@
 one the Results, Candidate pool and Route ranks tables show, and each sum the formula names holding."""
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
 from core.rank.formula import FINAL_ROUNDING
@@ -30,7 +31,32 @@ def by_label(model: FormulaTreeModel) -> dict[str, tuple]:
 
 
 def test_every_number_in_the_tree_is_the_tables_and_the_sums_hold(ranked_window):
-    w = ranked_window
+    check_tree_against_tables(ranked_window)
+
+
+@pytest.mark.slow
+def test_on_a_demo_question_the_tree_is_the_tables(qtbot, app_home, gui_store, model_cache):
+    """The same on the demo store, its first question, the real engine."""
+    import json
+
+    from core.recall.engine import DEMO_QUESTIONS, Engine
+    from memsense_gui.state import paths
+    from memsense_gui.window.main_window import MainWindow
+
+    w = MainWindow(app_home, paths.settings(app_home), engine_factory=lambda loc: Engine(loc, cache_dir=model_cache))
+    qtbot.addWidget(w)
+    w.resize(1500, 950)
+    w.show()
+    with qtbot.waitSignal(w.ctx.model_loaded, timeout=180_000):
+        w.stores.open_store(gui_store)
+    q = json.loads(DEMO_QUESTIONS.read_text())["questions"][0]
+    with qtbot.waitSignal(w.ctx.ranking_updated, timeout=60_000):
+        w.queries.open_question(q["user"], q["question"], ())
+    check_tree_against_tables(w)
+
+
+def check_tree_against_tables(w) -> None:
+    """Every result's tree: its numbers those of the Results and Route ranks tables, its sums holding."""
     results, matrix, tree = w.results.model, w.matrix_panel.model, w.explain_panel.formula_model
     cfg = w.ctx.session.ranking.config
     w.raise_dock(DockId.EXPLAIN)
