@@ -5,7 +5,8 @@ toolbar) on the demo store and its questions.
     python -m tools.screenshot_layouts [--store DIR] [--questions FILE] [--out-dir docs/screenshots] [--trials 60]
 
 Writes `layout-inspect.png` (the first demo question, its gold sessions starred, a missed one
-pinned in Why not?), `layout-evaluate.png` (every preset evaluated, memsense against bm25_only,
+pinned in Why not?, the first result graded 3), `explain-tree.png` (the same layout, Explain's
+Formula tree of the second result), `layout-evaluate.png` (every preset evaluated, memsense against bm25_only,
 one question opened in the A/B list), `layout-diagnose.png` (the question set diagnosed),
 `layout-tune.png` (Find a fix on the failing cases of the diagnosis) and `layout-production.png`
 (the Production layout; its view joins it once a live Memsense is connected, File > Connect to
@@ -67,7 +68,13 @@ def take(store: Path | None, questions: Path, out_dir: Path, trials: int) -> lis
         window.ctx.session.pin(mid)
     window.results.view.selectRow(0)
     window.results.view.setFocus()
+    window.judging.grade_selected(3)  # as the 3 key does: the Grade column shows it
     shots.append(_grab(app, window, out_dir / "layout-inspect.png"))
+
+    # Explain: the second result's score as a tree of its formula (its MMR pick over Final over RRF)
+    window.raise_dock(DockId.EXPLAIN)
+    window.results.view.selectRow(1)
+    shots.append(_grab(app, window, out_dir / "explain-tree.png"))
 
     # Evaluate: every preset on the questions, memsense (A) against bm25_only (B)
     switch(Layout.EVALUATE)
@@ -112,6 +119,16 @@ def take(store: Path | None, questions: Path, out_dir: Path, trials: int) -> lis
     # Production: Results and the sliders; the Production view joins once a Memsense is connected
     switch(Layout.PRODUCTION)
     shots.append(_grab(app, window, out_dir / "layout-production.png"))
+
+    # The rating loop: the picker's pass or fail in the last kept run, a case's metric run by run
+    until(app, lambda: len(window.picker.runs.runs) >= 2, WAIT_S)
+    switch(Layout.EVALUATE)
+    cases = window.cases_panel
+    until(app, lambda: cases.model.rowCount() > 0, WAIT_S)
+    cases.select_row(0)
+    shots.append(_grab(app, window.docks[DockId.CASES], out_dir / "case-runs.png"))
+    shots.append(_grab(app, window.picker.show_list(), out_dir / "question-picker.png"))
+    window.picker.list.hide()
     window.close()
     return shots
 

@@ -20,7 +20,12 @@ WIN, LOSS = QColor("#2ca02c"), QColor("#d62728")
 
 
 def run_time(run: Run) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(run.time))
+    return time_text(run.time)
+
+
+def time_text(seconds: float) -> str:
+    """A run's time as every view shows it, local."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(seconds))
 
 
 class RunsModel(TableModel):

@@ -2,14 +2,15 @@
 
 Filter by category, search the words of the question and answer, or show only failing cases;
 the selected case shows its expected answer, its gold sessions (returned or not, at which
-rank) and the text of its evidence turns, highlighted. Double-click (or Open) runs it in the
+rank), its metric in each kept run of the question file (a sparkline and a table, from
+`state.question_runs`) and the text of its evidence turns, highlighted. Double-click (or Open) runs it in the
 inspector with its gold sessions marked. Several cases can be selected and handed to Find a fix
 (its button, the context menu, Ctrl+Shift+F).
 """
 from __future__ import annotations
 
 import html
-from typing import Sequence
+from typing import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QResizeEvent
@@ -20,11 +21,13 @@ from PySide6.QtWidgets import (
 
 from core.evaluation.evaluate import QuestionOutcome, category_name
 from core.evaluation.judged import session_docid
+from core.evaluation.question_runs import RunValue
 from core.recall.pool import RecallPool
 from core.recall.lexical.snippet import message_parts
 from core.records import Question
 from memsense_gui import theme
 from memsense_gui.models.cases import CaseFilter, CasesModel, categories
+from memsense_gui.models.history import time_text
 from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.views.tables import fit_columns, make_table, set_columns
 
@@ -55,6 +58,8 @@ class CasesPanel(QWidget):
         self.view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # file order until a header is clicked
         self.view.setObjectName("cases-table")
         self.pools: dict[str, RecallPool] = {}
+        self.run_values: Callable[[str], Sequence[RunValue]] = lambda _question_id: ()
+        """A question's value in each kept run of its file, oldest first (the window sets it)."""
         self.source = QLabel("no questions")
         self.source.setWordWrap(True)
         self.choose = QPushButton("Questions…")
@@ -203,17 +208,53 @@ class CasesPanel(QWidget):
             self.case_opened.emit(q.user_id, q.text, tuple(session_docid(q.user_id, s) for s in q.gold_sessions),
                                   tuple(q.gold_turns))
 
+    def show_details(self) -> None:
+        """The selected case again (the runs kept changed)."""
+        self._show_details()
+
     def _show_details(self) -> None:
         row = self.selected_row()
         if row is None:
             self.details.setHtml("<p>Select a case to see its expected answer and evidence.</p>")
             return
-        self.details.setHtml(case_html(self.model.question(row), self.model.outcome(row),
-                                       self.pools.get(self.model.question(row).question_id), self.model.metric))
+        q = self.model.question(row)
+        self.details.setHtml(case_html(q, self.model.outcome(row), self.pools.get(q.question_id), self.model.metric,
+                                       self.run_values(q.question_id)))
 
 
-def case_html(q: Question, outcome: QuestionOutcome | None, pool: RecallPool | None, metric: str) -> str:
-    """The case in full: question, expected answer, gold sessions with their rank, evidence turns."""
+SPARKS = "▁▂▃▄▅▆▇█"
+RUNS_SHOWN = 8
+"""The newest runs a case's table lists (the sparkline shows them all)."""
+
+
+def sparkline(values: Sequence[float]) -> str:
+    """One block per value in [0, 1], its height the value."""
+    return "".join(SPARKS[round(min(max(v, 0.0), 1.0) * (len(SPARKS) - 1))] for v in values)
+
+
+def runs_html(runs: Sequence[RunValue], metric: str) -> str:
+    """The case's metric in each kept run of its question file: a sparkline, then the newest runs."""
+    esc = html.escape
+    if not runs:
+        return f"<p><i>No kept run of this question file scored it on {esc(metric)} yet (Evaluate keeps one).</i></p>"
+    t = theme.current()
+    rows = "".join(
+        f"<tr><td>{esc(v.label)}</td><td>{esc(time_text(v.time))}</td><td align=right>{v.value:.2f}</td>"
+        f"<td style='color:{t.up if v.passes else t.down}'>{'' if v.passes is None else 'pass' if v.passes else 'fail'}"
+        "</td></tr>" for v in reversed(runs[-RUNS_SHOWN:]))
+    more = f" (the newest {RUNS_SHOWN} listed)" if len(runs) > RUNS_SHOWN else ""
+    kept = len({v.run_id for v in runs})
+    configs = f", {len(runs)} configs" if len(runs) != kept else ""
+    return (f"<p><b>{esc(metric)} across {kept} kept run{'s' if kept > 1 else ''}{configs}</b>{more}: "
+            f"<span style='font-size:large'>{sparkline([v.value for v in runs])}</span> (oldest → newest)</p>"
+            f"<table cellspacing=0 cellpadding=2><tr><th align=left>Run</th><th align=left>Time</th>"
+            f"<th align=right>{esc(metric)}</th><th></th></tr>{rows}</table>")
+
+
+def case_html(q: Question, outcome: QuestionOutcome | None, pool: RecallPool | None, metric: str,
+              runs: Sequence[RunValue] = ()) -> str:
+    """The case in full: question, expected answer, gold sessions with their rank, the metric
+    across the kept runs, evidence turns."""
     t = theme.current()
     esc = html.escape
     out = [f"<p><b>{esc(q.text)}</b><br><i>{esc(category_name(q.category))}, {esc(q.user_id)}</i></p>",
@@ -226,6 +267,7 @@ def case_html(q: Question, outcome: QuestionOutcome | None, pool: RecallPool | N
                          for s in outcome.gold_sessions)
         out.append(f"<p><b style='color:{color}'>{verdict}</b> ({esc(metric)} = {outcome.metrics[metric]:.2f}); "
                    f"{gold}</p>")
+    out.append(runs_html(runs, metric))
     evidence = set(q.gold_turns)
     if evidence and pool is not None:
         out.append("<p><b>Evidence turns</b> (highlighted in their session):</p>")

@@ -66,9 +66,10 @@ class ResultsPanel(Panel):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
-        fit_columns(self.view, {0: 2, 1: 40, 2: 4, 3: 7, 4: 9, 5: 5, 6: 6, 7: 9, 8: 7, 9: 10, 10: 6, 11: 6, 12: 9})
-        m = ResultsModel  # the key columns first: a narrow pane shows the final and MMR scores (the order)
-        set_columns(self.view, first=(m.RANK, m.PREVIEW, m.FINAL, m.MMR, m.MOVED))
+        fit_columns(self.view, {0: 2, 1: 40, 2: 4, 3: 7, 4: 9, 5: 4, 6: 6, 7: 9, 8: 7, 9: 10, 10: 6, 11: 6, 12: 9})
+        m = ResultsModel  # the key columns first: a narrow pane shows the grade given (0-3 keys), the final
+        # and MMR scores (the order)
+        set_columns(self.view, first=(m.RANK, m.GRADE, m.PREVIEW, m.FINAL, m.MMR, m.MOVED))
         show_snippets(self.view, ResultsModel.PREVIEW)
         self._watch(self.view)
         self.plot.result_clicked.connect(self.select_position)
@@ -84,12 +85,12 @@ class ResultsPanel(Panel):
         self._show_caption()
 
     def fit_snippets(self) -> None:
-        """The snippet column takes what the table's width leaves beside rank, the final and MMR
-        scores and movement (20 to 40 characters), so a narrow pane still shows them."""
+        """The snippet column takes what the table's width leaves beside rank, grade, the final and
+        MMR scores and movement (16 to 40 characters), so a narrow pane still shows them."""
         v, m = self.view, ResultsModel
-        beside = sum(v.columnWidth(c) for c in (m.RANK, m.FINAL, m.MMR, m.MOVED))
+        beside = sum(v.columnWidth(c) for c in (m.RANK, m.GRADE, m.FINAL, m.MMR, m.MOVED))
         char = v.fontMetrics().horizontalAdvance("0")
-        width = max(20 * char, min(40 * char, v.viewport().width() - beside - 16))  # 16: the cell's margins
+        width = max(16 * char, min(40 * char, v.viewport().width() - beside - 16))  # 16: the cell's margins
         v.setColumnWidth(m.PREVIEW, width + 16)
 
     def fit_table(self) -> None:

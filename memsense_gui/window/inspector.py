@@ -18,7 +18,7 @@ from core.records import Chunk
 from memsense_gui import theme
 from memsense_gui.state.context import AppContext
 from memsense_gui.views.dock import DockId
-from memsense_gui.views.explain import explain_record
+from memsense_gui.views.explain import explain
 from memsense_gui.views.tables import select_id
 from memsense_gui.window.parts import InspectorUi
 
@@ -187,8 +187,10 @@ class Inspector:
             self.window.chunk_panel.show_chunk(chunk, neighbors, fate, evidence)
 
     def _show_explain(self, ranking: Ranking | None, memory_id: str) -> None:
-        record = explain_record(ranking, memory_id, self.ctx.session.fate) if ranking is not None else None
-        self.window.explain_panel.show_record(record)
+        if ranking is None:
+            self.window.explain_panel.show_record(None)
+            return
+        self.window.explain_panel.show_record(*explain(ranking, memory_id, self.ctx.session.fate))
 
     def _show_turns(self, ranking: Ranking | None, memory_id: str) -> None:
         self.window.turns_panel.show_row(ranking, memory_id)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from PySide6.QtCore import QByteArray, QObject, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QStyle, QToolBar, QWidget
 
@@ -113,6 +113,8 @@ class Layouts(QObject):
     """The five task layouts of `window`: the toolbar and actions that switch them, each one's
     saved state, Reset and Maximise."""
 
+    switched = Signal(object)  # Layout: shown (at start too), after its saved state was restored
+
     def __init__(self, window: LayoutWindow, settings: QSettings):
         super().__init__(window.window())
         self.window, self.settings = window, settings
@@ -157,6 +159,7 @@ class Layouts(QObject):
         self.settings.setValue("layout/current", layout.value)
         if not self._restore_saved():
             self.reset()
+        self.switched.emit(layout)
 
     def restore(self) -> None:
         """At start: the layout last used (Inspect on a first start), as it was left."""
@@ -165,6 +168,7 @@ class Layouts(QObject):
         self.actions[self.current].setChecked(True)
         if not self._restore_saved():
             QTimer.singleShot(0, self.reset)  # once the window has its size: the plan's shares are of it
+        self.switched.emit(self.current)
 
     def _restore_saved(self) -> bool:
         state = self.settings.value(self.current.key)

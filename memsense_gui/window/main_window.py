@@ -44,6 +44,7 @@ from memsense_gui.window.layouts import HOME, PLANS, Layouts
 from memsense_gui.window.memsense_actions import MemsenseActions
 from memsense_gui.window.menus import SHORTCUTS, build_menus
 from memsense_gui.window.query_actions import QueryActions
+from memsense_gui.window.layout_notes import LayoutNotes
 from memsense_gui.window.question_picker import QuestionPicker
 from memsense_gui.window.cases_actions import CasesActions
 from memsense_gui.window.store_actions import StoreActions
@@ -76,6 +77,7 @@ class MainWindow(QMainWindow):
         self._build_docks()
         self.layouts = Layouts(self, self.ctx.settings)
         self.insertToolBar(self.query_bar, self.layouts.toolbar)
+        self.layout_notes = LayoutNotes(self, self.layouts, self.ctx.settings)  # a line under the toolbars
         ctx = self.ctx
         self.inspector = Inspector(ctx, self)
         self.stores = StoreActions(ctx, self)
@@ -189,6 +191,8 @@ class MainWindow(QMainWindow):
         self.applying.connect()
         self.history.connect()
         self.picker.connect_signals()
+        self.cases_panel.run_values = self.picker.runs.across  # a case's metric in each kept run
+        self.picker.runs.changed.connect(self.cases_panel.show_details)
         self.recent.connect()
 
     def dock(self, which: DockId) -> ViewDock | None:

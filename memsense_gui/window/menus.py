@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from memsense_gui.window.help_actions import HelpActions
     from memsense_gui.window.recent_actions import RecentActions
     from memsense_gui.window.judging_actions import JudgingActions
+    from memsense_gui.window.layout_notes import LayoutNotes
     from memsense_gui.window.layouts import Layouts
     from memsense_gui.window.memsense_actions import MemsenseActions
     from memsense_gui.window.query_actions import QueryActions
@@ -58,6 +59,8 @@ class MenuWindow(Shell, Protocol):
     def user_combo(self) -> QComboBox: ...
     @property
     def layouts(self) -> Layouts: ...
+    @property
+    def layout_notes(self) -> LayoutNotes: ...
 
     def all_docks(self) -> Iterable[ViewDock]: ...
 
@@ -161,6 +164,7 @@ def build_menus(w: MenuWindow) -> Menus:
         v.addAction(action)
     v.addAction(w.layouts.maximise_action)
     add_action(w, v, "&Reset layout", w.default_layout, tip="The current task layout as it was at first")
+    v.addAction(w.layout_notes.show_action)
     h = w.menuBar().addMenu("&Help")
     add_action(w, h, "&Glossary", w.help.context_help, "F1",
                "Every term the app shows, with its formula and SPEC section (F1 on a column: its term)")

@@ -100,9 +100,15 @@ class Refreshable(Protocol):
 
 
 # ---- what each part reads of the window ------------------------------------------------------------
+class FirstQuestion(Protocol):
+    def run_first(self) -> bool: ...
+
+
 class StoreUi(Shell, Protocol):
     @property
     def store_label(self) -> QLabel: ...
+    @property
+    def picker(self) -> FirstQuestion: ...
     @property
     def model_label(self) -> QLabel: ...
     @property

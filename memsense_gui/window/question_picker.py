@@ -4,7 +4,8 @@ The questions are the window's question set (`ctx.question_sets`: the demo quest
 demo store) whose users are in the open store. The "Questions" button beside the query box, or
 Down in an empty query box, lists them; picking one runs it with its gold sessions marked, and
 when a gold session is not returned, pins its chunk in Why not? and shows that panel: the full
-ranking, its gold and a "why not" in one click.
+ranking, its gold and a "why not" in one click. Each question shows its pass or fail and value
+in the last kept run of the file (`state.question_runs`), coloured, "–" when no run scored it.
 """
 from __future__ import annotations
 
@@ -20,13 +21,19 @@ from core.errors import MemsenseError
 from core.evaluation.evaluate import category_name
 from core.evaluation.judged import load_question_set, session_docid
 from core.rank.ranking import Ranking
+from core.evaluation.question_runs import RunValue
 from core.records import Chunk, Question
+from memsense_gui import theme
+from memsense_gui.models.history import time_text
 from memsense_gui.state.context import AppContext
+from memsense_gui.state.question_runs import SOURCE_LABEL, QuestionRuns
 from memsense_gui.views.dock import DockId
 from memsense_gui.views.why_not import WhyNotPanel
 from memsense_gui.window.parts import QuestionOpener, Shell
 
 QUESTION_ROLE = Qt.ItemDataRole.UserRole + 1
+ASKED_ROLE = Qt.ItemDataRole.UserRole + 2
+"""The question as the list words it (its user first when the store has several asking)."""
 ROWS_SHOWN = 12
 """Rows the list shows before it scrolls."""
 
@@ -62,6 +69,7 @@ class QuestionPicker(QObject):
         self.list.setWindowFlags(Qt.WindowType.Popup)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.runs = QuestionRuns(ctx, self._source, self)
 
     def connect_signals(self) -> None:
         ctx = self.ctx
@@ -73,6 +81,8 @@ class QuestionPicker(QObject):
         ctx.question_sets.changed.connect(lambda _label: self.reload())
         ctx.ranking_updated.connect(self._ranked)
         ctx.chunks_loaded.connect(self._chunks_loaded)
+        self.runs.connect_signals()
+        self.runs.changed.connect(self._annotate)
 
     # ---- the questions ---------------------------------------------------------------------------
     def _source(self) -> Path | None:
@@ -96,22 +106,40 @@ class QuestionPicker(QObject):
         self.list.clear()
         several = len({q.user_id for q in self.questions}) > 1
         for q in self.questions:
-            item = QListWidgetItem((f"[{q.user_id}] " if several else "") + q.text)
+            item = QListWidgetItem()
             item.setData(QUESTION_ROLE, q)
-            gold = ", ".join(f"S{s:03d}" for s in q.gold_sessions) or "none"
-            item.setToolTip(f"<b>{html.escape(q.text)}</b><br>{html.escape(category_name(q.category))}, "
-                            f"{html.escape(q.user_id)}; gold sessions: {gold}<br>expected: "
-                            f"{html.escape(q.answer or '(none given)')}")
+            item.setData(ASKED_ROLE, (f"[{q.user_id}] " if several else "") + q.text)
             self.list.addItem(item)
+        self._annotate()
         n = len(self.questions)
         self.button.setEnabled(n > 0)
         self.button.setText(f"{n} questions" if n else "Questions")
         self.button.setToolTip(f"Pick one of the store's {n} judged questions: its ranking, its gold sessions "
-                               "marked, and why not a gold session that is missed (Down in an empty query box)"
-                               if n else self.note)
+                               "marked, and why not a gold session that is missed (Down in an empty query box); "
+                               f"pass or fail as in {SOURCE_LABEL}" if n else self.note)
+
+    def _annotate(self) -> None:
+        """Each question's pass or fail and value in the last run of the file that scored it."""
+        last = self.runs.latest()
+        t = theme.current()
+        for row in range(self.list.count()):
+            item = self.list.item(row)
+            q: Question = item.data(QUESTION_ROLE)
+            value = last.get(q.question_id)
+            item.setText(f"{verdict(value)}   {item.data(ASKED_ROLE)}")
+            if value is not None and value.passes is not None:
+                item.setForeground(t.qcolor("up") if value.passes else t.qcolor("down"))
+            else:
+                item.setData(Qt.ItemDataRole.ForegroundRole, None)
+            gold = ", ".join(f"S{s:03d}" for s in q.gold_sessions) or "none"
+            item.setToolTip(f"<b>{html.escape(q.text)}</b><br>{html.escape(category_name(q.category))}, "
+                            f"{html.escape(q.user_id)}; gold sessions: {gold}<br>expected: "
+                            f"{html.escape(q.answer or '(none given)')}<br>{html.escape(last_run_text(value, self.runs.metric))}")
 
     # ---- the list --------------------------------------------------------------------------------
     def show_list(self) -> QListWidget | None:
+        if self.questions:
+            self._annotate()  # the metric follows top_k
         if not self.questions:
             self.window.statusBar().showMessage(self.note, 6000)
             return None
@@ -132,6 +160,14 @@ class QuestionPicker(QObject):
             self.show_list()
             return True
         return False
+
+    def run_first(self) -> bool:
+        """The first minute (a first start): run the first question, its gold sessions starred and
+        a missed one shown in Why not?, as a pick does; False when the store has none."""
+        if not self.questions:
+            return False
+        self.pick(self.list.item(0))
+        return True
 
     def pick(self, item: QListWidgetItem) -> None:
         q: Question = item.data(QUESTION_ROLE)
@@ -178,6 +214,22 @@ class QuestionPicker(QObject):
     def _say(self, text: str, ms: int) -> None:
         """A status line after the recall's own ("Recalled n chunks"), which follows the ranking."""
         QTimer.singleShot(0, lambda: self.window.statusBar().showMessage(text, ms))
+
+
+def verdict(value: RunValue | None) -> str:
+    """"pass 1.00", "fail 0.50" (a recall metric), the value alone for others, "–" when no run scored it."""
+    if value is None:
+        return "–"
+    shown = f"{value.value:.2f}"
+    return shown if value.passes is None else f"{'pass' if value.passes else 'fail'} {shown}"
+
+
+def last_run_text(value: RunValue | None, metric: str) -> str:
+    """Where the question's pass or fail comes from, in words."""
+    if value is None:
+        return f"no kept run of this question file scored it on {metric} yet (Evaluate keeps one)"
+    return (f"last run: {value.label} ({value.kind}, {time_text(value.time)}): {value.metric} = "
+            f"{value.value:.2f}")
 
 
 def _chunk_of(chunks: Sequence[Chunk], sessions: frozenset[str]) -> Chunk | None:

@@ -31,7 +31,7 @@ class StoreActions(ProgressOwner):
     def __init__(self, ctx: AppContext, window: StoreUi):
         self.window = window
         self.ctx = ctx
-        self._autorun = False
+        self._autorun = self._first_minute = False
         self._fallback = False  # the store named on the command line is being opened
         self._building: tuple[Path, bool] = (Path(), False)  # location, open when built
         self.build_slot = TaskSlot(self.ctx.ingest_runner, succeeded=self._store_built, failed=self._build_failed,
@@ -46,6 +46,7 @@ class StoreActions(ProgressOwner):
         else reopen the last store, else the demo one."""
         last = str(self.ctx.settings.value("store/last", "") or "")
         self._autorun = True
+        self._first_minute = not location and not self.ctx.settings.contains("store/last")  # a first start
         if location:
             self._fallback = True  # it fails: the last store (or the demo one) opens instead
             self.open_store(location)
@@ -81,7 +82,9 @@ class StoreActions(ProgressOwner):
         self._load_model()
         if self._autorun and w.query_edit.text().strip():
             w.queries.run_query()
-        self._autorun = False
+        elif self._first_minute and not w.query_edit.text().strip():
+            w.picker.run_first()  # the demo's first question runs, its gold sessions starred
+        self._autorun = self._first_minute = False
 
     def _store_failed(self, exc: BaseException, location: str) -> None:
         if self.ctx.location is None:

@@ -432,11 +432,13 @@ class AppMachine(RuleBasedStateMachine):
                 fresh.pool.chunks[r].memory_id for r in pool_rows(fresh)]
         focused = w.inspector.focused_id
         if focused is not None and w.showing(DockId.EXPLAIN):
-            from memsense_gui.views.explain import explain_record
+            from memsense_gui.views.explain import explain
 
             shown = w.explain_panel.model
-            expected = explain_record(fresh, focused)
+            expected, formula = explain(fresh, focused)
             assert shown.rowCount() == len(expected)
+            shown_tree = w.explain_panel.formula_model.root
+            assert shown_tree is not None and _terms(shown_tree) == _terms(formula)  # the formula's numbers
         pins = w.whynot_panel.pins_model
         if w.showing(DockId.WHY_NOT):
             assert pins.rowCount() == len(self.pins)
@@ -522,3 +524,8 @@ def test_every_panel_tells_the_truth(world, qtbot, app_home, monkeypatch):
                     reason="MEMSENSE_MODEL_STEPS=20000 runs the long model-based test (about an hour on 2 cores)")
 def test_every_panel_tells_the_truth_at_length(world, qtbot, app_home, monkeypatch):
     _run(world, qtbot, app_home, monkeypatch, int(os.environ["MEMSENSE_MODEL_STEPS"]))
+
+
+def _terms(node) -> list:
+    """A formula tree's (label, value) pairs, depth first (its words aside: a fate's reason may name a depth)."""
+    return [(node.label, node.value), *(t for child in node.children for t in _terms(child))]

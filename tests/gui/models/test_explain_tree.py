@@ -31,3 +31,19 @@ def test_a_field_that_does_not_apply_shows_a_dash_not_null():
     assert none.data() == "—" and none.data(RAW_ROLE) is None
     assert none.data(Qt.ItemDataRole.ToolTipRole) == "null: does not apply here"
     assert model.index(1, DictTreeModel.VALUE, QModelIndex()).data() == "0.25"
+
+
+def test_formula_tree_model_nests_as_the_formula(qtmodeltester, ranking):
+    from core.rank.formula import formula_tree
+    from memsense_gui.models.formula_tree import ADDS_ROLE, KEY_ROLE, FormulaTreeModel
+
+    model = FormulaTreeModel()
+    record = ranking.record(ranking.result_ids[1])
+    model.set_tree(formula_tree(record, ranking.config, ranking.session_first))
+    qtmodeltester.check(model)
+    root = model.index(0, FormulaTreeModel.TERM)
+    assert root.data(KEY_ROLE) == "mmr_score" and root.data(ADDS_ROLE) is True
+    assert model.index(0, FormulaTreeModel.VALUE).data(RAW_ROLE) == record.mmr_score
+    assert model.rowCount(root) == 2  # λ · Final, − (1 − λ) · Max redund.
+    model.set_tree(None)
+    assert model.rowCount() == 0

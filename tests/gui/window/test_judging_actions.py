@@ -53,6 +53,8 @@ def test_pressing_2_grades_the_selected_result_saves_it_and_survives_a_new_windo
     assert grade_cell(model, 1, ResultsModel.GRADE) == "2"
     assert grade_cell(model, 1, ResultsModel.GRADE, RAW_ROLE) == 2
     assert grade_cell(model, 0, ResultsModel.GRADE) == ""
+    header = w.results.view.horizontalHeader()  # the grade given is a key column, beside the rank
+    assert header.visualIndex(ResultsModel.GRADE) == 1 and not header.isSectionHidden(ResultsModel.GRADE)
     (question,) = load_judged(judged_path(app_home))  # saved at once
     assert (question.question_id, question.user_id, question.text) == ("synth-a:m1", "synth-a", QUERY)
     assert question.relevance == {chosen: 2}

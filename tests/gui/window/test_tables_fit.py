@@ -1,7 +1,7 @@
 """Every table of every task layout readable at 1280×720 (issue 36): walks each layout, raises each
 of its docks in turn and counts the tables whose key columns are not whole inside their viewport
 (they would need a sideways scroll). The key columns of the four tables the issue names are
-written here from their models: Results (#, snippet, final, the MMR score its order follows),
+written here from their models: Results (#, the grade given, snippet, final, the MMR score its order follows),
 Cases (question, pass, the metric), Evaluation (preset, each metric), Why not? (chunk, fate,
 rank); any other table's key column is its first shown one."""
 from __future__ import annotations
@@ -26,7 +26,7 @@ def key_columns(view: QTableView) -> list[int]:
     model = view.model()
     source = model.sourceModel() if hasattr(model, "sourceModel") else model
     if isinstance(source, ResultsModel):
-        return [ResultsModel.RANK, ResultsModel.PREVIEW, ResultsModel.FINAL, ResultsModel.MMR]
+        return [ResultsModel.RANK, ResultsModel.GRADE, ResultsModel.PREVIEW, ResultsModel.FINAL, ResultsModel.MMR]
     if isinstance(source, CasesModel):
         return [CasesModel.QUESTION, CasesModel.RESULT, CasesModel.METRIC]
     if isinstance(source, PresetMetricsModel):
