@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -194,6 +195,9 @@ def slider_changes(args: argparse.Namespace) -> tuple[list[float], list[float]]:
     if deepest:
         print(f"pool limits pass: lists up to {max(depths)} deep per route ({' → '.join(map(str, depths))})")
     window.close()
+    shutil.rmtree(home, ignore_errors=True)
+    if args.synthetic:  # hundreds of MB a run: never left behind
+        shutil.rmtree(Path(store).parent, ignore_errors=True)
     report(slider_cpu, "slider change, the GUI thread's CPU time")
     if deepest:
         report(cpu[len(slider_cpu):], "pool limits pass, the GUI thread's CPU time")

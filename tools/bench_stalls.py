@@ -196,7 +196,8 @@ def run_jobs(args: argparse.Namespace) -> list[str]:
         sampler = Sampler()
         sampler.start()
     beat = Heartbeat(sampler)
-    lines = []
+    lines: list[str] = []
+    reports: list[Path] = []
 
     def listed_after(count: Callable[[], int]) -> Callable[[], bool]:
         before = count()
@@ -252,6 +253,7 @@ def run_jobs(args: argparse.Namespace) -> list[str]:
 
     def report() -> Callable[[], bool]:
         path = Path(tempfile.mkdtemp(prefix="memsense-stalls-report-")) / "report.html"
+        reports.append(path.parent)
         cfg = BUILTIN["memsense"]
         runs.actions.export_report(str(path), ("memsense", cfg), (args.b, BUILTIN[args.b]), cfg.top_k)
         return lambda: path.exists() and not runs.actions.report_slot.running
@@ -286,7 +288,8 @@ def run_jobs(args: argparse.Namespace) -> list[str]:
     if sampler is not None:
         sampler.stop()
     window.close()
-    shutil.rmtree(copy.parent, ignore_errors=True)
+    for folder in (copy.parent, Path(os.environ["MEMSENSE_GUI_HOME"]), *reports):
+        shutil.rmtree(folder, ignore_errors=True)
     return lines
 
 
