@@ -13,8 +13,10 @@ defaults against --b) and File > Export report (Memsense's defaults against --b)
 ticking every 20 ms on the GUI thread notes when each tick ran; a stall is the gap between two
 ticks, and the GUI thread's own CPU time in that gap (`time.thread_time`) says how much of it was
 the app's work on that thread (the rest it waited: for the GIL, or for a core on a busy machine).
-The job's view is raised before the heartbeat starts (a task layout switch is the user's step). Per job it prints the job's time (start to its result on screen), the longest stall and how
-many stalls passed 100 ms, from the job's start to a short settle after its end (what the result's
+The job's view is raised before the heartbeat starts (a task layout switch is the user's step).
+Per job it prints the job's time (start to its result on screen; for Evaluate and Auto-tune, to
+their run listed in History), the longest stall and how many passed 100 ms, and the same two of
+the GUI thread's CPU time, from the job's start to a short settle after its end (what the result's
 arrival costs the GUI thread counts), with the machine's load average.
 With --trace a timer signal samples the GUI thread's Python stack every 5 ms, and each stall over 100 ms
 prints the project functions seen most in its samples (where the time went).
@@ -24,9 +26,9 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
 import tempfile
-import signal
 import time
 from collections import Counter
 from dataclasses import dataclass, field
