@@ -12,7 +12,9 @@ the app runs the real engine (recall pools as deep as the settings need, deepene
 cached scores when a knob asks for more) over a synthetic store of N chunks with random
 vectors (no model); a change that deepens the pool is timed until its deeper ranking is on
 screen, and a second pass moves top_k and the pool limits to their maximum (route lists
-`MAX_ROUTE_DEPTH` deep), reported apart.
+`MAX_ROUTE_DEPTH` deep), reported apart. Each figure comes with the GUI thread's own CPU time
+per change (`time.thread_time`: what waiting for a core on a busy machine does not inflate) and
+the load average.
 Start: with --store, a fresh process opens the store through the real entry point, with the
 query as the last one typed, and reports when the window is shown and usable (store open,
 users listed), when the model is ready in the background, when the query's answer is on
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -164,8 +167,10 @@ def slider_changes(args: argparse.Namespace) -> tuple[list[float], list[float]]:
     window.results.view.selectRow(0)
     app.processEvents()
 
+    cpu: list[float] = []  # the GUI thread's own CPU time per change: what a busy machine cannot inflate
+
     def change(knob: str, value: float) -> float:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         if knob in window.tuning.sliders:
             window.tuning.set_knob(knob, value)
         else:  # pool limits have no slider: a config file or an auto-tune result sets them
@@ -177,10 +182,12 @@ def slider_changes(args: argparse.Namespace) -> tuple[list[float], list[float]]:
         if session.is_deepening:  # the deeper pool is ranked off the UI thread: time it to the screen
             _wait(app, session.ranking_changed)
             app.processEvents()
+        cpu.append((time.thread_time() - c0) * 1000)
         return (time.perf_counter() - t0) * 1000
 
     steps = [(k, v) for k, values in SLIDER_STEPS for v in values]
     times = [change(*steps[i % len(steps)]) for i in range(args.changes)]
+    slider_cpu = cpu[:]
     deepest, depths = [], []
     for knob, value in DEEPEST_STEPS if args.synthetic or args.store else ():
         deepest.append(change(knob, value))
@@ -188,6 +195,13 @@ def slider_changes(args: argparse.Namespace) -> tuple[list[float], list[float]]:
     if deepest:
         print(f"pool limits pass: lists up to {max(depths)} deep per route ({' → '.join(map(str, depths))})")
     window.close()
+    shutil.rmtree(home, ignore_errors=True)
+    if args.synthetic:  # hundreds of MB a run: never left behind
+        shutil.rmtree(Path(store).parent, ignore_errors=True)
+    report(slider_cpu, "slider change, the GUI thread's CPU time")
+    if deepest:
+        report(cpu[len(slider_cpu):], "pool limits pass, the GUI thread's CPU time")
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     return times, deepest
 
 

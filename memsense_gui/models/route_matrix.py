@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QFont
 from core.rank.ranking import Ranking
 from core.records import ROUTES
 from memsense_gui import theme
-from memsense_gui.models.format import ROUTE_SHORT, SNIPPET_TIP, is_gold, preview, text_on
+from memsense_gui.models.format import ROUTE_SHORT, SNIPPET_TIP, is_gold, pool_rows, preview, text_on
 from memsense_gui.models.pool import RANK_TIP, PoolRowsModel
 from memsense_gui.models.table import DISPLAY, bold_font
 
@@ -51,12 +51,28 @@ class RouteMatrixModel(PoolRowsModel):
         return bold_font() if col < self.FIRST_ROUTE and self.is_focused(row) else None
 
     def set_ranking(self, ranking: Ranking | None, gold: Iterable[str] = (), pins: Iterable[str] = ()) -> None:
+        gold, pins = frozenset(gold), frozenset(pins)
+        if ranking is not None and self._same_cells(ranking, gold, pins):
+            self.ranking, self._records = ranking, {}  # tooltips read it; every cell shows what it showed
+            return
         super().set_ranking(ranking, gold, pins)
         # plain lists and a colour cache: painting asks for every visible cell on every tick
         self._ranks = ranking.pool.ranks[self._rows].tolist() if ranking is not None else []
         self._live = ranking.live[self._rows].tolist() if ranking is not None else []
         self._limit_log = math.log(max(ranking.config.route_limit, 2) + 1) if ranking is not None else 1.0
         self._colors: dict[tuple[bool, int], tuple[QColor, QColor]] = {}
+
+    def _same_cells(self, ranking: Ranking, gold: frozenset[str], pins: frozenset[str]) -> bool:
+        """Whether `ranking` shows every cell as the ranking on screen does (same pool, rows, ranks,
+        counted routes, colour scale, gold and pins): a knob such as MMR's lambda moves the results
+        but not the route ranks, and repainting the matrix was half of a slider change's painting."""
+        shown = self.ranking
+        if shown is None or ranking.pool is not shown.pool or gold != self._gold or pins != self._pins:
+            return False
+        if len(ranking.candidates) != self._cands or ranking.config.route_limit != shown.config.route_limit:
+            return False
+        rows = pool_rows(ranking)
+        return rows == self._rows and ranking.live[rows].tolist() == self._live
 
     def refresh(self) -> None:
         self._colors = {}

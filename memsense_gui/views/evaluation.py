@@ -125,6 +125,11 @@ class EvaluationView(QWidget):
         self.metrics_table = self._table(self.metrics_model, "evaluation-metrics")
         set_columns(self.metrics_table, hidden=(PresetMetricsModel.QUESTIONS,))  # one count for all: the status says it
         self.metrics_table.horizontalHeader().setStretchLastSection(False)  # each metric as wide as its figures
+        # sized to its contents when they change (`set_results`), not on every resize: Qt measured every
+        # cell of every column on each resize of the dock, and again for the split (`_fit_split`)
+        self.metrics_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.metrics_table.horizontalHeader().setResizeContentsPrecision(-1)  # a row per preset: every one, in sight or not
+        self.metrics_table.resizeColumnsToContents()
         self.metric_combo = QComboBox()
         self.metric_combo.setObjectName("evaluation-metric")
         self.bars = CategoryBars()
@@ -209,7 +214,10 @@ class EvaluationView(QWidget):
         view = make_table(model, sortable=True)
         view.setObjectName(name)
         view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header = view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setResizeContentsPrecision(0)  # columns fit the rows in sight: with Qt's 1000 rows, each resize of
+        # the dock measured every question's cells, and making room for the results froze the window 0.7-0.9 s
         return view
 
     def _show_source(self, text: str) -> None:
@@ -327,9 +335,8 @@ class EvaluationView(QWidget):
             return
         t = self.metrics_table
         bar = t.verticalScrollBar().sizeHint().width() if t.verticalScrollBar().isVisible() else 0  # rows all shown: none
-        header = t.horizontalHeader()  # each shown column's own width (the last one stretches: not its length)
-        columns = sum(max(t.sizeHintForColumn(c), header.sectionSizeHint(c)) for c in range(header.count())
-                      if not header.isSectionHidden(c))
+        header = t.horizontalHeader()  # each shown column as wide as its contents (`set_results` sized them)
+        columns = sum(header.sectionSize(c) for c in range(header.count()) if not header.isSectionHidden(c))
         need = columns + 2 * t.frameWidth() + bar
         left = min(need, int(total * TABLE_SHARE))
         self.split.setSizes([left, total - left])

@@ -40,3 +40,34 @@ def test_route_matrix_strength_falls_with_rank(ranking):
     ordered = [strengths[k] for k in sorted(strengths)]
     assert ordered == sorted(ordered, reverse=True)
     assert strengths.get(1, 1.0) == pytest.approx(1.0)
+
+
+ROLES = (Qt.ItemDataRole.DisplayRole, RAW_ROLE, Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole,
+         Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.TextAlignmentRole)
+
+
+def _cells(model) -> list:
+    return [cell(model, r, c, role) for r in range(model.rowCount()) for c in range(model.columnCount()) for role in ROLES]
+
+
+@pytest.mark.parametrize("knob, value, same", [("mmr_lambda", 0.5, True), ("rrf_k", 5.0, False)])
+def test_a_ranking_with_the_same_cells_keeps_the_matrix_and_shows_what_a_fresh_one_shows(ranking, knob, value, same):
+    """A knob that moves no route rank (MMR's lambda) keeps the matrix as it is (no reset, no
+    repaint) while its tooltips read the new ranking; one that moves the rows (RRF k) resets it.
+    Either way every cell, in every role, is what a model given only the new ranking shows."""
+    from dataclasses import replace
+
+    from core.rank.rerank import rerank
+
+    model = RouteMatrixModel()
+    model.set_ranking(ranking, gold={"s1"})
+    resets: list[bool] = []
+    model.modelReset.connect(lambda: resets.append(True))
+    moved = rerank(ranking.pool, replace(ranking.config, **{knob: value}))
+    assert pool_rows(moved) != pool_rows(ranking) or same  # the case tests what it names
+    model.set_ranking(moved, gold={"s1"})
+    fresh = RouteMatrixModel()
+    fresh.set_ranking(moved, gold={"s1"})
+    assert model.ranking is moved
+    assert bool(resets) is not same
+    assert _cells(model) == _cells(fresh)
