@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from memsense_gui.window.memsense_actions import MemsenseActions
     from memsense_gui.window.query_actions import QueryActions
     from memsense_gui.window.store_actions import StoreActions
-    from memsense_gui.window.undo_actions import UndoActions
 
 
 class MenuWindow(Shell, Protocol):
@@ -46,8 +45,6 @@ class MenuWindow(Shell, Protocol):
     def memsense(self) -> MemsenseActions: ...
     @property
     def queries(self) -> QueryActions: ...
-    @property
-    def undo(self) -> UndoActions: ...
     @property
     def tuning(self) -> TuningPanel: ...
     @property
@@ -138,9 +135,9 @@ def build_menus(w: MenuWindow) -> Menus:
     file = _file_menu(w)
     _query_menu(w)
     t = w.menuBar().addMenu("&Tuning")
-    undo = w.undo.stack.createUndoAction(w.window(), "&Undo")
+    undo = w.tuning.current.stack.createUndoAction(w.window(), "&Undo")
     undo.setShortcut(QKeySequence.StandardKey.Undo)
-    redo = w.undo.stack.createRedoAction(w.window(), "&Redo")
+    redo = w.tuning.current.stack.createRedoAction(w.window(), "&Redo")
     redo.setShortcut(QKeySequence("Ctrl+Shift+Z"))
     for action in (undo, redo):
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
