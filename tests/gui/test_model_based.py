@@ -50,8 +50,9 @@ QUERIES = ("How many races has Ana run in 2024?", "bees", "Where did they travel
            "what did the doctor say", "birthday dinner plans", "Porto 10K")
 KNOBS = ("mmr_lambda", "rrf_k", "top_k", "alpha", "duplicate_threshold")
 SUITE_STEPS = 2000
-"""Steps asked of the normal suite (runs end at whole runs of the machine: about 600 steps, 100 s
-on the 2-core test machine under load, 150-180 ms a step)."""
+"""Steps asked of the normal suite (runs end at whole runs of the machine: about 2,050 steps). On the
+2-core test machine at load 11-15: 263 s (2,042 steps) before the steps with runs, 281 s (2,061 steps)
+with them, measured the same hour."""
 STEPS_PER_RUN = 100
 PAINTED_RUNS = 4
 """One run of the machine in this many is drawn as on screen; the others skip Qt's painting."""
