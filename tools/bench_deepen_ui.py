@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     from core.config import Config
     from core.rank.rerank import rerank
     from core.recall.pool import deepen
+    from memsense_gui.state.current_settings import CurrentSettings
     from memsense_gui.state.session import QuerySession
     from tools.bench_gui import _wait, synthetic_engine, synthetic_store
 
@@ -65,11 +66,11 @@ def main(argv: list[str] | None = None) -> int:
 
             pool = engine.recall(user, q, settings.route_limit)
             t0 = time.perf_counter()
-            QuerySession(settings, throttle_ms=0).set_pool(pool)
+            QuerySession(CurrentSettings(settings, throttle_ms=0)).set_pool(pool)
             alone.append((time.perf_counter() - t0) * 1e3)
 
             pool = engine.recall(user, q, settings.route_limit)
-            session = QuerySession(settings, throttle_ms=0)
+            session = QuerySession(CurrentSettings(settings, throttle_ms=0))
             session.pin_baseline("top_k 50", baseline)
             t0 = time.perf_counter()
             session.set_pool(pool)

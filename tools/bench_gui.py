@@ -174,10 +174,8 @@ def slider_changes(args: argparse.Namespace) -> tuple[list[float], list[float]]:
         if knob in window.tuning.sliders:
             window.tuning.set_knob(knob, value)
         else:  # pool limits have no slider: a config file or an auto-tune result sets them
-            cfg = replace(session.config, **{knob: value})
-            window.tuning.set_config(cfg)
-            session.request_config(cfg, knob)
-        session.flush()
+            window.ctx.current.edit(replace(window.ctx.current.config, **{knob: value}), knob)
+        window.ctx.current.flush()
         app.processEvents()
         if session.is_deepening:  # the deeper pool is ranked off the UI thread: time it to the screen
             _wait(app, session.ranking_changed)

@@ -104,7 +104,7 @@ def take(store: Path | None, out: Path, dark: bool) -> Path:
     window.queries.open_question(q["user"], q["question"], set(gold))
     _wait(app, window.ctx.ranking_updated)
     window.tuning.set_knob("mmr_lambda", 0.9)
-    window.ctx.session.flush()
+    window.ctx.current.flush()
     ranking = window.ctx.session.ranking
     missed = [c.memory_id for c in ranking.pool.chunks
               if c.kind == "session" and str(c.session_number) in gold and c.memory_id not in ranking.result_ids]

@@ -62,7 +62,7 @@ def _evaluate_under(app, window, evaluation, presets) -> None:
     """One Evaluation run with each preset as the current settings, each kept and listed before the next."""
     for preset in presets:
         window.tuning.apply_preset(preset)
-        window.ctx.session.flush()
+        window.ctx.current.flush()
         evaluation.start()
         _wait(app, window.ctx.runs.recorded, 600)
         _wait(app, window.ctx.runs.listed, 60)

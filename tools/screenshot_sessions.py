@@ -27,7 +27,7 @@ def take(store: Path, out: Path) -> Path:
     window.queries.open_question(USER, QUESTION, set())
     _wait(app, window.ctx.ranking_updated)
     window.tuning.apply_preset("sessions")
-    window.ctx.session.flush()
+    window.ctx.current.flush()
     window.results.view.selectRow(0)
     window.results.view.setFocus()
     _settle(app, 800)

@@ -1,7 +1,8 @@
 """The application context: everything a view may use, handed to it explicitly.
 
 One `AppContext` per window: the per-user data dir and settings, the open store (its engine
-is used only on the engine runner's thread), the query session, presets and judgments, the
+is used only on the engine runner's thread), the current settings and their undo stack (the
+one copy of the config on screen), the query session, presets and judgments, the
 question set that Cases, Evaluation and Auto-tune share (recalled once), the task runners, and
 the app's events as signals. Views and window actions take the
 context; none of them reaches into the window.
@@ -20,6 +21,7 @@ from core.evaluation.workspace import Workspace
 from core.recall.pool import RecallPool
 from core.recall.protocol import RecallEngine
 from memsense_gui.state import paths
+from memsense_gui.state.current_settings import CurrentSettings
 from memsense_gui.state.evaluation_source import EvaluationSource
 from memsense_gui.state.judgments import AppJudgments
 from memsense_gui.state.presets import PresetLibrary
@@ -46,7 +48,7 @@ def default_store_builder(*args: Any, **kwargs: Any) -> Any:
 
 
 class AppContext(QObject):
-    """Store, engine, settings, presets, judgments, session, runners and the app's events."""
+    """Store, engine, settings, the current config, presets, judgments, session, runners and the app's events."""
 
     store_opened = Signal(str)  # location
     store_failed = Signal(str)  # location that did not open (the store open before stays open)
@@ -80,7 +82,8 @@ class AppContext(QObject):
         # user; the engine's embedder is the only thing both touch, and its load is locked
         self.model_runner = TaskRunner("memsense-model", self)
         self.ingest_runner = TaskRunner("memsense-ingest", self)
-        self.session = QuerySession(parent=self)
+        self.current = CurrentSettings(parent=self)  # the settings on screen: every change goes through it
+        self.session = QuerySession(self.current, parent=self)
         self.judgments = AppJudgments(self)
         self.presets = PresetLibrary(self._preset_store(), self)
         self.question_sets = QuestionSets(self.settings, self)
@@ -94,12 +97,12 @@ class AppContext(QObject):
         self.closing.connect(self.runs.shutdown)
         self.run_recorded.connect(self.runs.recorded)  # diagnose and fix keep theirs on their own runner: History hears of them too
         self.presets.presets_changed.connect(self._plan_recall)
-        self.session.config_changed.connect(self._plan_recall)
+        self.current.changed.connect(self._plan_recall)
         self._plan_recall()
 
     def _plan_recall(self, *_: Any) -> None:
         """The question set's recall depth follows the presets and the settings."""
-        self.question_sets.plan_for(self.presets.all().values(), self.session.config)
+        self.question_sets.plan_for(self.presets.all().values(), self.current.config)
         if self._workspace is not None:
             self._workspace[1].plan = self.question_sets.plan
 

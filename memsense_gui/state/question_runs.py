@@ -49,7 +49,7 @@ class QuestionRuns(QObject):
     @property
     def metric(self) -> str:
         """The metric a question passes on: every gold session among the results (`recall_all@top_k`)."""
-        return metric_key("recall_all", self.ctx.session.config.top_k)
+        return metric_key("recall_all", self.ctx.current.config.top_k)
 
     def _listed(self, runs: list[Run]) -> None:
         self._all = list(runs)

@@ -1,9 +1,9 @@
-"""The current query: its recall pool, the config and the re-ranking of one by the other.
+"""The current query: its recall pool, and its re-ranking under the current settings.
 
-Recall once, re-rank many: a new config re-ranks the cached pool (about a millisecond) with
-no new search. `QuerySession` joins three parts, each testable alone:
-- `throttle.ConfigThrottle`: config requests from sliders, at most one re-rank per interval,
-  the newest request wins;
+Recall once, re-rank many: a change of the settings re-ranks the cached pool (about a
+millisecond) with no new search. The settings are not the session's: it reads and follows
+`current_settings.CurrentSettings` (whose `changed` is throttled: at most one re-rank per
+interval, the newest settings win). `QuerySession` joins two parts, each testable alone:
 - `movement.Movement`: what rank movement is shown against (a pinned baseline, ranked once per
   new pool, else the settings before the last gesture) and the pinned chunks;
 - `pools.PoolHolder`: the pool and the deepest pool ranked from it so far.
@@ -29,9 +29,9 @@ from core.rank.explain import Fate, reads_deepest
 from core.rank.ranking import Ranking
 from core.rank.rerank import rerank
 from core.recall.pool import RecallPool
+from memsense_gui.state.current_settings import CurrentSettings
 from memsense_gui.state.movement import Baseline, Movement
 from memsense_gui.state.pools import PoolHolder
-from memsense_gui.state.throttle import ConfigThrottle
 from memsense_gui.workers.runner import TaskRunner
 
 __all__ = ["UPDATING", "Baseline", "QuerySession"]
@@ -41,10 +41,9 @@ UPDATING = "updating"
 
 
 class QuerySession(QObject):
-    """Pool + config -> ranking, with a baseline ranking kept for rank movement."""
+    """Pool + the current settings -> ranking, with a baseline ranking kept for rank movement."""
 
     pool_changed = Signal(object)  # RecallPool | None
-    config_changed = Signal(object)  # Config, once applied
     ranking_changed = Signal(object)  # Ranking
     pins_changed = Signal(object)  # tuple[str, ...]
     baseline_changed = Signal(object)  # Baseline | None
@@ -53,16 +52,13 @@ class QuerySession(QObject):
     pool_deepened = Signal(object)  # RecallPool: the current pool is deeper; ask `deep_enough` again
     updating = Signal(bool)  # True while the ranking or pinned baseline on screen waits for a deeper pool
 
-    def __init__(self, config: Config | None = None, throttle_ms: int = 30, parent: QObject | None = None,
-                 runner: TaskRunner | None = None):
+    def __init__(self, settings: CurrentSettings, parent: QObject | None = None, runner: TaskRunner | None = None):
         super().__init__(parent)
-        self.config = config or Config()
+        self.settings = settings
         self.ranking: Ranking | None = None
         self.gold: frozenset[str] = frozenset()
         self.evidence: frozenset[str] = frozenset()
         self.is_updating = False
-        self.throttle = ConfigThrottle(throttle_ms, self)
-        self.throttle.apply.connect(self.set_config)
         self.movement = Movement(self)
         self.movement.pins_changed.connect(self.pins_changed)
         self.movement.baseline_changed.connect(self.baseline_changed)
@@ -70,6 +66,8 @@ class QuerySession(QObject):
         self.pools.deepening.connect(self.deepening)
         self.pools.deepened.connect(self._on_deepened)
         self.pools.failed.connect(self._on_deepening_failed)
+        settings.changed.connect(self._settings_changed)
+        settings.gesture_ended.connect(self.movement.end_gesture)
 
     # ---- what the parts hold ----------------------------------------------------------------
     @property
@@ -108,26 +106,11 @@ class QuerySession(QObject):
         if pool is not None:
             self._rerank()
 
-    # ---- config ---------------------------------------------------------------------------
-    def request_config(self, cfg: Config, knob: str | None = None) -> None:
-        """Throttled: applied now if the last re-rank is older than the interval, else at its end."""
-        self.throttle.request(cfg, knob)
-
-    def flush(self) -> None:
-        """Apply the newest pending request now."""
-        self.throttle.flush()
-
-    def end_gesture(self) -> None:
-        """A drag released or a value entered: its last change applied now, and the next change
-        of any knob shows movement against the settings it leaves."""
-        self.flush()
-        self.movement.end_gesture()
-
-    def set_config(self, cfg: Config, knob: str | None = None) -> None:
-        """Apply at once. `knob` names what changed; a new gesture starts a new baseline."""
-        self.movement.config_changed(knob, self.ranking)
-        self.config = cfg
-        self.config_changed.emit(cfg)
+    # ---- settings ---------------------------------------------------------------------------
+    def _settings_changed(self, cfg: Config, cause: str) -> None:
+        """The settings changed (`cause`: the knob, or "undo", "apply"...): a new gesture starts a
+        new movement baseline; the pool is re-ranked."""
+        self.movement.config_changed(cause or None, self.ranking)
         if self.pool is not None:
             self._rerank()
 
@@ -145,13 +128,14 @@ class QuerySession(QObject):
         if due is not None and self.pools.ready(due.route_limit):
             self.movement.ranked(self._ranked(due))
             due = None
-        if self.pools.ready(self.config.route_limit):
-            ranking = self._ranked(self.config)
+        cfg = self.settings.config
+        if self.pools.ready(cfg.route_limit):
+            ranking = self._ranked(cfg)
             if ranking is not None:
-                self.throttle.applied()
+                self.settings.applied()
                 self.ranking = ranking
                 self.ranking_changed.emit(ranking)
-        self._set_updating(not self.deep_enough(self.config, *(() if due is None else (due,))))
+        self._set_updating(not self.deep_enough(cfg, *(() if due is None else (due,))))
 
     def _ranked(self, cfg: Config) -> Ranking | None:
         try:

@@ -30,10 +30,9 @@ Apply = Callable[[Config, str], Any]
 
 
 class RankSource(Protocol):
-    """What the dialog needs of the query session: the settings and ranking on screen, and a
-    re-rank of the current pool under other settings."""
+    """What the dialog needs of the query session: the ranking on screen, and a re-rank of the
+    current pool under other settings."""
 
-    config: Config
     ranking: Ranking | None
 
     @property
@@ -135,12 +134,12 @@ class ApplyDiffDialog(QDialog):
         self.moves_table.setVisible(bool(moves))
 
 
-def offer_settings(parent: QWidget | None, source: RankSource, after: Config, what: str, apply: Apply,
+def offer_settings(parent: QWidget | None, source: RankSource, now: Config, after: Config, what: str, apply: Apply,
                    user_id: str = "") -> ApplyDiffDialog:
-    """Open (window-modal, not blocking) the diff of `after` against the settings on screen and
-    the movement it causes; Apply calls `apply(after, what)` once."""
+    """Open (window-modal, not blocking) the diff of `after` against the settings on screen
+    (`now`) and the movement it causes; Apply calls `apply(after, what)` once."""
     moves, note = movement(source, after)
-    dialog = ApplyDiffDialog(what, settings_diff(source.config, after), moves, note, user_id, parent)
+    dialog = ApplyDiffDialog(what, settings_diff(now, after), moves, note, user_id, parent)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.accepted.connect(lambda: apply(after, what))
     deepened = getattr(source, "pool_deepened", None)  # a QuerySession's: the deeper lists are ranked

@@ -60,8 +60,8 @@ class BaselineBar(QWidget):
 
     def pin_snapshot(self) -> None:
         """The settings on screen now, kept as they are while the sliders move on."""
-        self.ctx.session.flush()
-        self.ctx.session.pin_baseline(f"snapshot of {time.strftime('%H:%M:%S')}", self.ctx.session.config)
+        self.ctx.current.flush()
+        self.ctx.session.pin_baseline(f"snapshot of {time.strftime('%H:%M:%S')}", self.ctx.current.config)
 
     def pin_preset(self, name: str) -> None:
         """`name`'s settings, followed when the preset is saved again (as Compare follows it)."""

@@ -116,4 +116,4 @@ class ConfigChoice(QComboBox):
             return name, self.ctx.presets.get(name)
         if kind == "file":
             return Path(name).name, config_io.load(name)
-        return "current settings", self.ctx.session.config
+        return "current settings", self.ctx.current.config

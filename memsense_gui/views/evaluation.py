@@ -82,14 +82,14 @@ class EvaluationView(QWidget):
         source = ctx.evaluation
         autotune = AutoTuneView(tune=source.tune, users=lambda: list(ctx.users), save_preset=ctx.presets.save,
                                 cross_validate=source.cross_validate, forget=source.forget_studies,
-                                current=lambda: ctx.session.config)
-        view = cls(presets=lambda: with_current(ctx.presets.all(), ctx.session.config), source=source,
+                                current=lambda: ctx.current.config)
+        view = cls(presets=lambda: with_current(ctx.presets.all(), ctx.current.config), source=source,
                    autotune=autotune)
         ctx.users_loaded.connect(view._users_loaded)
         ctx.store_opened.connect(view._store_opened)
         ctx.closing.connect(view.shutdown)
-        view.current = CurrentRow(view, lambda: ctx.session.config, view)
-        ctx.session.config_changed.connect(view.current.check)
+        view.current = CurrentRow(view, lambda: ctx.current.config, view)
+        ctx.current.changed.connect(view.current.check)
         return view
 
     @property

@@ -62,7 +62,7 @@ class ImpactView(QWidget):
         self.slot = TaskSlot(self.runner, succeeded=self._finished, failed=self._failed, cancelled=self._cancelled,
                              progressed=self._progressed)
         self._build()
-        for signal in (ctx.session.config_changed, ctx.presets.presets_changed, ctx.session.baseline_changed,
+        for signal in (ctx.current.changed, ctx.presets.presets_changed, ctx.session.baseline_changed,
                        ctx.store_opened, self.a_choice.choice_changed, self.b_choice.choice_changed,
                        self.k_spin.valueChanged):
             signal.connect(self._check_stale)

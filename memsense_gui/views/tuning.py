@@ -1,7 +1,8 @@
 """The tuning dock: a labeled slider (with exact numeric entry) per knob, and presets.
 
-Moving a slider emits `config_edited(cfg, knob)` on every tick; the window's QuerySession
-throttles and re-ranks the cached pool. Presets: the built-in ones (`core.config.presets.BUILTIN`)
+The panel keeps no config of its own: it shows `CurrentSettings.config` (following its `changed`)
+and hands every edit to it (`CurrentSettings.edit`, one undo step per drag or typed value;
+`end_edit` on a release or Enter), which throttles the re-rank of the cached pool. Presets: the built-in ones (`core.config.presets.BUILTIN`)
 and the user's own (`state.presets.PresetLibrary`, written atomically). Choosing one (the list,
 "Reset to preset", Ctrl+R) goes through `offer_preset` when the window set it (the diff first,
 then one undoable step), else applies it at once.
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from core.config import SCHEMES, Config
 from memsense_gui import theme
+from memsense_gui.state.current_settings import PRESET_CAUSE, CurrentSettings
 from memsense_gui.state.presets import PresetLibrary
 from memsense_gui.views.sliders import ALL_KNOBS, GROUPS, Knob, Slider, make_slider, tooltip
 
@@ -26,16 +28,13 @@ from memsense_gui.views.sliders import ALL_KNOBS, GROUPS, Knob, Slider, make_sli
 class TuningPanel(QWidget):
     """Every knob of `Config` that the ranking responds to, plus the preset controls."""
 
-    config_edited = Signal(object, str)  # Config, knob name
-    edit_finished = Signal()  # a slider drag released or a typed value entered: one undo step ends
-    preset_applied = Signal(str)
     preset_shown = Signal(str)  # the preset the settings are now shown against
     error_raised = Signal(object)
 
-    def __init__(self, presets: PresetLibrary, parent: QWidget | None = None):
+    def __init__(self, presets: PresetLibrary, current: CurrentSettings, parent: QWidget | None = None):
         super().__init__(parent)
         self.presets = presets
-        self.config = Config()
+        self.current = current
         self.offer_preset: Callable[[str], Any] | None = None
         self.shown_preset = ""
         self.sliders: dict[str, Slider] = {}
@@ -57,7 +56,8 @@ class TuningPanel(QWidget):
         outer.addWidget(scroll, 1)
         presets.presets_changed.connect(self._fill_presets)
         self._fill_presets()
-        self.set_config(self.config)
+        self._show(current.config)
+        current.changed.connect(self._show)
         self.apply_theme()
 
     # ---- construction -------------------------------------------------------------------------
@@ -101,25 +101,25 @@ class TuningPanel(QWidget):
         self.scheme_combo = QComboBox()
         self.scheme_combo.addItems(SCHEMES)
         self.scheme_combo.setToolTip(f"How route lists are fused. Memsense default: {Config().scheme}")
-        self.scheme_combo.currentTextChanged.connect(lambda s: self._edit(replace(self.config, scheme=s), "scheme"))
+        self.scheme_combo.currentTextChanged.connect(lambda s: self._edit(replace(self.current.config, scheme=s), "scheme"))
         form.addRow("fusion", self.scheme_combo)
         self.session_first_box = QCheckBox("session-first (turns support sessions)")
         self.session_first_box.setToolTip(
             f"Return session chunks, lifted by their best turn (turn support). Memsense default: {Config().session_first}")
         self.session_first_box.toggled.connect(
-            lambda on: self._edit(replace(self.config, session_first=on), "session_first"))
+            lambda on: self._edit(replace(self.current.config, session_first=on), "session_first"))
         form.addRow(self.session_first_box)
         self.fallback_box = QCheckBox("fallback fill when all are duplicates")
         self.fallback_box.setToolTip(
             f"When every remaining row is a duplicate, append the next one anyway. Memsense default: {Config().fallback_fill}")
-        self.fallback_box.toggled.connect(lambda on: self._edit(replace(self.config, fallback_fill=on), "fallback_fill"))
+        self.fallback_box.toggled.connect(lambda on: self._edit(replace(self.current.config, fallback_fill=on), "fallback_fill"))
         form.addRow(self.fallback_box)
         self.distinct_box = QCheckBox("one row per session (selection by session)")
         self.distinct_box.setToolTip(
             "Only the first row of each session in final order enters MMR; the others are skipped as "
             f"'same session' (beyond Memsense). Memsense default: {Config().distinct_sessions}")
         self.distinct_box.toggled.connect(
-            lambda on: self._edit(replace(self.config, distinct_sessions=on), "distinct_sessions"))
+            lambda on: self._edit(replace(self.current.config, distinct_sessions=on), "distinct_sessions"))
         form.addRow(self.distinct_box)
         return box
 
@@ -129,19 +129,18 @@ class TuningPanel(QWidget):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         for knob in knobs:
             slider = make_slider(knob)
-            slider.valueChanged.connect(lambda v, k=knob: self._edit(k.apply(self.config, k.rounded(v)), k.name))
-            slider.sliderReleased.connect(self.edit_finished)
-            slider.editingFinished.connect(self.edit_finished)
+            slider.valueChanged.connect(lambda v, k=knob: self._edit(k.apply(self.current.config, k.rounded(v)), k.name))
+            slider.sliderReleased.connect(self.current.end_edit)
+            slider.editingFinished.connect(self.current.end_edit)
             label = QLabel(knob.label)
             label.setToolTip(tooltip(knob))
             form.addRow(label, slider)
             self.sliders[knob.name] = slider
         return box
 
-    # ---- config in and out ------------------------------------------------------------------------
-    def set_config(self, cfg: Config) -> None:
-        """Show `cfg` without emitting `config_edited`."""
-        self.config = cfg
+    # ---- the current settings shown and edited ---------------------------------------------------
+    def _show(self, cfg: Config) -> None:
+        """Show the current settings `cfg` (a change made elsewhere: undo, an apply), editing nothing."""
         for name, slider in self.sliders.items():
             value = ALL_KNOBS[name].value(cfg)
             if abs(slider.value() - value) > 1e-12:
@@ -160,11 +159,9 @@ class TuningPanel(QWidget):
         self._update_modified()
 
     def _edit(self, cfg: Config, knob: str) -> None:
-        if cfg == self.config:
-            return
-        self.config = cfg
+        """A user's edit: to the current settings, as one undo step (merged within one drag)."""
+        self.current.edit(cfg, knob)
         self._update_modified()
-        self.config_edited.emit(cfg, knob)
 
     def apply_theme(self) -> None:
         """superqt's value labels carry a style sheet that freezes their palette: give them the
@@ -175,7 +172,7 @@ class TuningPanel(QWidget):
                 label.setStyleSheet(f"background: transparent; border: 0; color: {color};")
 
     def set_knob(self, name: str, value: float) -> None:
-        """Move one slider as a user would (emits `config_edited`)."""
+        """Move one slider as a user would (an edit of the current settings)."""
         self.sliders[name].setValue(value)
 
     # ---- presets ------------------------------------------------------------------------------------
@@ -198,7 +195,7 @@ class TuningPanel(QWidget):
         self.rename_button.setEnabled(not builtin)
         self.delete_button.setEnabled(not builtin)
         try:
-            same = self.presets.get(name) == self.config
+            same = self.presets.get(name) == self.current.config
         except Exception:  # noqa: BLE001 - an unknown name just shows as modified
             same = False
         self.modified_label.setText("" if same else f"<i>Settings differ from “{name}”</i>")
@@ -216,20 +213,19 @@ class TuningPanel(QWidget):
             self.apply_preset(name)
 
     def apply_preset(self, name: str) -> None:
-        """Reset every knob to a preset in one click."""
+        """Reset every knob to a preset in one click (one undo step)."""
         try:
             cfg = self.presets.get(name)
         except Exception as exc:  # noqa: BLE001
             self.error_raised.emit(exc)
             return
         self.select_preset(name)
-        self.set_config(cfg)
-        self.config_edited.emit(cfg, f"preset:{name}")
-        self.preset_applied.emit(name)
+        self.current.edit(cfg, PRESET_CAUSE + name)
+        self._update_modified()
 
     def save_preset(self, name: str) -> bool:
         try:
-            self.presets.save(name, self.config)
+            self.presets.save(name, self.current.config)
         except Exception as exc:  # noqa: BLE001 - MemsenseError or a disk error: shown, not fatal
             self.error_raised.emit(exc)
             return False

@@ -47,7 +47,7 @@ class CasesActions:
         dock = self.window.dock(DockId.CASES)
         if dock is not None:
             dock.visibilityChanged.connect(self._maybe_load)
-        ctx.session.config_changed.connect(lambda _cfg: self.score())
+        ctx.current.changed.connect(lambda _cfg: self.score())
         ctx.closing.connect(lambda: self.runner.shutdown(wait=True))
         self.source.changed.connect(self._questions_changed)
         self.panel.set_source(self.source.label())
@@ -70,7 +70,7 @@ class CasesActions:
             return
         self.loaded_for = self.ctx.location
         self.panel.set_source(f"{self.source.label()} — recalling…")
-        self.load_slot.start("cases", jobs.case_pools, self.source, self.ctx.session.config.route_limit)
+        self.load_slot.start("cases", jobs.case_pools, self.source, self.ctx.current.config.route_limit)
 
     def choose_questions(self) -> None:
         path = ask_questions(self.window.window(), self.ctx.settings, self.source.path)
@@ -100,10 +100,10 @@ class CasesActions:
                      if q.user_id == user_id and " ".join(q.text.split()).casefold() == key), ())
 
     def score(self) -> None:
-        if self.questions and self.ctx.session.config.route_limit > self.depth:
+        if self.questions and self.ctx.current.config.route_limit > self.depth:
             self.load()  # deeper lists for the questions whose pools end before them, then scored
         elif self.questions:
-            self.score_slot.start("score cases", jobs.score_cases, self.pools, self.questions, self.ctx.session.config)
+            self.score_slot.start("score cases", jobs.score_cases, self.pools, self.questions, self.ctx.current.config)
 
     def _scored(self, result: tuple[list, Any]) -> None:
         outcomes, metric = result

@@ -30,7 +30,7 @@ class CompareActions:
         self.update()
 
     def _config_named(self, name: str) -> Config:
-        return self.ctx.session.config if name == ComparePanel.CURRENT else self.ctx.presets.get(name)
+        return self.ctx.current.config if name == ComparePanel.CURRENT else self.ctx.presets.get(name)
 
     def update(self) -> None:
         pool = self.ctx.session.pool

@@ -29,6 +29,8 @@ from memsense_gui.window.parts import ExportUi
 PLOTS = {"contributions": "Score contributions", "mmr": "MMR terms per pick", "matrix": "Route-rank matrix",
          "evaluation": "Evaluation per category"}
 PANELS = {"mmr": DockId.MMR_TRACE, "matrix": DockId.ROUTE_RANKS}
+CONFIG_KEY = "tuning/config"
+"""The app's setting that keeps the current settings (JSON) for the next session."""
 
 
 class ExportActions:
@@ -40,18 +42,22 @@ class ExportActions:
         self.last_plot: PlotFile | None = None  # where the last exported plot's data landed in its file
 
     def restore_config(self) -> None:
-        """The settings and query of the last session (Memsense's defaults when unreadable)."""
-        text = self.ctx.settings.value("tuning/config", "")
+        """The settings and query of the last session (Memsense's defaults when unreadable); from
+        now on the current settings are kept in the app's settings as they change."""
+        text = self.ctx.settings.value(CONFIG_KEY, "")
         cfg = Config()
         if text:
             try:
                 cfg = config_io.loads(str(text), "json", source="saved settings")
             except MemsenseError:
                 cfg = Config()
-        self.window.tuning.set_config(cfg)
-        self.ctx.session.set_config(cfg, "restore")
+        self.ctx.current.restore(cfg)
+        self.ctx.current.changed.connect(self._keep_config)
         self.window.tuning.select_preset(MEMSENSE)
         self.window.query_edit.setText(str(self.ctx.settings.value("query/text", "")))
+
+    def _keep_config(self, cfg: Config) -> None:
+        self.ctx.settings.setValue(CONFIG_KEY, config_io.dumps(cfg, "json"))
 
     def provenance(self) -> Provenance:
         """Where the settings on screen come from: the preset picked, the store, the model, and
@@ -59,7 +65,7 @@ class ExportActions:
         engine = self.ctx.engine
         model = (engine.model_path if engine is not None else None) or ""
         return Provenance(preset=self.window.tuning.preset_combo.currentText(), store=self.ctx.location or "",
-                          model=str(model), **self.known_figures(self.ctx.session.config))
+                          model=str(model), **self.known_figures(self.ctx.current.config))
 
     def known_figures(self, cfg: Config) -> dict[str, Any]:
         """Provenance metric fields for `cfg`: the auto-tune winner's train and held-out figures
@@ -113,7 +119,7 @@ class ExportActions:
 
     def export_config(self, path: str | Path) -> bool:
         return self._saved(self.ctx.attempt(
-            lambda: save_with_provenance(self.ctx.session.config, path, self.provenance()), "Exporting settings"), path)
+            lambda: save_with_provenance(self.ctx.current.config, path, self.provenance()), "Exporting settings"), path)
 
     def _saved(self, ok: bool, path: str | Path) -> bool:
         if ok:
@@ -155,7 +161,7 @@ class ExportActions:
         from core.config.memsense_options import memsense_export
 
         def write() -> None:
-            text = json.dumps(memsense_export(self.ctx.session.config), indent=2)
+            text = json.dumps(memsense_export(self.ctx.current.config), indent=2)
             write_output(path, text + "\n")
 
         return self._saved(self.ctx.attempt(write, "Exporting Memsense options"), path)

@@ -99,7 +99,7 @@ class FailuresActions:
         f.cancel_requested.connect(self.cancel_fix)
         f.apply_requested.connect(self.apply_candidate)
         self.window.cases_panel.fix_requested.connect(lambda cases: self.find_fix(cases, "Cases"))
-        ctx.session.config_changed.connect(self._settings_changed)
+        ctx.current.changed.connect(self._settings_changed)
         self.source.changed.connect(lambda _label: self._elsewhere("other questions were chosen"))
         ctx.store_opened.connect(lambda _loc: self._elsewhere("another store was opened"))
         ctx.ranking_updated.connect(self._show_pinned_fate)
@@ -140,7 +140,7 @@ class FailuresActions:
         if self.ctx.engine is None:
             self.diagnose_view.set_running(False, "Open a store first (File > Open store…).")
             return None
-        cfg = self.ctx.session.config
+        cfg = self.ctx.current.config
         self.diagnose_view.set_running(True, f"Diagnosing {self.source.label()} under the current settings…")
         return self.diagnose_slot.start("diagnose", failure_jobs.diagnose_set, self.source, cfg)
 
@@ -149,8 +149,8 @@ class FailuresActions:
         self.diagnose_view.show_run(run)
         if run.run_id is not None:
             self.ctx.run_recorded.emit(run.run_id)
-        if run.config != self.ctx.session.config:
-            self._settings_changed(self.ctx.session.config)
+        if run.config != self.ctx.current.config:
+            self._settings_changed(self.ctx.current.config)
 
     def _settings_changed(self, cfg: Config) -> None:
         run = self.diagnose_view.run
@@ -231,7 +231,7 @@ class FailuresActions:
         if self.ctx.engine is None:
             f.set_running(False, "Open a store first (File > Open store…).")
             return None
-        start = self.ctx.session.config
+        start = self.ctx.current.config
         self._fix_from = (self.ctx.location, self.source.label())
         f.set_running(True, f"Searching {f.trials.value()} configs from the current settings…")
         return self.fix_slot.start("find a fix", failure_jobs.find_fix, self.source, start, f.cases,
@@ -250,7 +250,7 @@ class FailuresActions:
             self.fix_view.mark_stale("another store was opened while it searched: these are of the store before")
         elif self._fix_from is not None and self._fix_from[1] != self.source.label():
             self.fix_view.mark_stale("other questions were chosen while it searched")
-        elif run.start != self.ctx.session.config:
+        elif run.start != self.ctx.current.config:
             self.fix_view.mark_stale("the settings differ from those the search started from")
 
     def apply_candidate(self, candidate: FixCandidate, number: int) -> QWidget:

@@ -11,7 +11,6 @@ from typing import Callable, Iterable
 
 from PySide6.QtWidgets import QTableView
 
-from core.config import Config, dumps
 from core.errors import MemsenseError
 from core.rank.ranking import Ranking
 from core.records import Chunk
@@ -52,7 +51,6 @@ class Inspector:
 
     def connect(self) -> None:
         session = self.ctx.session
-        session.config_changed.connect(self._config_applied)
         session.ranking_changed.connect(self.show_ranking)
         session.updating.connect(self.window.results.set_updating)
         why_not = self.window.whynot_panel
@@ -75,11 +73,6 @@ class Inspector:
             w.matrix_panel.set_focus(None)
             self.show_ranking(None)
 
-    def _config_applied(self, cfg: Config) -> None:
-        if cfg != self.window.tuning.config:
-            self.window.tuning.set_config(cfg)
-        self.ctx.settings.setValue("tuning/config", dumps(cfg, "json"))
-
     # ---- ranking -> panels ------------------------------------------------------------------------
     def show_ranking(self, ranking: Ranking | None) -> None:
         """Results and bars at once; every other panel now if it is on screen, else when shown."""
@@ -100,7 +93,7 @@ class Inspector:
         if ranking.selection.order:
             return
         try:
-            self.ctx.session.config.check_searchable()
+            self.ctx.current.config.check_searchable()
         except MemsenseError as exc:
             self.window.statusBar().showMessage(str(exc).capitalize(), 15000)
 

@@ -87,7 +87,7 @@ class JudgingActions:
             ctx.report_error(MemsenseError("open a store first" if ctx.engine is None else NOTHING_JUDGED),
                              "Exporting a run")
             return None
-        cfg, tag = ctx.session.config, self.settings_name()
+        cfg, tag = ctx.current.config, self.settings_name()
         self._status(f"Running {len(questions)} judged questions with “{tag}”…")
         recalled = partial(ctx.evaluation.recall_questions, questions, ctx.judgments.path)
         return self.runner.submit("trec run", jobs.preset_run, recalled, cfg, level,
@@ -103,7 +103,7 @@ class JudgingActions:
         """The selected preset's name, marked when the knobs no longer match it."""
         name = self.window.tuning.preset_combo.currentText() or "settings"
         try:
-            same = self.ctx.presets.get(name) == self.ctx.session.config
+            same = self.ctx.presets.get(name) == self.ctx.current.config
         except Exception:  # noqa: BLE001 - an unknown name is just "modified"
             same = False
         return name if same else f"{name}-modified"

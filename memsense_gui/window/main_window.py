@@ -50,7 +50,6 @@ from memsense_gui.window.cases_actions import CasesActions
 from memsense_gui.window.store_actions import StoreActions
 from memsense_gui.window.query_history import QueryHistory
 from memsense_gui.window.recent_actions import RecentActions
-from memsense_gui.window.undo_actions import UndoActions
 from memsense_gui.window.apply_actions import ApplyActions
 from memsense_gui.window.restore_choices import ChoiceMemory
 from memsense_gui.window.whatif_actions import WhatIfActions
@@ -88,8 +87,7 @@ class MainWindow(QMainWindow):
         self.memsense = MemsenseActions(ctx, self)
         self.whatif = WhatIfActions(ctx, self.whynot_panel, self)
         self.cases = CasesActions(ctx, self)
-        self.undo = UndoActions(ctx, self.tuning, self)
-        self.applying = ApplyActions(ctx, self, self.undo, self.tuning, self.whynot_panel)
+        self.applying = ApplyActions(ctx, self, self.tuning, self.whynot_panel)
         self.history = QueryHistory(ctx, self.query_edit, self)
         self.help = HelpActions(ctx, self)
         self.picker = QuestionPicker(ctx, self, self)
@@ -131,7 +129,7 @@ class MainWindow(QMainWindow):
         self.baseline_bar = BaselineBar(self.ctx)
         self.results.add_to_caption(self.baseline_bar)
         self.setCentralWidget(self.results)
-        self.tuning = TuningPanel(self.ctx.presets)
+        self.tuning = TuningPanel(self.ctx.presets, self.ctx.current)
         self.tuning.setMinimumWidth(300)
         self.chunk_panel, self.explain_panel, self.turns_panel = ChunkPanel(), ExplainPanel(), TurnSupportPanel()
         self.whynot_panel, self.pool_panel, self.matrix_panel = WhyNotPanel(), PoolPanel(), MatrixPanel()
@@ -172,8 +170,6 @@ class MainWindow(QMainWindow):
         self.query_edit.textEdited.connect(self.queries.query_edited)
         self.run_button.clicked.connect(lambda _checked=False: self.queries.run_query())  # clicked(bool) is no gold list
         self.user_combo.currentTextChanged.connect(self.queries.user_picked)
-        self.tuning.config_edited.connect(ctx.session.request_config)
-        self.tuning.edit_finished.connect(ctx.session.end_gesture)
         self.tuning.error_raised.connect(lambda e: self.report_error(e, "Presets"))
         ctx.session.rerank_failed.connect(lambda e: self.report_error(e, "Re-ranking"))
         self.whynot_panel.pin_requested.connect(ctx.session.pin)
@@ -187,7 +183,6 @@ class MainWindow(QMainWindow):
         self.memsense.connect()
         self.whatif.connect()
         self.cases.connect()
-        self.undo.connect()
         self.applying.connect()
         self.history.connect()
         self.picker.connect_signals()
@@ -292,7 +287,7 @@ class MainWindow(QMainWindow):
         self.ctx.error_reported.emit(box.text())
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        self.ctx.session.flush()
+        self.ctx.current.flush()
         self.ctx.settings.setValue("window/geometry", self.saveGeometry())
         self.layouts.save()
         save_columns(self, self.ctx.settings)

@@ -14,6 +14,7 @@ from memsense_gui.views.dock import DockId, ViewDock
 from memsense_gui.window.parts import Shell
 
 if TYPE_CHECKING:
+    from memsense_gui.state.context import AppContext
     from memsense_gui.views.pool import PoolPanel
     from memsense_gui.views.results import ResultsPanel
     from memsense_gui.views.tuning import TuningPanel
@@ -26,13 +27,14 @@ if TYPE_CHECKING:
     from memsense_gui.window.memsense_actions import MemsenseActions
     from memsense_gui.window.query_actions import QueryActions
     from memsense_gui.window.store_actions import StoreActions
-    from memsense_gui.window.undo_actions import UndoActions
 
 
 class MenuWindow(Shell, Protocol):
     """What the menus bind: the parts' commands (the menus are where they all meet), the
     tables that take the grade keys, and the window's own layout commands."""
 
+    @property
+    def ctx(self) -> AppContext: ...
     @property
     def stores(self) -> StoreActions: ...
     @property
@@ -47,8 +49,6 @@ class MenuWindow(Shell, Protocol):
     def memsense(self) -> MemsenseActions: ...
     @property
     def queries(self) -> QueryActions: ...
-    @property
-    def undo(self) -> UndoActions: ...
     @property
     def tuning(self) -> TuningPanel: ...
     @property
@@ -141,9 +141,9 @@ def build_menus(w: MenuWindow) -> Menus:
     file = _file_menu(w)
     _query_menu(w)
     t = w.menuBar().addMenu("&Tuning")
-    undo = w.undo.stack.createUndoAction(w.window(), "&Undo")
+    undo = w.ctx.current.stack.createUndoAction(w.window(), "&Undo")
     undo.setShortcut(QKeySequence.StandardKey.Undo)
-    redo = w.undo.stack.createRedoAction(w.window(), "&Redo")
+    redo = w.ctx.current.stack.createRedoAction(w.window(), "&Redo")
     redo.setShortcut(QKeySequence("Ctrl+Shift+Z"))
     for action in (undo, redo):
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)

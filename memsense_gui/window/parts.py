@@ -1,6 +1,6 @@
 """What each part of the window may use of the rest, as small Protocols.
 
-A part (store, query, judging, cases, export, Memsense, compare, what-if, undo, inspector,
+A part (store, query, judging, cases, export, Memsense, compare, what-if, applying, inspector,
 menus) takes the app context and one of these: the window's services it needs (`Shell`: the
 status line, docks by `DockId`, a parent for dialogs), the views it drives, and the few
 abilities of other parts it calls (`UserPicker`, `Focus`, ...), never a whole part or the

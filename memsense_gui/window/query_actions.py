@@ -119,7 +119,7 @@ class QueryActions:
         if evidence is None:
             evidence = self.window.cases.evidence_for(self.user_id, query)
         request = jobs.RecallRequest(self.user_id, query, frozenset(gold), frozenset(evidence),
-                                     self.ctx.session.config.route_limit)
+                                     self.ctx.current.config.route_limit)
         waiting = "" if self.ctx.model_ready else " (waiting for the model to load)"
         self._status(f"Searching “{query}”{waiting}…")
         self.ctx.settings.setValue("query/text", query)

@@ -99,14 +99,14 @@ class RunActions(ProgressOwner):
     def open_impact_query(self, run: ImpactRun, user_id: str, query: str) -> Task | None:
         """The query in the main view: A pinned as the baseline, B as the current settings."""
         (name_a, cfg_a), (name_b, cfg_b) = run.a, run.b
-        if cfg_b != self.ctx.session.config:
+        if cfg_b != self.ctx.current.config:
             self.window.applying.apply_now(cfg_b, f"impact B ({name_b})")
         self.ctx.session.pin_baseline(f"impact A ({name_a})", cfg_a)
         return self.window.queries.open_question(user_id, query)
 
     def open_run_question(self, user_id: str, query: str, cfg: Config, what: str) -> Task | None:
         """A question of a run comparison in the main view, under that run's settings (one undo step)."""
-        if cfg != self.ctx.session.config:
+        if cfg != self.ctx.current.config:
             self.window.applying.apply_now(cfg, what)
         return self.window.queries.open_question(user_id, query)
 

@@ -49,7 +49,7 @@ class WhatIfActions:
             return
         panel.whatif_pending(memory_id)
         self.judge_slot.cancel()
-        self.slot.start("what would it take", jobs.what_it_takes, session.pool, session.config, memory_id)
+        self.slot.start("what would it take", jobs.what_it_takes, session.pool, self.ctx.current.config, memory_id)
 
     def _done(self, result: tuple[str, Any]) -> None:
         memory_id, answer = result
@@ -63,7 +63,7 @@ class WhatIfActions:
         if self.source.path is None and not self.source.app_judged:
             self.panel.effects_note(memory_id, "Choose a question set (Cases) to judge each change on it.")
             return
-        cfg = self.ctx.session.config
+        cfg = self.ctx.current.config
         configs = [apply_change(cfg, c.knob, c.value) for c in answer.changes]
         self.judging = memory_id
         self.judge_slot.start("judge on the question set", jobs.judge_on_set, self.source, cfg, configs)

@@ -239,3 +239,17 @@ def undo_keys(qtbot, window, redo: bool = False) -> None:
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=2000)
     ctrl = Qt.KeyboardModifier.ControlModifier
     qtbot.keyClick(window, Qt.Key.Key_Z, ctrl | Qt.KeyboardModifier.ShiftModifier if redo else ctrl)
+
+
+
+def panel_shows(tuning, cfg: Config) -> bool:
+    """Whether the tuning panel's widgets show `cfg`: its scheme and switches, and every slider at the
+    knob's value to the slider's precision (a tuned value finer than a slider's step shows rounded)."""
+    from memsense_gui.views.sliders import ALL_KNOBS
+
+    switches = (tuning.scheme_combo.currentText(), tuning.session_first_box.isChecked(),
+                tuning.fallback_box.isChecked(), tuning.distinct_box.isChecked())
+    if switches != (cfg.scheme, cfg.session_first, cfg.fallback_fill, cfg.distinct_sessions):
+        return False
+    return all(abs(slider.value() - ALL_KNOBS[name].value(cfg)) <= 0.5 * 10 ** -ALL_KNOBS[name].decimals + 1e-9
+               for name, slider in tuning.sliders.items())

@@ -1,10 +1,11 @@
 """A model-based test of the whole window (issue 18): Hypothesis plays seeded random sequences of
 what a user does (open a store, a damaged one, switch user, search, move sliders, apply presets,
-pin, choose question files good and malformed, evaluate, cancel, export, switch task layouts,
-maximise a view and bring it back) through the window's
-menus, buttons and dialogs, and after every step checks each visible panel (Results, Candidate
-pool, Explain, caption, title and status bar, the pins, Evaluation's current settings row,
-Cases) against a fresh computation by `core` on the same store, settings and questions.
+pin, choose question files good and malformed, evaluate (each evaluation a run kept), cancel, export,
+name runs, compare runs, re-apply a run's settings and undo it, switch task layouts, maximise a view
+and bring it back) through the window's menus, buttons and dialogs, and after every step checks each
+visible panel (Results, Candidate pool, Explain, caption, title and status bar, the settings and the
+sliders, the pins, Evaluation's current settings row, Cases, the Runs view's list and names) against
+its own model or a fresh computation by `core` on the same store, settings and questions.
 
 Stores are real embedded stores (the demo conversations, and a small one of another user) built
 in a temporary folder with a seeded stand-in embedder (`RandomEmbedder`, no model to load); a
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, seed, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMessageBox
 
 from core.cli.bench_scale import RandomEmbedder
 from core.config import Config
@@ -40,17 +41,18 @@ from memsense_gui.views.evaluation_current import CURRENT
 from memsense_gui.views.results import NO_RESULTS
 from memsense_gui.views.sliders import ALL_KNOBS
 from memsense_gui.window.layouts import PLANS, Layout
-from tests.gui.fixtures import result_ids
+from tests.gui.fixtures import panel_shows, result_ids
+from tests.gui.model_runs import PRESETS, RUN_STEPS, KeptRun, RunSteps, action as _action
 
 DIM = 32
 DEMO = Path(__file__).resolve().parents[2] / "core" / "demo"
 QUERIES = ("How many races has Ana run in 2024?", "bees", "Where did they travel in April?",
            "what did the doctor say", "birthday dinner plans", "Porto 10K")
 KNOBS = ("mmr_lambda", "rrf_k", "top_k", "alpha", "duplicate_threshold")
-PRESETS = tuple(BUILTIN)
 SUITE_STEPS = 2000
-"""Steps asked of the normal suite (runs end at whole runs of the machine: about 600 steps, 100 s
-on the 2-core test machine under load, 150-180 ms a step)."""
+"""Steps asked of the normal suite (runs end at whole runs of the machine: about 2,050 steps). On the
+2-core test machine at load 11-15: 263 s (2,042 steps) before the steps with runs, 281 s (2,061 steps)
+with them, measured the same hour."""
 STEPS_PER_RUN = 100
 PAINTED_RUNS = 4
 """One run of the machine in this many is drawn as on screen; the others skip Qt's painting."""
@@ -80,6 +82,7 @@ def _build_store(dataset: Path, location: Path) -> None:
 class World:
     stores: dict[str, Path]
     questions: dict[str, Path]
+    runs: dict[str, list[KeptRun]] = field(default_factory=dict)  # store path -> its runs, oldest first
     fresh: dict[str, object] = field(default_factory=dict)  # store path -> a second engine, for checking
     cache: dict[tuple, object] = field(default_factory=dict)
     kept: dict[str, object] = field(default_factory=dict)  # store path -> the app's engine, kept warm
@@ -155,7 +158,7 @@ def world(tmp_path_factory) -> World:
 
 
 # ---- the machine -----------------------------------------------------------------------------------------
-class AppMachine(RuleBasedStateMachine):
+class AppMachine(RunSteps, RuleBasedStateMachine):
     """The window driven as a user; `expected` is what it must show (module docstring)."""
 
     world: World
@@ -167,6 +170,7 @@ class AppMachine(RuleBasedStateMachine):
         from memsense_gui.state import paths
         from memsense_gui.window.evaluation import install_evaluation
         from memsense_gui.window.main_window import MainWindow
+        from memsense_gui.window.run_actions import install_runs
         from core.recall.engine import Engine
 
         home = Path(os.environ["MEMSENSE_GUI_HOME"]) / f"run{AppMachine.steps}"
@@ -181,6 +185,7 @@ class AppMachine(RuleBasedStateMachine):
 
         self.w = MainWindow(home, paths.settings(home), engine_factory=factory)
         self.view = install_evaluation(self.w)
+        self.history = install_runs(self.w, self.view).history  # the Runs view; evaluations are kept
         self.w.resize(1400, 900)
         self.w.show()
         AppMachine.runs += 1
@@ -192,7 +197,7 @@ class AppMachine(RuleBasedStateMachine):
         self.users: list[str] = []
         self.user: str | None = None
         self.query: str | None = None  # the query answered on this store (None: none yet)
-        self.cfg = self.w.ctx.session.config
+        self.cfg = self.w.ctx.current.config
         self.pins_of: dict[str, tuple[str, ...]] = {}  # pins are each user's own, kept while another is shown
         self.qfile = self.view.source.path
         self.evaluated: tuple | None = None  # (store, question file) of the evaluation shown
@@ -212,10 +217,10 @@ class AppMachine(RuleBasedStateMachine):
         """Let every worker finish and every queued slot run."""
         ctx, w = self.w.ctx, self.w
         runners = (ctx.engine_runner, ctx.model_runner, ctx.ingest_runner, w.cases.runner, self.view.runner,
-                   ctx.session.pools.runner)
+                   ctx.session.pools.runner, ctx.runs.runner)
         end, quiet = time.monotonic() + timeout, 0
         while quiet < 3:
-            ctx.session.flush()
+            ctx.current.flush()
             QApplication.processEvents()
             busy = any(r.busy for r in runners) or ctx.session.is_updating
             quiet = 0 if busy else quiet + 1
@@ -330,6 +335,7 @@ class AppMachine(RuleBasedStateMachine):
             assert self.view.results == before  # a cancel keeps what was shown
         elif self.view.results:
             self.evaluated = (self.location, self.qfile)
+            self.kept_evaluation()  # a run is kept: every config of the evaluation, the current settings among them
         self.step()
 
     @rule(kind=st.sampled_from(["results", "evaluation"]))
@@ -406,7 +412,7 @@ class AppMachine(RuleBasedStateMachine):
         self.errors = 0
         assert w.windowTitle() == f"{Path(self.location).name} — memsense"  # the desktop adds no second name
         assert w.store_label.text() == f"store: {self.location}"
-        assert w.ctx.session.config == self.cfg and w.tuning.config == self.cfg
+        assert w.ctx.current.config == self.cfg and panel_shows(w.tuning, self.cfg)
         assert w.ctx.session.pins == self.pins
         assert w.queries.user_id == self.user == w.user_combo.currentText()
         self._check_ranking()
@@ -492,19 +498,15 @@ def _store_set(current: Path | None, location: str, users) -> Path | None:
     return DEMO_QUESTIONS if _about(DEMO_QUESTIONS, users) else None
 
 
-def _action(window, text: str):
-    from PySide6.QtGui import QAction
-
-    return next(a for a in window.findChildren(QAction) if a.text().replace("&", "") == text)
-
-
 def _run(world, qtbot, app_home, monkeypatch, steps: int) -> None:
     from memsense_gui.window import query_actions
 
     monkeypatch.setattr(query_actions, "LIST_CHUNKS_AFTER_MS", 0)  # no idle wait between steps
     for name in ("getExistingDirectory", "getOpenFileName", "getSaveFileName"):
         monkeypatch.setattr(QFileDialog, name, getattr(QFileDialog, name))  # restored after the test
+    monkeypatch.setattr(QInputDialog, "getText", QInputDialog.getText)
     AppMachine.world, AppMachine.steps, AppMachine.runs = world, 0, 0
+    RunSteps.done.clear()
     started, rounds = time.monotonic(), 0
     while AppMachine.steps < steps:  # Hypothesis ends some runs early: more seeded rounds until enough steps
         run_state_machine_as_test(seed(SEED + rounds)(AppMachine), settings=settings(
@@ -512,7 +514,11 @@ def _run(world, qtbot, app_home, monkeypatch, steps: int) -> None:
             deadline=None, database=None, phases=(Phase.generate, Phase.shrink),
             suppress_health_check=list(HealthCheck)))
         rounds += 1
-    print(f"model-based GUI test: {AppMachine.steps} steps in {time.monotonic() - started:.1f} s")
+    done = RunSteps.done
+    print(f"model-based GUI test: {AppMachine.steps} steps in {time.monotonic() - started:.1f} s; runs "
+          + ", ".join(f"{what} {done[what]}" for what in RUN_STEPS))
+    if steps >= SUITE_STEPS:  # enough steps to drive runs: each run step did its work at least once
+        assert all(done[what] for what in RUN_STEPS), done
 
 
 def test_every_panel_tells_the_truth(world, qtbot, app_home, monkeypatch):

@@ -31,7 +31,7 @@ def test_a_corrupt_presets_file_is_reported_once_the_loop_runs_and_kept(qtbot, a
     qtbot.waitUntil(lambda: bool(raised), timeout=2000)
     assert raised[0][1] == "Your presets"
     assert (app_home / "presets.json").read_text() == "{not json"
-    ctx.presets.save("fresh", ctx.session.config)
+    ctx.presets.save("fresh", ctx.current.config)
     assert (app_home / "presets.recovered.json").exists()
 
 

@@ -1,4 +1,5 @@
-"""QuerySession: recall once, re-rank many; throttled, newest request wins; movement baseline."""
+"""QuerySession: recall once, re-rank many under the current settings (`CurrentSettings`: throttled,
+newest request wins); movement baseline."""
 from __future__ import annotations
 
 import threading
@@ -7,13 +8,27 @@ from dataclasses import replace
 from core.config import Config
 from core.rank.rerank import rerank
 from core.rank.synthetic import synthetic_pool
+from memsense_gui.state.current_settings import CurrentSettings
 from memsense_gui.state.session import QuerySession
 from tests.gui.fixtures import deepening_threads
 from tests.recall.test_deepen import fresh
 
 
+def _session(config: Config | None = None, throttle_ms: int = 30) -> QuerySession:
+    return QuerySession(CurrentSettings(config, throttle_ms))
+
+
+def _set(s: QuerySession, cfg: Config, knob: str | None = None) -> None:
+    """A knob edited and its change emitted at once (settings applied whole without a knob)."""
+    if knob is None:
+        s.settings.apply(cfg, "test settings")
+    else:
+        s.settings.edit(cfg, knob)
+        s.settings.flush()
+
+
 def test_set_pool_reranks_at_once(qtbot):
-    s = QuerySession()
+    s = _session()
     pool = synthetic_pool(seed=1)
     with qtbot.waitSignal(s.ranking_changed) as blocker:
         s.set_pool(pool)
@@ -22,50 +37,50 @@ def test_set_pool_reranks_at_once(qtbot):
 
 
 def test_a_burst_of_requests_is_throttled_and_the_newest_wins(qtbot):
-    s = QuerySession(throttle_ms=40)
+    s = _session(throttle_ms=40)
     s.set_pool(synthetic_pool(seed=2))
     seen = []
     s.ranking_changed.connect(lambda r: seen.append(r.config.mmr_lambda))
     values = [round(0.3 + 0.01 * i, 2) for i in range(30)]
     for v in values:
-        s.request_config(replace(Config(), mmr_lambda=v), "mmr_lambda")
+        s.settings.edit(replace(Config(), mmr_lambda=v), "mmr_lambda")
     qtbot.waitUntil(lambda: bool(seen) and seen[-1] == values[-1], timeout=2000)
     assert len(seen) < len(values)
-    assert s.config.mmr_lambda == values[-1]
+    assert s.settings.config.mmr_lambda == values[-1]
 
 
 def test_movement_baseline_spans_one_gesture(qtbot):
-    s = QuerySession(throttle_ms=0)
+    s = _session(throttle_ms=0)
     pool = synthetic_pool(seed=4)
     s.set_pool(pool)
     first = s.ranking
-    s.set_config(replace(Config(), mmr_lambda=0.7), "mmr_lambda")
-    s.set_config(replace(Config(), mmr_lambda=0.6), "mmr_lambda")
+    _set(s, replace(Config(), mmr_lambda=0.7), "mmr_lambda")
+    _set(s, replace(Config(), mmr_lambda=0.6), "mmr_lambda")
     assert s.baseline is first  # same knob, same gesture
     second = s.ranking
-    s.set_config(replace(Config(), mmr_lambda=0.6, alpha=0.2), "alpha")
+    _set(s, replace(Config(), mmr_lambda=0.6, alpha=0.2), "alpha")
     assert s.baseline is second  # another knob starts a new gesture
 
 
 def test_a_second_drag_of_one_knob_shows_movement_since_the_first(qtbot):
     """A drag released (or a value entered) ends the gesture however soon the next one starts;
     its last change, still waiting in the throttle, is applied first, so it is the baseline."""
-    s = QuerySession(throttle_ms=10_000)
+    s = _session(throttle_ms=10_000)
     s.set_pool(synthetic_pool(seed=4))
-    s.set_config(replace(Config(), mmr_lambda=0.7), "mmr_lambda")
-    s.request_config(replace(Config(), mmr_lambda=0.6), "mmr_lambda")  # held by the throttle
-    s.end_gesture()
+    _set(s, replace(Config(), mmr_lambda=0.7), "mmr_lambda")
+    s.settings.edit(replace(Config(), mmr_lambda=0.6), "mmr_lambda")  # held by the throttle
+    s.settings.end_edit()
     released = s.ranking
     assert released.config.mmr_lambda == 0.6
-    s.set_config(replace(Config(), mmr_lambda=0.4), "mmr_lambda")
+    _set(s, replace(Config(), mmr_lambda=0.4), "mmr_lambda")
     assert s.baseline is released
 
 
 def test_previous_rank_and_pins(qtbot):
-    s = QuerySession()
+    s = _session()
     s.set_pool(synthetic_pool(seed=5))
     before = s.ranking.result_ids
-    s.set_config(replace(Config(), mmr_lambda=1.0), "mmr_lambda")
+    _set(s, replace(Config(), mmr_lambda=1.0), "mmr_lambda")
     for mid in s.ranking.result_ids:
         assert s.previous_rank(mid) == (before.index(mid) + 1 if mid in before else None)
     with qtbot.waitSignal(s.pins_changed):
@@ -77,34 +92,34 @@ def test_previous_rank_and_pins(qtbot):
 
 
 def test_a_failing_rerank_is_reported(qtbot):
-    s = QuerySession()
+    s = _session()
     s.set_pool(synthetic_pool(seed=6))
     bad = replace(Config(), top_k=5)
     object.__setattr__(bad, "scheme", "no-such-scheme")  # bypass validation: a scheme the core lacks
     with qtbot.waitSignal(s.rerank_failed):
-        s.set_config(bad)
+        _set(s, bad)
 
 
 def test_a_knob_that_needs_deeper_lists_deepens_the_pool_off_the_ui_thread(qtbot, scan_engine, monkeypatch):
     """A pool recalled for top_k 4 and moved to top_k 50: the deeper ranking comes from a worker
     thread, equals a fresh search at that depth, and the newest settings win meanwhile."""
-    s = QuerySession(throttle_ms=0)
+    s = _session(throttle_ms=0)
     s.set_pool(scan_engine.recall("u", "w3 w4 w5", Config().route_limit))
     hold = threading.Event()
     threads = deepening_threads(monkeypatch, hold)
     assert s.ranking.pool.depth == Config().route_limit
     deep = replace(Config(), top_k=50)
     with qtbot.waitSignal(s.ranking_changed, timeout=10000) as blocker:
-        s.set_config(deep, "top_k")
+        _set(s, deep, "top_k")
         assert s.is_deepening and s.is_updating and s.ranking.config.top_k == 4  # the old ranking stays meanwhile
-        s.set_config(replace(deep, mmr_lambda=0.5), "mmr_lambda")  # a newer tick while it deepens
+        _set(s, replace(deep, mmr_lambda=0.5), "mmr_lambda")  # a newer tick while it deepens
         hold.set()
     assert not s.is_deepening and not s.is_updating
     assert threads and threading.main_thread() not in threads
     got = blocker.args[0]
     assert got.config.mmr_lambda == 0.5 and got.pool.depth == deep.route_limit
     assert got.results == rerank(fresh(scan_engine, "w3 w4 w5", deep.route_limit), got.config).results
-    s.set_config(Config(), "top_k")  # back down: the cached shallower pool, at once
+    _set(s, Config(), "top_k")  # back down: the cached shallower pool, at once
     assert not s.is_deepening and s.ranking.pool.depth == Config().route_limit
 
 
@@ -113,7 +128,7 @@ def test_a_pinned_baseline_that_needs_deeper_lists_is_ranked_off_the_ui_thread(q
     query: the results come at once, the baseline once a worker deepened the pool (no movement
     is shown meanwhile), and it equals the baseline ranked on a fresh search that deep."""
     deep = replace(Config(), top_k=50)
-    s = QuerySession(throttle_ms=0)
+    s = _session(throttle_ms=0)
     s.set_pool(scan_engine.recall("u", "w3 w4 w5", Config().route_limit))
     shown, hold = s.ranking, threading.Event()
     threads = deepening_threads(monkeypatch, hold)
@@ -142,7 +157,7 @@ def test_a_new_query_while_the_last_pool_deepens_gets_its_own_worker(qtbot, scan
     from core.recall.deepen import ScanPools
 
     deep = replace(Config(), top_k=50)
-    s = QuerySession(deep, throttle_ms=0)
+    s = _session(deep, throttle_ms=0)
     first = scan_engine.recall("u", "w3 w4 w5", Config().route_limit)
     second = scan_engine.recall("u", "w7 w8", Config().route_limit)
     gates = {"w3 w4 w5": threading.Event(), "w7 w8": threading.Event()}

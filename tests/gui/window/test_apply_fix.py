@@ -12,7 +12,7 @@ from memsense_gui.views.apply_diff import rank_moves, settings_diff
 from memsense_gui.views.dock import DockId
 from memsense_gui.window.failures_actions import install_failures
 from memsense_gui.workers.failure_jobs import FixRun
-from tests.gui.fixtures import result_ids, undo_keys
+from tests.gui.fixtures import panel_shows, result_ids, undo_keys
 
 CLICK = Qt.MouseButton.LeftButton
 
@@ -30,7 +30,8 @@ def test_a_fix_candidate_shows_its_diff_cancel_keeps_all_apply_is_one_undo_step(
     with qtbot.waitSignal(w.ctx.ranking_updated, timeout=10_000):
         qtbot.mouseClick(w.run_button, CLICK)
     session, fix = w.ctx.session, actions.fix_view
-    start, shown = session.config, result_ids(w)
+    current = w.ctx.current
+    start, shown = current.config, result_ids(w)
     candidate = _candidate(start, mmr_lambda=0.3, top_k=start.top_k + 2)
     fix.show_run(FixRun(start, FixResult("recall_all@4", ("q1",), 5, (candidate,)), 5, None, "not kept"))
     w.raise_dock(DockId.FIX)
@@ -48,19 +49,19 @@ def test_a_fix_candidate_shows_its_diff_cancel_keeps_all_apply_is_one_undo_step(
     moves = rank_moves(session.ranking, rerank(session.pool, candidate.config))
     assert [dialog.moves_table.item(r, 3).text() for r in range(dialog.moves_table.rowCount())] == \
         [m.text() for m in moves]
-    assert session.config == start  # nothing applied while the dialog is open
+    assert current.config == start  # nothing applied while the dialog is open
 
     # Cancel: nothing changes, nothing to undo
     qtbot.mouseClick(dialog.cancel_button, CLICK)
-    assert session.config == start == w.tuning.config and result_ids(w) == shown and w.undo.stack.count() == 0
+    assert current.config == start and panel_shows(w.tuning, start) and result_ids(w) == shown and w.ctx.current.stack.count() == 0
 
     # Apply: the candidate's settings, one undo step; Ctrl+Z and Ctrl+Shift+Z
     qtbot.mouseClick(fix.apply_button, CLICK)
     qtbot.mouseClick(w.applying.dialog.apply_button, CLICK)
     expected = list(rerank(session.pool, candidate.config).result_ids)
-    assert session.config == candidate.config == w.tuning.config and result_ids(w) == expected
-    assert w.undo.stack.count() == 1 and w.undo.stack.undoText() == "apply fix candidate 1"
+    assert current.config == candidate.config and panel_shows(w.tuning, candidate.config) and result_ids(w) == expected
+    assert w.ctx.current.stack.count() == 1 and w.ctx.current.stack.undoText() == "apply fix candidate 1"
     undo_keys(qtbot, w)
-    assert session.config == start == w.tuning.config and result_ids(w) == shown
+    assert current.config == start and panel_shows(w.tuning, start) and result_ids(w) == shown
     undo_keys(qtbot, w, redo=True)
-    assert session.config == candidate.config and result_ids(w) == expected
+    assert current.config == candidate.config and result_ids(w) == expected

@@ -48,9 +48,9 @@ def test_moved_and_dropped_out_are_relative_to_a_pinned_preset(qtbot, ranked_win
 
     # two separate gestures on two knobs: both measured against the pinned preset
     w.tuning.set_knob("top_k", 2)
-    s.flush()
+    w.ctx.current.flush()
     w.tuning.set_knob("mmr_lambda", 0.3)
-    s.flush()
+    w.ctx.current.flush()
     assert s.baseline.result_ids == base_ids
     _expect(model, s.ranking, base_ids)
     assert len(model.dropped_ids()) >= 2  # four returned by the baseline, two now
@@ -71,7 +71,7 @@ def test_moved_and_dropped_out_are_relative_to_a_pinned_preset(qtbot, ranked_win
     assert bar.label.text() == "Moved: since the last change"
     before = s.ranking.result_ids
     w.tuning.set_knob("top_k", 4)
-    s.flush()
+    w.ctx.current.flush()
     assert s.baseline.result_ids == before and model.dropped_ids() == []
 
 
@@ -82,12 +82,12 @@ def test_a_snapshot_keeps_the_settings_of_its_moment(qtbot, ranked_window):
     bar.menu.aboutToShow.emit()
     snapshot = next(a for a in bar.menu.actions() if a.text().startswith("Snapshot"))
     snapshot.trigger()
-    pinned = s.config
+    pinned = w.ctx.current.config
     assert s.pinned_baseline.config == pinned and "snapshot of" in bar.label.text()
     assert "lambda 0.5" in bar.label.toolTip()
     w.tuning.set_knob("top_k", 1)
-    s.flush()
-    assert s.config != pinned and s.baseline.config == pinned
+    w.ctx.current.flush()
+    assert w.ctx.current.config != pinned and s.baseline.config == pinned
     _expect(w.results.model, s.ranking, s.baseline.result_ids)
     # every preset is offered
     presets = next(a for a in bar.menu.actions() if a.text() == "Preset").menu()
@@ -102,7 +102,7 @@ def test_a_pinned_preset_is_followed_when_saved_again_and_kept_as_it_was_when_de
 
     w = ranked_window
     s, bar, presets = w.ctx.session, w.baseline_bar, w.ctx.presets
-    first = replace(s.config, route_weights={**s.config.route_weights, "lexical": 0.0})
+    first = replace(w.ctx.current.config, route_weights={**w.ctx.current.config.route_weights, "lexical": 0.0})
     presets.save("mine", first)
     bar.pin_preset("mine")
     assert s.pinned_baseline.config == first

@@ -27,7 +27,7 @@ def test_cases_pass_or_fail_under_the_current_settings(qtbot, make_window, tmp_p
     panel = w.cases_panel
     w.raise_dock(DockId.CASES)  # shown: the cases load
     qtbot.waitUntil(lambda: panel.model.rowCount() == 10 and panel.model.counts()[1] == 10, timeout=30_000)
-    cfg = w.ctx.session.config
+    cfg = w.ctx.current.config
     expected = evaluate_config(w.cases.pools, w.cases.questions, cfg, cfg.top_k)
     for row in range(panel.model.rowCount()):
         o = next(o for o in expected.outcomes if o.question_id == panel.model.question(row).question_id)
@@ -36,7 +36,7 @@ def test_cases_pass_or_fail_under_the_current_settings(qtbot, make_window, tmp_p
     assert f"{passing} of 10 pass" in panel.count.text()
 
     # a settings change re-scores every case (more results: never fewer passing)
-    w.ctx.session.set_config(replace(cfg, top_k=10))
+    w.ctx.current.apply(replace(cfg, top_k=10), "test settings")
     qtbot.waitUntil(lambda: panel.model.metric == "recall_all@10", timeout=10_000)
     assert panel.model.counts()[0] >= passing
 

@@ -16,7 +16,7 @@ def test_evaluation_view_in_the_window_opens_a_question_in_the_inspector(qtbot, 
     with qtbot.waitSignal(view.evaluation_finished, timeout=30_000) as blocker:
         view.start()
     assert len(blocker.args[0]) == len(window.ctx.presets.all()) + 1  # every preset, then the settings on screen
-    assert blocker.args[0][-1].preset == "current settings" and blocker.args[0][-1].config == window.ctx.session.config
+    assert blocker.args[0][-1].preset == "current settings" and blocker.args[0][-1].config == window.ctx.current.config
     recalls = len(window.engines[-1].recalls)
     assert recalls >= 10  # every question recalled once, on the engine
     with qtbot.waitSignal(view.evaluation_finished, timeout=30_000):

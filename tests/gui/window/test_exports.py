@@ -23,7 +23,7 @@ def test_settings_export_has_a_provenance_header_and_loads_back(qtbot, ranked_wi
     text = path.read_text()
     assert text.startswith("# Exported by memsense-gui") and f"store: {w.ctx.location}" in text
     assert "preset: memsense" in text and "changed from Memsense's defaults: none" in text
-    assert config_io.load(path) == w.ctx.session.config
+    assert config_io.load(path) == w.ctx.current.config
     assert str(path) in w.statusBar().currentMessage()
 
 
@@ -86,7 +86,7 @@ def test_settings_export_carries_the_tuned_and_evaluated_figures(qtbot, ranked_w
             f"questions (questions.json) as row 'current settings')") in path.read_text()
 
     result = run_autotune(qtbot, view.autotune, folds=1, trials=6)
-    w.ctx.session.set_config(result.best.config, "tuned")
+    w.ctx.current.apply(result.best.config, "tuned")
     path = tmp_path / "tuned.json"
     assert w.exports.export_config(path) and str(path) in w.statusBar().currentMessage()
     figures = json.loads(path.read_text())["provenance"]["metric"]
@@ -123,7 +123,7 @@ def test_settings_export_after_cross_validation_gives_the_cross_validated_figure
                                                                                   evaluation_window, tmp_path):
     w, view = evaluation_window("per_user", window=ranked_window)
     cv = run_autotune(qtbot, view.autotune, folds=2, trials=4, timeout=120_000)
-    w.ctx.session.set_config(cv.final.best.config, "tuned")
+    w.ctx.current.apply(cv.final.best.config, "tuned")
     path = tmp_path / "cv.toml"
     assert w.exports.export_config(path)
     lo, hi = cv.gain_ci

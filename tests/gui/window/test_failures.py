@@ -20,7 +20,7 @@ from memsense_gui.views.dock import DockId
 from memsense_gui.window.failures_actions import install_failures
 from memsense_gui.window.main_window import MainWindow
 from memsense_gui.workers.failure_jobs import pools_at
-from tests.gui.fixtures import undo_keys
+from tests.gui.fixtures import panel_shows, undo_keys
 
 pytestmark = pytest.mark.slow
 TRIALS = 24
@@ -61,7 +61,7 @@ def test_diagnose_open_a_case_find_a_fix_and_apply_it(qtbot, window, gui_store):
     qtbot.waitUntil(lambda: view.run is not None, timeout=180_000)
 
     # the totals are core's diagnose on the same questions, pools and settings, and sum to the gold sessions
-    cfg = w.ctx.session.config
+    cfg = w.ctx.current.config
     recalled = actions.source.cases(planned_depth([cfg]), lambda *_: None, threading.Event())
     questions, pools = list(recalled.questions), pools_at(recalled.pools, cfg.route_limit)
     chunks_of = {u: w.ctx.engine.chunks(u) for u in {q.user_id for q in questions}}
@@ -135,9 +135,9 @@ def test_diagnose_open_a_case_find_a_fix_and_apply_it(qtbot, window, gui_store):
     chosen = result.candidates[last]
     qtbot.mouseClick(fix.apply_button, Qt.MouseButton.LeftButton)
     qtbot.mouseClick(w.applying.dialog.apply_button, Qt.MouseButton.LeftButton)
-    assert w.ctx.session.config == chosen.config == w.tuning.config
+    assert w.ctx.current.config == chosen.config and panel_shows(w.tuning, chosen.config)
     undo_keys(qtbot, w)
-    assert w.ctx.session.config == cfg == w.tuning.config
+    assert w.ctx.current.config == cfg and panel_shows(w.tuning, cfg)
 
     # both runs are in the store's history
     with History(history_path(gui_store), create=False) as history:

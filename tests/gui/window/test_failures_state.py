@@ -39,7 +39,7 @@ def test_diagnose_follows_the_settings_and_says_when_it_is_out_of_date(qtbot, ma
     w.raise_dock(DockId.DIAGNOSE)
     qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: view.run is not None, timeout=30_000)
-    cfg = w.ctx.session.config
+    cfg = w.ctx.current.config
     recalled = actions.source.cases(planned_depth([cfg]), lambda *_: None, threading.Event())
     chunks = {u: w.ctx.engine.chunks(u) for u in {q.user_id for q in recalled.questions}}
     expected = diagnose(pools_at(recalled.pools, cfg.route_limit), recalled.questions, cfg, chunks)
@@ -48,7 +48,7 @@ def test_diagnose_follows_the_settings_and_says_when_it_is_out_of_date(qtbot, ma
 
     # a settings change marks the figures out of date at once, then diagnoses again (the dock is shown)
     wider = replace(cfg, top_k=cfg.top_k + 4)
-    w.ctx.session.set_config(wider)
+    w.ctx.current.apply(wider, "test settings")
     assert "Out of date" in view.status.text()
     qtbot.waitUntil(lambda: view.run.config == wider and "Out of date" not in view.status.text(), timeout=30_000)
     assert view.run.diagnosis.k == wider.top_k
@@ -56,7 +56,7 @@ def test_diagnose_follows_the_settings_and_says_when_it_is_out_of_date(qtbot, ma
     # hidden behind another tab: marked, not run; shown again: diagnosed again
     w.raise_dock(DockId.ROUTE_RANKS)
     qtbot.waitUntil(lambda: not w.showing(DockId.DIAGNOSE), timeout=5_000)
-    w.ctx.session.set_config(cfg)
+    w.ctx.current.apply(cfg, "test settings")
     qtbot.wait(2 * 300)
     assert view.run.config == wider and "Out of date" in view.status.text()
     w.raise_dock(DockId.DIAGNOSE)
@@ -82,7 +82,7 @@ def test_find_a_fix_takes_the_cases_selected_in_cases(qtbot, make_window, tmp_pa
     assert fix.cases == tuple(panel.model.question(r).question_id for r in failing)
     assert w.showing(DockId.FIX)
     qtbot.waitUntil(lambda: fix.run is not None, timeout=60_000)
-    assert fix.run.result.trials == 8 and fix.run.start == w.ctx.session.config
+    assert fix.run.result.trials == 8 and fix.run.start == w.ctx.current.config
     assert fix.model.rowCount() == len(fix.run.result.candidates)
 
 
@@ -105,7 +105,7 @@ def test_the_pareto_line_steps_through_the_points_nothing_beats():
 def test_cancelling_a_search_keeps_what_it_found(qtbot, make_window, tmp_path):
     w, actions = _window(make_window, tmp_path)
     fix = actions.fix_view
-    cfg = w.ctx.session.config
+    cfg = w.ctx.current.config
     recalled = actions.source.cases(planned_depth([cfg]), lambda *_: None, threading.Event())
     from core.evaluation.evaluate import evaluate_config
 
@@ -123,7 +123,7 @@ def test_cancelling_a_search_keeps_what_it_found(qtbot, make_window, tmp_path):
 
 
 def _failing(actions, w, n=3):
-    cfg = w.ctx.session.config
+    cfg = w.ctx.current.config
     recalled = actions.source.cases(planned_depth([cfg]), lambda *_: None, threading.Event())
     from core.evaluation.evaluate import evaluate_config
 
@@ -189,10 +189,10 @@ def test_find_a_fix_is_current_again_when_undo_puts_its_settings_back(qtbot, mak
     actions.find_fix(_failing(actions, w), "a test")
     qtbot.waitUntil(lambda: fix.run is not None, timeout=60_000)
     summary = fix.status.text()
-    start = w.ctx.session.config
-    w.ctx.session.set_config(replace(start, top_k=start.top_k + 1))
+    start = w.ctx.current.config
+    w.ctx.current.apply(replace(start, top_k=start.top_k + 1), "test settings")
     assert fix.status.text().startswith("<b>Out of date:</b> the settings differ")
-    w.ctx.session.set_config(start)
+    w.ctx.current.apply(start, "test settings")
     assert fix.status.text() == summary
 
 

@@ -45,7 +45,7 @@ def test_full_flow(qtbot, make_window, tmp_path):
     lam = next(v for v in (0.0, 0.2, 1.0, 0.5) if rerank(pool, replace(Config(), mmr_lambda=v)).result_ids != before)
     with qtbot.waitSignal(window.ctx.ranking_updated, timeout=2000):
         window.tuning.set_knob("mmr_lambda", lam)
-    window.ctx.session.flush()
+    window.ctx.current.flush()
     after = result_ids(window)
     assert after == rerank(pool, replace(Config(), mmr_lambda=lam)).result_ids != before
     assert len(engine.recalls) == 1
@@ -75,7 +75,7 @@ def test_full_flow(qtbot, make_window, tmp_path):
 
     # presets: save one and compare it with the built-in side by side
     window.tuning.set_knob("mmr_lambda", lam)
-    window.ctx.session.flush()
+    window.ctx.current.flush()
     assert window.tuning.save_preset("mine")
     window.comparisons.compare("memsense", "mine")
     cm = window.compare_panel.model
@@ -88,13 +88,13 @@ def test_full_flow(qtbot, make_window, tmp_path):
 
     # export settings and load them back identical (TOML and JSON); results; plots
     window.tuning.set_knob("route_weights.lexical", 2.25)
-    window.ctx.session.flush()
+    window.ctx.current.flush()
     for ext in ("toml", "json"):
         path = tmp_path / f"settings.{ext}"
         assert window.exports.export_config(path)
-        assert config_io.load(path) == window.ctx.session.config
+        assert config_io.load(path) == window.ctx.current.config
     assert window.exports.import_config(tmp_path / "settings.toml")
-    assert window.ctx.session.config.weight("lexical") == 2.25
+    assert window.ctx.current.config.weight("lexical") == 2.25
     assert window.exports.export_results(tmp_path / "results.json")
     doc = json.loads((tmp_path / "results.json").read_text())
     assert [r["memory_id"] for r in doc["results"]] == window.ctx.session.ranking.result_ids
@@ -181,7 +181,7 @@ def test_errors_become_dialogs_that_say_what_to_do(qtbot, make_window, tmp_path)
     assert ".toml or .json" in blocker.args[0]
     with qtbot.waitSignal(w.ctx.error_reported):
         assert not w.exports.export_results(tmp_path / "r.json")  # no query run yet
-    assert w.ctx.session.config == Config()  # nothing changed by the failures
+    assert w.ctx.current.config == Config()  # nothing changed by the failures
 
 
 def test_a_store_that_cannot_open_is_a_dialog_and_the_window_stays(qtbot, make_window):
@@ -323,9 +323,15 @@ def test_every_builtin_preset_ranks_without_errors(qtbot, ranked_window):
 
     w = ranked_window
     for name, cfg in BUILTIN.items():
+        if cfg == w.ctx.current.config:  # the settings on screen already: nothing changes, nothing to re-rank
+            steps = w.ctx.current.stack.count()
+            with qtbot.assertNotEmitted(w.ctx.current.changed):
+                w.tuning.apply_preset(name)
+            assert w.ctx.current.stack.count() == steps
+            continue
         with qtbot.assertNotEmitted(w.ctx.error_reported), qtbot.waitSignal(w.ctx.ranking_updated, timeout=2000):
             w.tuning.apply_preset(name)
-        assert w.ctx.session.config == cfg
+        assert w.ctx.current.config == cfg
         ranking = w.ctx.session.ranking
         assert w.results.model.rowCount() == len(ranking.selection.order)
         widths = stacks(ranking).widths
@@ -341,7 +347,7 @@ def test_every_route_weight_at_zero_says_why_the_results_are_empty(qtbot, make_w
         qtbot.keyClick(window.query_edit, Qt.Key.Key_Return)
     off = Config().with_weights(**{route: 0.0 for route in Config().route_weights})
     with qtbot.waitSignal(window.ctx.ranking_updated, timeout=2000):
-        window.ctx.session.set_config(off)
+        window.ctx.current.apply(off, "test settings")
     assert result_ids(window) == []
     assert "Every route weight is 0" in window.statusBar().currentMessage()
     assert not error_boxes(window)  # a message, not a dialog on every slider tick

@@ -80,7 +80,7 @@ def test_connect_query_and_see_production_beside_the_reproduction(qtbot, window,
 
     # a tuned setting changes the reproduction, not production: the view says where they part
     asked = len(service.asked)
-    window.ctx.session.set_config(window.ctx.session.config.with_weights(vec_full=0.0, vec_user=0.0, vec_asst=0.0))
+    window.ctx.current.apply(window.ctx.current.config.with_weights(vec_full=0.0, vec_user=0.0, vec_asst=0.0), "test settings")
     qtbot.waitUntil(lambda: "differ" in panel.summary.text(), timeout=10_000)
     assert len(service.asked) == asked  # same search: production is not asked again
     assert any(panel.model.index(r, 3).data() == "≠" and panel.model.index(r, 6).data() for r in range(4))

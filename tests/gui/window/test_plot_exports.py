@@ -33,7 +33,7 @@ def test_mmr_svg_of_a_hidden_panel_has_current_bars_zero_line_and_ticks_in_place
     qtbot.waitUntil(lambda: not w.mmr_panel.plot.isVisible())
     shown = [s.max_redundancy for s in w.ctx.session.ranking.selection.steps]
     w.tuning.set_knob("mmr_lambda", 0.55)
-    w.ctx.session.flush()
+    w.ctx.current.flush()
     ranking = w.ctx.session.ranking
     assert DockId.MMR_TRACE in w.inspector._stale and shown  # the closed panel was not redrawn
     assert ranking.config.mmr_lambda == 0.55

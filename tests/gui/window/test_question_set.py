@@ -34,7 +34,7 @@ def test_cases_evaluation_and_autotune_share_one_recall(qtbot, make_window, tmp_
 
     # settings change re-ranks the same pools; another store recalls again
     before = panel.model.metric
-    w.ctx.session.set_config(replace(w.ctx.session.config, top_k=9))
+    w.ctx.current.apply(replace(w.ctx.current.config, top_k=9), "test settings")
     qtbot.waitUntil(lambda: panel.model.metric != before, timeout=10_000)
     assert sorted(engine.recalls) == asked
     with qtbot.waitSignal(w.ctx.model_loaded, timeout=10_000):

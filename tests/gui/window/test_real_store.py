@@ -56,7 +56,7 @@ def test_demo_flow_on_the_real_engine(qtbot, window, tmp_path):
     lam = next(v for v in (0.3, 0.5, 1.0, 0.0) if rerank(pool, replace(Config(), mmr_lambda=v)).result_ids != ids)
     with qtbot.waitSignal(w.ctx.ranking_updated, timeout=5000):
         w.tuning.set_knob("mmr_lambda", lam)
-    w.ctx.session.flush()
+    w.ctx.current.flush()
     after = w.ctx.session.ranking.result_ids
     assert after == rerank(pool, replace(Config(), mmr_lambda=lam)).result_ids != ids
     assert w.ctx.session.pool is pool  # no new search
@@ -84,6 +84,6 @@ def test_demo_flow_on_the_real_engine(qtbot, window, tmp_path):
     # export the settings and load them back identical
     for ext in ("toml", "json"):
         assert w.exports.export_config(tmp_path / f"s.{ext}")
-        assert config_io.load(tmp_path / f"s.{ext}") == w.ctx.session.config
+        assert config_io.load(tmp_path / f"s.{ext}") == w.ctx.current.config
     assert w.exports.export_results(tmp_path / "results.json")
     assert json.loads((tmp_path / "results.json").read_text())["query"] == q["question"]

@@ -28,7 +28,7 @@ def test_preset_and_baseline_survive_a_restart(qtbot, make_window):
     w.close()
 
     again = make_window()
-    assert again.tuning.preset_combo.currentText() == "bm25_only" and again.ctx.session.config == BUILTIN["bm25_only"]
+    assert again.tuning.preset_combo.currentText() == "bm25_only" and again.ctx.current.config == BUILTIN["bm25_only"]
     assert "Settings differ" not in again.tuning.modified_label.text()
     pinned = again.ctx.session.pinned_baseline
     assert pinned is not None and pinned.label == "preset “memsense”" and pinned.config == BUILTIN["memsense"]
@@ -42,15 +42,15 @@ def test_preset_and_baseline_survive_a_restart(qtbot, make_window):
 def test_a_snapshot_baseline_comes_back_with_its_settings(qtbot, make_window):
     w = make_window()
     w.tuning.set_knob("mmr_lambda", 0.42)
-    w.ctx.session.flush()
+    w.ctx.current.flush()
     w.baseline_bar.pin_snapshot()
     label = w.ctx.session.pinned_baseline.label
     w.tuning.set_knob("mmr_lambda", 0.6)
-    w.ctx.session.flush()
+    w.ctx.current.flush()
     w.close()
     again = make_window()
     pinned = again.ctx.session.pinned_baseline
-    assert pinned.label == label and pinned.config.mmr_lambda == 0.42 and again.ctx.session.config.mmr_lambda == 0.6
+    assert pinned.label == label and pinned.config.mmr_lambda == 0.42 and again.ctx.current.config.mmr_lambda == 0.6
 
 
 def test_a_preset_gone_since_falls_back_with_one_status_line(qtbot, make_window, app_home):

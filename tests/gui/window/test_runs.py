@@ -15,7 +15,7 @@ from memsense_gui.models.table import RAW_ROLE
 from memsense_gui.views.dock import DockId
 from memsense_gui.window.evaluation import install_evaluation
 from memsense_gui.window.run_actions import install_runs, report_dialogs
-from tests.gui.fixtures import error_boxes, result_ids, undo_keys
+from tests.gui.fixtures import error_boxes, panel_shows, result_ids, undo_keys
 
 QUERIES = ["what did they say about travel", "plans for the weekend", "the dentist appointment",
            "which book did they like", "a trip to the mountains"]
@@ -85,10 +85,11 @@ def test_impact_equals_core_sorts_and_opens_a_query_with_a_as_baseline(qtbot, ma
         qtbot.mouseDClick(view.table.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     moved = min(direct.queries, key=lambda q: q.rbo)
     session = window.ctx.session
+    current = window.ctx.current
     assert (session.pool.user_id, session.pool.query) == (moved.user_id, moved.query)
     assert session.pinned_baseline.config == BUILTIN["memsense"]
-    assert session.config == BUILTIN["bm25_only"] and window.tuning.config == BUILTIN["bm25_only"]
-    assert window.undo.stack.count() == 1 and window.undo.stack.undoText().startswith("apply impact B")
+    assert current.config == BUILTIN["bm25_only"] and panel_shows(window.tuning, BUILTIN["bm25_only"])
+    assert window.ctx.current.stack.count() == 1 and window.ctx.current.stack.undoText().startswith("apply impact B")
     assert tuple(session.ranking.result_ids) == moved.b
     # B is now the current settings; choosing something else for B marks the figures stale
     view.b_choice.choose("preset", "dense_only")
@@ -149,30 +150,31 @@ def test_history_keeps_runs_across_windows_compares_and_reopens_settings(qtbot, 
     again.query_edit.setText(QUERIES[0])
     with qtbot.waitSignal(again.ctx.ranking_updated, timeout=10_000):
         qtbot.mouseClick(again.run_button, Qt.MouseButton.LeftButton)
-    session, before, shown = again.ctx.session, again.ctx.session.config, result_ids(again)
+    session, before, shown = again.ctx.session, again.ctx.current.config, result_ids(again)
+    current = again.ctx.current
     history.select_runs([ids[1]])
     history.config_a.setCurrentText("bm25_only")
     after = b.config("bm25_only")
     qtbot.mouseClick(history.reopen_button, Qt.MouseButton.LeftButton)
     dialog = again.applying.dialog
-    assert dialog.isVisible() and session.config == before
+    assert dialog.isVisible() and current.config == before
     assert [dialog.settings_table.item(r, 0).text() for r in range(dialog.settings_table.rowCount())] == \
         [name for name, _, _ in settings_diff(before, after)] != []
     moves = rank_moves(session.ranking, rerank(session.pool, after))
     assert [dialog.moves_table.item(r, 3).text() for r in range(dialog.moves_table.rowCount())] == \
         [m.text() for m in moves]
     qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)  # Cancel changes nothing
-    assert session.config == before and again.undo.stack.count() == 0 and result_ids(again) == shown
+    assert current.config == before and again.ctx.current.stack.count() == 0 and result_ids(again) == shown
     qtbot.mouseClick(history.reopen_button, Qt.MouseButton.LeftButton)
     qtbot.mouseClick(again.applying.dialog.apply_button, Qt.MouseButton.LeftButton)
-    assert session.config == after != before and again.tuning.config == after
+    assert current.config == after != before and panel_shows(again.tuning, after)
     assert result_ids(again) == list(rerank(session.pool, after).result_ids)
-    assert again.undo.stack.count() == 1
-    assert again.undo.stack.undoText() == f"apply settings of run {ids[1]} (bm25_only)"
+    assert again.ctx.current.stack.count() == 1
+    assert again.ctx.current.stack.undoText() == f"apply settings of run {ids[1]} (bm25_only)"
     undo_keys(qtbot, again)  # the user is back in this window
-    assert session.config == before and result_ids(again) == shown
+    assert current.config == before and result_ids(again) == shown
     undo_keys(qtbot, again, redo=True)
-    assert session.config == after
+    assert current.config == after
     assert not error_boxes(again)
 
 
@@ -263,7 +265,7 @@ def test_export_report_refuses_a_bad_target_before_any_work(qtbot, evaluation_wi
     actions = install_runs(window, evaluation).actions
     errors = []
     window.ctx.error_reported.connect(errors.append)
-    current = ("current settings", window.ctx.session.config)
+    current = ("current settings", window.ctx.current.config)
     assert actions.export_report(str(tmp_path / "no-such-folder" / "r.html"), current, current, 4) is None
     assert actions.export_report(str(tmp_path / "r.txt"), current, current, 4) is None
     assert len(errors) == 2 and "no-such-folder does not exist" in errors[0] and "must end in .html" in errors[1]
@@ -318,7 +320,7 @@ def test_five_runs_compared_in_the_runs_view_as_the_cli_and_a_question_opened_wi
     question = panel.questions[qid]
     assert window.query_edit.text() == question.text
     with History(path, create=False) as kept:
-        assert window.ctx.session.config == kept.run(ids[1]).config("bm25_only")
+        assert window.ctx.current.config == kept.run(ids[1]).config("bm25_only")
     out_csv = panel.export("csv", tmp_path / "five.csv")
     assert out_csv is not None and out_csv.read_text() == shown.to_csv()
 

@@ -88,7 +88,7 @@ def test_the_bars_keep_their_height_and_scroll_when_the_pane_is_short(qtbot, ran
 
     w = ranked_window
     w.resize(1280, 720)
-    w.ctx.session.set_config(replace(w.ctx.session.config, top_k=10))  # every session of the fake pool
+    w.ctx.current.apply(replace(w.ctx.current.config, top_k=10), "test settings")  # every session of the fake pool
     qtbot.waitUntil(lambda: w.results.model.rowCount() == 10, timeout=5_000)
     qtbot.wait(50)
     plot, scroll = w.results.plot, w.results.plot_scroll

@@ -152,7 +152,7 @@ def test_the_current_settings_row_follows_the_sliders_and_is_never_exported_stal
     with qtbot.waitSignal(view.evaluation_finished, timeout=30_000):
         view.run_button.click()
     w.tuning.set_knob("mmr_lambda", 0.3)  # the slider, as dragged
-    w.ctx.session.flush()
+    w.ctx.current.flush()
     assert view.current.stale
     assert view.metrics_model.index(len(view.results) - 1, 0).data().endswith("(stale: updating…)")
     # exported now, the table would carry the old figures: refused, nothing written
@@ -163,7 +163,7 @@ def test_the_current_settings_row_follows_the_sliders_and_is_never_exported_stal
     assert "export again in a moment" in said.args[0]
     assert not target.with_suffix(".csv").exists()
     qtbot.waitUntil(lambda: not view.current.stale, timeout=30_000)
-    cfg = w.ctx.session.config
+    cfg = w.ctx.current.config
     assert cfg.mmr_lambda == pytest.approx(0.3) and _current_row(view).config == cfg
     engine = w.engines[-1]
     fresh = evaluate(lambda u, q, d: engine.pool(u, q), eval_questions(n=5), {CURRENT: cfg}, 4)[0]
@@ -214,9 +214,9 @@ def test_a_malformed_question_file_is_refused_and_the_good_set_stays(qtbot, eval
 def test_settings_change_before_any_evaluation_marks_nothing(qtbot, evaluation_window):
     w, view = evaluation_window()
     w.tuning.set_knob("mmr_lambda", 0.4)
-    w.ctx.session.flush()
+    w.ctx.current.flush()
     assert not view.current.stale and view.current.pending is None
-    w.ctx.session.set_config(replace(w.ctx.session.config, top_k=5))
+    w.ctx.current.apply(replace(w.ctx.current.config, top_k=5), "test settings")
     assert not view.results
 
 

@@ -5,37 +5,39 @@ from PySide6.QtCore import Qt
 
 from core.config import Config
 from core.config.presets import BUILTIN
+from tests.gui.fixtures import panel_shows
 
 
 def test_a_drag_is_one_step_and_undo_redo_restore_it(qtbot, ranked_window):
     w = ranked_window
     session, tuning = w.ctx.session, w.tuning
-    start = session.config
+    current = w.ctx.current
+    start = current.config
     for value in (0.7, 0.6, 0.5):  # one drag: three ticks of one slider
         tuning.sliders["mmr_lambda"].setValue(value)
     tuning.sliders["rrf_k"].setValue(30.0)
-    session.flush()
-    assert w.undo.stack.count() == 2 and session.config.mmr_lambda == 0.5 and session.config.rrf_k == 30.0
-    w.undo.stack.undo()
-    assert session.config.rrf_k == start.rrf_k and session.config.mmr_lambda == 0.5
-    w.undo.stack.undo()
-    assert session.config == start and tuning.config == start
+    current.flush()
+    assert w.ctx.current.stack.count() == 2 and current.config.mmr_lambda == 0.5 and current.config.rrf_k == 30.0
+    w.ctx.current.stack.undo()
+    assert current.config.rrf_k == start.rrf_k and current.config.mmr_lambda == 0.5
+    w.ctx.current.stack.undo()
+    assert current.config == start and panel_shows(tuning, start)
     assert tuning.sliders["mmr_lambda"].value() == start.mmr_lambda
-    w.undo.stack.redo()
-    assert session.config.mmr_lambda == 0.5 and session.ranking.config == session.config
+    w.ctx.current.stack.redo()
+    assert current.config.mmr_lambda == 0.5 and session.ranking.config == current.config
 
 
 def test_choosing_a_preset_applies_it_and_undo_takes_it_back(qtbot, ranked_window):
     w = ranked_window
     combo = w.tuning.preset_combo
-    before = w.ctx.session.config
+    before = w.ctx.current.config
     combo.activated.emit(combo.findText("bm25_only"))  # the diff first: nothing changes until Apply
     dialog = w.applying.dialog
-    assert dialog.isVisible() and w.ctx.session.config == before
+    assert dialog.isVisible() and w.ctx.current.config == before
     qtbot.mouseClick(dialog.apply_button, Qt.MouseButton.LeftButton)
-    assert w.ctx.session.config == BUILTIN["bm25_only"] and w.undo.stack.count() == 1
+    assert w.ctx.current.config == BUILTIN["bm25_only"] and w.ctx.current.stack.count() == 1
     qtbot.keyClick(w, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    assert w.ctx.session.config == before == Config()
+    assert w.ctx.current.config == before == Config()
 
 
 def _drag(qtbot, slider, dx: int) -> None:
@@ -58,19 +60,19 @@ def _drag(qtbot, slider, dx: int) -> None:
 def test_two_drags_of_one_slider_are_two_steps(qtbot, ranked_window):
     """Undo after a second drag of the same slider takes it back to where that drag began, not the first."""
     w = ranked_window
-    session, slider = w.ctx.session, w.tuning.sliders["mmr_lambda"]
-    start = session.config.mmr_lambda
+    current, slider = w.ctx.current, w.tuning.sliders["mmr_lambda"]
+    start = current.config.mmr_lambda
     _drag(qtbot, slider, -20)
-    session.flush()
-    after_first = session.config.mmr_lambda
+    current.flush()
+    after_first = current.config.mmr_lambda
     _drag(qtbot, slider, -20)
-    session.flush()
-    assert start > after_first > session.config.mmr_lambda
-    assert w.undo.stack.count() == 2
-    w.undo.stack.undo()
-    assert session.config.mmr_lambda == after_first and w.tuning.config.mmr_lambda == after_first
-    w.undo.stack.undo()
-    assert session.config.mmr_lambda == start
+    current.flush()
+    assert start > after_first > current.config.mmr_lambda
+    assert w.ctx.current.stack.count() == 2
+    w.ctx.current.stack.undo()
+    assert current.config.mmr_lambda == after_first and panel_shows(w.tuning, current.config)
+    w.ctx.current.stack.undo()
+    assert current.config.mmr_lambda == start
 
 
 def test_a_second_drag_shows_movement_since_the_first(qtbot, ranked_window):
@@ -78,11 +80,12 @@ def test_a_second_drag_shows_movement_since_the_first(qtbot, ranked_window):
     movement column is measured against the ranking the first drag left, as undo's steps are."""
     w = ranked_window
     session, slider = w.ctx.session, w.tuning.sliders["mmr_lambda"]
+    current = w.ctx.current
     _drag(qtbot, slider, -20)
-    session.flush()
+    current.flush()
     first = session.ranking
     _drag(qtbot, slider, -20)
-    session.flush()
+    current.flush()
     assert session.ranking.config.mmr_lambda < first.config.mmr_lambda
     assert session.baseline is first
 
@@ -92,14 +95,14 @@ def test_two_typed_values_are_two_steps(qtbot, ranked_window):
     from PySide6.QtWidgets import QLineEdit
 
     w = ranked_window
-    session, slider = w.ctx.session, w.tuning.sliders["mmr_lambda"]
+    current, slider = w.ctx.current, w.tuning.sliders["mmr_lambda"]
     box = slider.findChild(QLineEdit)
     for text in ("0.60", "0.40"):
         box.setFocus()
         box.selectAll()
         qtbot.keyClicks(box, text)
         qtbot.keyClick(box, Qt.Key.Key_Return)
-    session.flush()
-    assert session.config.mmr_lambda == 0.4 and w.undo.stack.count() == 2
-    w.undo.stack.undo()
-    assert session.config.mmr_lambda == 0.6
+    current.flush()
+    assert current.config.mmr_lambda == 0.4 and w.ctx.current.stack.count() == 2
+    w.ctx.current.stack.undo()
+    assert current.config.mmr_lambda == 0.6

@@ -9,6 +9,7 @@ from memsense_gui.views.dock import DockId
 def test_a_pinned_chunk_shows_verified_changes_that_bring_it_in(qtbot, ranked_window):
     w = ranked_window
     session = w.ctx.session
+    current = w.ctx.current
     ranking = session.ranking
     target = next(c.memory_id for c in session.pool.chunks
                   if c.kind == "session" and c.memory_id not in ranking.result_ids)
@@ -20,7 +21,7 @@ def test_a_pinned_chunk_shows_verified_changes_that_bring_it_in(qtbot, ranked_wi
     assert "What would it take" in w.whynot_panel.whatif_label.text()
     for row in range(model.rowCount()):
         change = model.change(row)
-        after = rerank(session.pool, apply_change(session.config, change.knob, change.value)).result_ids
+        after = rerank(session.pool, apply_change(current.config, change.knob, change.value)).result_ids
         assert after.index(target) + 1 == change.rank
         assert model.index(row, model.RANK).data() == str(change.rank)
 
