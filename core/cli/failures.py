@@ -79,8 +79,6 @@ def cmd_impact(args: argparse.Namespace) -> Any:
 
 
 def cmd_fix(args: argparse.Namespace) -> Any:
-    import time
-
     from core.evaluation import workspace_runs as runs
     from core.evaluation.fix import check_cases
     from core.evaluation.metrics import parse_metric
@@ -97,13 +95,12 @@ def cmd_fix(args: argparse.Namespace) -> Any:
     qs = questions(args)
     check_cases(qs.questions, cases)
     with workspace(args) as ws:
-        ws.pools(qs, [cfg], progress=progress(args))
-        started = time.perf_counter()
+        ws.pools(qs, [cfg], progress=progress(args))  # the recall's own progress bar, then the search's
         cancel = threading.Event()
         with ctrl_c_sets(cancel):
-            run, kept, note = runs.fix(ws, qs, (name, cfg), cases, metric, args.trials, args.seed, progress=progress(args),
-                                 cancel=cancel)
-        seconds = time.perf_counter() - started
+            run, kept, note = runs.fix(ws, qs, (name, cfg), cases, metric, args.trials, args.seed,
+                                       progress=progress(args), cancel=cancel)
+    seconds = run.seconds
     warn(note)
     result = run.result
     if result.cancelled:

@@ -86,7 +86,7 @@ def _load_judged(path: str | Path) -> list[Question]:
 def judged_questions(path: str | Path, users: Sequence[str] = ()) -> QuestionSet:
     """The judged questions of a question file (only `users`' when given; each must have some), for a run that
     has not opened the store yet (the command line reads its input before the store). One line for a file with
-    none; a warning line on stderr's behalf is `repeated_note`."""
+    none (`repeated_note` words the warning for a question asked twice)."""
     from core.evaluation.evaluate import judged_only
     from core.evaluation.judged import load_question_set
 

@@ -8,6 +8,7 @@ what comes back; the summaries a run keeps are written here, once.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -61,6 +62,7 @@ class FixRun:
     questions: int
     run_id: int | None
     history_note: str
+    seconds: float = 0.0  # the search's (its recall and the history's keeping aside)
 
 
 def eval_summary(results: Sequence[PresetEvaluation]) -> dict[str, Any]:
@@ -131,15 +133,17 @@ def fix(ws: Workspace, qs: QuestionSet, start: tuple[str, Config], cases: Sequen
     pools = ws.pools(qs, [cfg], progress=progress, cancel=cancel)
     note = ws.missing_gold_note(qs, pools)
     questions = list(qs.questions)
+    started = time.perf_counter()
     result = find_fixes(pools, questions, list(cases), cfg, metric, trials, seed, jobs=jobs, progress=progress,
                         cancel=cancel)
+    seconds = time.perf_counter() - started
     configs = {name: cfg, **offered_configs(result)}
     kept = ws.keep("fix", qs.path, configs, {n: evaluate_config(pools, questions, c, cfg.top_k) for n, c in configs.items()},
                    {"metric": result.metric, "cases": list(result.cases), "trials": result.trials,
                     "candidates": [{"cases_fixed": len(c.cases_fixed), "fixed": len(c.fixed), "broken": len(c.broken),
                                     "net": c.net, "harmful": c.harmful, "metric_after": c.metric_after}
                                    for c in result.candidates]}, hinted=False)
-    return FixRun(cfg, result, len(questions), kept.run_id, kept.note), kept, note
+    return FixRun(cfg, result, len(questions), kept.run_id, kept.note, seconds), kept, note
 
 
 def tune_summary(result: Any) -> dict[str, Any]:

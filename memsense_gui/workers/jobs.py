@@ -16,7 +16,7 @@ from core.errors import MemsenseError
 from core.evaluation.evaluate import Progress, QuestionOutcome, evaluate_config
 from core.evaluation.judged import session_docid
 from core.evaluation.metrics import metric_key
-from core.evaluation.workspace import QuestionSetRecall
+from core.evaluation.workspace import QuestionSetRecall, pools_at
 from core.rank.rerank import rerank
 from core.evaluation.fix import FixCandidate, judge
 from core.rank.whatif import WhatIf, what_would_change
@@ -148,7 +148,7 @@ def score_cases(pools: dict[str, RecallPool], questions: list[Question], cfg: Co
     """Every case under one config: its outcome and the metric that decides pass or fail,
     `recall_all@top_k` (every gold session among the results returned)."""
     k = cfg.top_k
-    pools = {qid: p if p.serves(cfg.route_limit) else deepen(p, cfg.route_limit) for qid, p in pools.items()}
+    pools = pools_at(pools, cfg.route_limit)
     return list(evaluate_config(pools, questions, cfg, k).outcomes), metric_key("recall_all", k)
 
 
