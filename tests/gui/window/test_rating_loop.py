@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from core.config import Config
-from core.evaluation.history import keep_run
+from core.evaluation.run_keeping import keep_run
 from memsense_gui.views.cases import sparkline
 from memsense_gui.views.dock import DockId
 from memsense_gui.window.question_picker import QUESTION_ROLE
