@@ -38,7 +38,7 @@ def study_pg():
 def _worker(url: str, demo_store: Path, model_cache: Path, *extra: str) -> subprocess.Popen:
     argv = [sys.executable, "-m", "core.cli.main", "tune", str(DEMO_QUESTIONS), "--store", str(demo_store),
             "--cache", str(model_cache), "--train", "demo-ana", "--trials", str(TRIALS), "--jobs", "1",
-            "--storage", url, "--study", STUDY, "--sensitivity-points", "0", "--quiet", "--json", *extra]
+            "--storage", url, "--study", STUDY, "--sensitivity-points", "0", "--json", *extra, *(() if "-v" in extra else ("--quiet",))]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -132,3 +132,42 @@ def test_three_workers_share_a_study_and_a_killed_ones_trial_is_never_counted(st
         here = max((complete[n] for n in seen),
                    key=lambda t: (t.user_attrs["train"], t.user_attrs["tiebreak"], -t.number))
         assert mine["best"]["trial"] == here.number
+
+
+PASSWORD = "Tr0ub4dor-&3"
+
+
+@pytest.fixture(scope="module")
+def alice(study_pg):
+    """A role that must give its password (scram-sha-256), owner of its own database."""
+    import psycopg
+
+    with psycopg.connect(study_pg.dsn(), autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE alice LOGIN PASSWORD '{PASSWORD}'")
+        conn.execute("CREATE DATABASE alice_studies OWNER alice")
+    hba = study_pg.data / "pg_hba.conf"
+    hba.write_text("host all alice 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+    study_pg._run("pg_ctl", "-D", str(study_pg.data), "reload")
+    time.sleep(1)
+    return f"127.0.0.1:{study_pg.port}/alice_studies"
+
+
+@pytest.mark.slow
+def test_a_wrong_password_is_one_line_and_the_right_one_is_never_shown(alice, demo_store, model_cache, tmp_path):
+    from core.errors import MemsenseError
+    from core.evaluation.study_storage import check_storage, parse_storage
+
+    with pytest.raises(MemsenseError, match="the user name or password was refused") as err:
+        check_storage(parse_storage(f"postgresql://alice:not-{PASSWORD}@{alice}"))
+    assert PASSWORD not in str(err.value) and "\n" not in str(err.value)
+
+    log = tmp_path / "tune.log"
+    url = f"postgresql://alice:{PASSWORD}@{alice}"
+    worker = _worker(url, demo_store, model_cache, "--log-file", str(log), "-v", "--trials", "3")
+    out, err_text = worker.communicate(timeout=300)
+    assert worker.returncode == 0, err_text
+    assert PASSWORD not in out + err_text + log.read_text()
+    late = _worker(url, demo_store, model_cache, "--metric", "ndcg@4", "--trials", "3")  # another metric: refused, nothing run
+    out, err_text = late.communicate(timeout=300)
+    assert late.returncode == 1 and err_text.count("\n") == 1 and PASSWORD not in err_text
+    assert "made with another metric recall_all@4, not ndcg@4" in err_text and "alice:***@" in err_text
