@@ -17,7 +17,7 @@ from typing import Any
 
 from core.cli.arguments import (UsageError, add_analyzers, check_trials, not_printed, printed, recall_options,
                                 store_folder)
-from core.cli.history import record
+from core.cli.history import add_runs_db, record
 from core.errors import MemsenseError
 from core.files import check_output
 
@@ -181,6 +181,7 @@ def _common(sp: argparse.ArgumentParser, store: bool = True) -> None:
         add_analyzers(sp)
         sp.add_argument("--cache", help="embedding cache directory (default ~/.cache/memsense)")
         sp.add_argument("--presets", help="user presets file (default: the app's presets.json)")
+        add_runs_db(sp)
 
 
 def _dataset(sp: argparse.ArgumentParser) -> None:

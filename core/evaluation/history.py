@@ -69,6 +69,8 @@ class Run:
     """Config name -> question id -> the memory ids it returned, in order ({} for a run kept without them)."""
     categories: Mapping[str, int] = field(default_factory=dict)
     """Question id -> its category, as the run's question file said ({} when not kept)."""
+    made_by: str = ""
+    """Who made the run (shared runs, `core.evaluation.shared_runs`; "" in a store's own history)."""
 
     def config(self, name: str | None = None) -> Config:
         """One of the run's configs (the only one, or by name) as a Config."""
@@ -95,7 +97,8 @@ class Run:
         return {"id": self.id, "kind": self.kind, "time": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.time)),
                 "store": self.store, "model": self.model, "dataset": self.dataset,
                 "dataset_sha256": self.dataset_sha256, "configs": list(self.configs),
-                "questions": max((len(v) for v in self.results.values()), default=0), "summary": self.summary}
+                "questions": max((len(v) for v in self.results.values()), default=0), "summary": self.summary,
+                "made_by": self.made_by}
 
 
 def history_path(store: str | Path, data_dir: Path | None = None) -> Path:
@@ -148,13 +151,27 @@ def per_question(evaluations: Mapping[str, Any]) -> dict[str, Mapping[str, Mappi
 
 
 def keep_run(store: str | Path, kind: str, dataset: str | Path, configs: Mapping[str, Config],
-             evaluations: Mapping[str, Any], summary: Mapping[str, Any], model: str | None = None) -> int:
-    """Keep one run in the history of `store` (`history_path`); its id. `model`: the model's
+             evaluations: Mapping[str, Any], summary: Mapping[str, Any], model: str | None = None,
+             runs_db: str | None = None, made_by: str | None = None) -> int:
+    """Keep one run in the history of `store` (`history_path`), or in the shared runs database
+    `runs_db` as made by `made_by` (`core.evaluation.shared_runs`); its id. `model`: the model's
     identity when known, else read from the store (`model_key`)."""
     model = model if model is not None else model_key(store)  # first: a location that is no store leaves no file
-    with History(history_path(store)) as history:
+    with open_history(store, runs_db, made_by=made_by) as history:
         return history.add(kind, store_label(store), model, str(dataset), configs, summary, per_question(evaluations),
                            *returned_and_categories(evaluations))
+
+
+def open_history(store: str | Path | None, runs_db: str | None = None, create: bool = True,
+                 made_by: str | None = None) -> History:
+    """The runs of `store` (its history file), or the shared runs in `runs_db` when given."""
+    if runs_db:
+        from core.evaluation.shared_runs import SharedHistory
+
+        return SharedHistory(runs_db, create=create, made_by=made_by)
+    if store is None:
+        raise MemsenseError("name the store whose runs to read (--store), or a shared runs database (--runs-db)")
+    return History(history_path(store), create=create)
 
 
 def returned_and_categories(evaluations: Mapping[str, Any]) -> tuple[dict[str, dict[str, list[str]]], dict[str, int]]:

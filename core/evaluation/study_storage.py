@@ -129,8 +129,8 @@ _REASONS: tuple[tuple[str, str], ...] = (
      "the server cannot be reached; check the host and the port, and that PostgreSQL is running there"),
     (r"database .* does not exist", "that database does not exist on the server; create it (createdb NAME) or "
                                     "name another"),
-    (r"permission denied|read-only|must be owner", "this database user may not write the study; use a user with "
-                                                   "write access to the study tables"),
+    (r"permission denied|read-only|must be owner", "this database user may only read there; use a user with write "
+                                                   "access to those tables"),
 )
 
 
