@@ -17,7 +17,8 @@ from typing import Any
 
 from core.cli.arguments import (UsageError, add_analyzers, check_trials, not_printed, printed, recall_options,
                                 store_folder)
-from core.cli.history import add_runs_db, record
+from core.cli.history import record
+from core.cli.runs import add_runs_db
 from core.errors import MemsenseError
 from core.files import check_output
 

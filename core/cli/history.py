@@ -12,14 +12,6 @@ from core.config import Config
 from core.errors import MemsenseError
 
 
-def add_runs_db(sp: argparse.ArgumentParser) -> None:
-    """`--runs-db URL`: keep (or read) runs in a PostgreSQL database a team shares."""
-    sp.add_argument("--runs-db", metavar="URL",
-                    help="keep eval, compare, tune, diagnose and fix runs in this shared PostgreSQL database "
-                         "(postgresql://USER@HOST:PORT/DB; password from PGPASSWORD or ~/.pgpass), each named by "
-                         "who made it ($MEMSENSE_USER or the OS user), instead of the store's history file")
-
-
 def record(args: argparse.Namespace, kind: str, configs: Mapping[str, Config], evaluations: Mapping[str, Any],
            summary: Mapping[str, Any]) -> int | None:
     """Keep this run in the store's history (`core.evaluation.history.keep_run`, the app's one way in
@@ -28,11 +20,13 @@ def record(args: argparse.Namespace, kind: str, configs: Mapping[str, Config], e
     import sqlite3
 
     from core.evaluation.history import keep_run
+    from core.evaluation.shared_runs import open_history
     from core.redact import redact
 
     try:
+        runs_db = getattr(args, "runs_db", None)
         run_id = keep_run(args.store, kind, args.dataset, configs, evaluations, summary,
-                          runs_db=getattr(args, "runs_db", None))
+                          into=open_history(args.store, runs_db) if runs_db else None)
     except (MemsenseError, OSError, sqlite3.Error) as exc:  # a shared runs database's faults are MemsenseErrors
         print(redact(f"memsense: warning: this run was not kept in the history: {exc}"), file=sys.stderr)
         return None

@@ -16,13 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from core.cli.arguments import UsageError, store_folder
-from core.cli.history import add_runs_db
 
 
 def _history(args: argparse.Namespace, write: bool = False):
-    from core.evaluation.history import open_history
+    from core.evaluation.shared_runs import open_history
 
     return open_history(args.store, args.runs_db, create=write)
+
+
+def add_runs_db(sp: argparse.ArgumentParser) -> None:
+    """`--runs-db URL`: keep (or read) runs in a PostgreSQL database a team shares."""
+    sp.add_argument("--runs-db", metavar="URL",
+                    help="keep eval, compare, tune, diagnose and fix runs in this shared PostgreSQL database "
+                         "(postgresql://USER@HOST:PORT/DB; password from PGPASSWORD or ~/.pgpass), each named by "
+                         "who made it ($MEMSENSE_USER or the OS user), instead of the store's history file")
 
 
 def run_ref(text: str) -> tuple[int, str | None]:

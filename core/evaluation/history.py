@@ -152,26 +152,14 @@ def per_question(evaluations: Mapping[str, Any]) -> dict[str, Mapping[str, Mappi
 
 def keep_run(store: str | Path, kind: str, dataset: str | Path, configs: Mapping[str, Config],
              evaluations: Mapping[str, Any], summary: Mapping[str, Any], model: str | None = None,
-             runs_db: str | None = None, made_by: str | None = None) -> int:
-    """Keep one run in the history of `store` (`history_path`), or in the shared runs database
-    `runs_db` as made by `made_by` (`core.evaluation.shared_runs`); its id. `model`: the model's
-    identity when known, else read from the store (`model_key`)."""
+             into: History | None = None) -> int:
+    """Keep one run in the history of `store` (`history_path`), or `into` that history (a team's
+    shared runs, `core.evaluation.shared_runs.open_history`), which it closes; its id. `model`: the
+    model's identity when known, else read from the store (`model_key`)."""
     model = model if model is not None else model_key(store)  # first: a location that is no store leaves no file
-    with open_history(store, runs_db, made_by=made_by) as history:
+    with into if into is not None else History(history_path(store)) as history:
         return history.add(kind, store_label(store), model, str(dataset), configs, summary, per_question(evaluations),
                            *returned_and_categories(evaluations))
-
-
-def open_history(store: str | Path | None, runs_db: str | None = None, create: bool = True,
-                 made_by: str | None = None) -> History:
-    """The runs of `store` (its history file), or the shared runs in `runs_db` when given."""
-    if runs_db:
-        from core.evaluation.shared_runs import SharedHistory
-
-        return SharedHistory(runs_db, create=create, made_by=made_by)
-    if store is None:
-        raise MemsenseError("name the store whose runs to read (--store), or a shared runs database (--runs-db)")
-    return History(history_path(store), create=create)
 
 
 def returned_and_categories(evaluations: Mapping[str, Any]) -> tuple[dict[str, dict[str, list[str]]], dict[str, int]]:

@@ -18,12 +18,15 @@ import json
 import os
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from core.config import Config, to_dict
 from core.errors import MemsenseError
-from core.evaluation.history import COLUMNS, History, PerQuestion, Run, file_sha256
-from core.evaluation.study_storage import CONNECT_TIMEOUT_S, StudyStorage, parse_storage, storage_reason
+from core.evaluation.history import COLUMNS, History, PerQuestion, Run, file_sha256, history_path
+from core.evaluation.study_storage import (CONNECT_TIMEOUT_S, POSTGRES_SCHEMES, StudyStorage, parse_storage,
+                                           storage_reason)
+from core.redact import redact_url
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS memsense_runs (id BIGSERIAL PRIMARY KEY, kind TEXT NOT NULL, "
@@ -50,9 +53,10 @@ def who(name: str | None = None) -> str:
 
 def runs_database(url: str) -> StudyStorage:
     """A `--runs-db` address: PostgreSQL only (a file history is the store's own)."""
-    where = parse_storage(url)
-    if where.kind != "postgresql":
-        raise MemsenseError(f"--runs-db {where.shown} is not a PostgreSQL address; give postgresql://USER@HOST:PORT/DB "
+    scheme = url.strip().partition("://")[0].lower()
+    where = parse_storage(url) if scheme in POSTGRES_SCHEMES else None
+    if where is None:
+        raise MemsenseError(f"--runs-db {redact_url(url.strip())} is not a PostgreSQL address; give postgresql://USER@HOST:PORT/DB "
                             "(without --runs-db the runs stay in the store's own history file)")
     return where
 
@@ -157,3 +161,13 @@ class SharedHistory(History):
     def delete(self, run_id: int) -> None:
         with self._faults():
             self.db.execute("DELETE FROM memsense_runs WHERE id = %s", (run_id,))
+
+
+def open_history(store: str | Path | None, runs_db: str | None = None, create: bool = True,
+                 made_by: str | None = None) -> History:
+    """The runs of `store` (its history file), or the shared runs in `runs_db` when given."""
+    if runs_db:
+        return SharedHistory(runs_db, create=create, made_by=made_by)
+    if store is None:
+        raise MemsenseError("name the store whose runs to read (--store), or a shared runs database (--runs-db)")
+    return History(history_path(store), create=create)

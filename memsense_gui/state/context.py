@@ -21,6 +21,7 @@ from memsense_gui.state.judgments import AppJudgments
 from memsense_gui.state.presets import PresetLibrary
 from memsense_gui.state.question_set import QuestionSets
 from memsense_gui.state.run_history import RunHistory
+from memsense_gui.state.shared_runs import SharedRuns
 from memsense_gui.state.session import QuerySession
 from memsense_gui.workers.runner import TaskRunner
 
@@ -80,7 +81,8 @@ class AppContext(QObject):
         self.presets = PresetLibrary(self._preset_store(), self)
         self.question_sets = QuestionSets(self.settings, self)
         self.store_opened.connect(lambda location: self.question_sets.follow_store(location, self.users))
-        self.runs = RunHistory(self.run_source, self)  # evaluation, tune, diagnose, fix runs of the open store
+        self.shared_runs = SharedRuns(self.settings)  # a team's runs database (Settings > Shared runs…)
+        self.runs = RunHistory(self.run_source, self, self.shared_runs)  # evaluation, tune, diagnose, fix runs of the open store
         self.closing.connect(self.runs.shutdown)
         self.run_recorded.connect(self.runs.recorded)  # diagnose and fix keep theirs on their own runner: History hears of them too
         self.presets.presets_changed.connect(self._plan_recall)

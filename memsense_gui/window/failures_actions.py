@@ -24,6 +24,7 @@ from core.errors import MemsenseError
 from core.evaluation.diagnose import LostSession
 from core.evaluation.fix import FixCandidate
 from core.evaluation.history import keep_run
+from core.evaluation.shared_runs import SharedHistory
 from core.evaluation.judged import session_docid
 from core.rank.ranking import Ranking
 from memsense_gui.state.context import AppContext
@@ -145,8 +146,12 @@ class FailuresActions:
         if not location:
             return None
 
+        shared = self.ctx.shared_runs  # a team's runs database, when one is set
+        runs_db, made_by = (shared.url(), shared.made_by()) if shared.address else (None, None)
+
         def record(kind: str, configs, evaluations, summary) -> int:
-            return keep_run(location, kind, dataset, configs, evaluations, summary)
+            into = SharedHistory(runs_db, made_by=made_by) if runs_db else None
+            return keep_run(location, kind, dataset, configs, evaluations, summary, into=into)
 
         return record
 

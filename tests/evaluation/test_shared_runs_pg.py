@@ -9,8 +9,8 @@ import pytest
 
 from core.config import Config
 from core.errors import MemsenseError
-from core.evaluation.history import keep_run, open_history
-from core.evaluation.shared_runs import SharedHistory
+from core.evaluation.history import keep_run
+from core.evaluation.shared_runs import SharedHistory, open_history
 from tests.conftest import _memsense_db
 from tests.fixtures import run_cli
 
@@ -49,7 +49,8 @@ def _questions(tmp_path, name: str, extra: str = "") -> str:
 def _keep(url: str, dataset: str, who: str, value: float) -> int:
     results = {"memsense": {f"q{i}": {"recall_all@4": value if i % 2 else 1.0} for i in range(6)}}
     return keep_run("/stores/demo", "eval", dataset, {"memsense": Config()}, results,
-                    {"memsense": {"recall_all@4": value}}, model="test-model", runs_db=url, made_by=who)
+                    {"memsense": {"recall_all@4": value}}, model="test-model",
+                    into=SharedHistory(url, made_by=who))
 
 
 def test_two_users_share_runs_a_reader_lists_and_compares_but_never_writes(team_db, tmp_path, capsys, monkeypatch):
