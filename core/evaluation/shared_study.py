@@ -20,26 +20,30 @@ storage when it starts, so the sampler of every worker sees every other worker's
 """
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
 import warnings
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import optuna
 
-from core.config import Config
+from core.config import Config, from_dict
 from core.errors import MemsenseError
 from core.evaluation.parallel import Evaluator
 from core.evaluation.study import (STARTUP_TRIALS, TIE_WEIGHT, _config, _identity, _params, _suggest, importances)
 from core.evaluation.study_storage import StudyStorage, open_storage, storage_error
-from core.evaluation.tune import KNOBS, Knob, Progress, Trial, TrialSeen, TuneResult, _key, open_scorer, sensitivity
+from core.evaluation.tune import ALL_KNOBS, KNOBS, Knob, Progress, Trial, TrialSeen, TuneResult, _key, open_scorer, sensitivity
 from core.recall.pool import RecallPool
 from core.records import Question
 
 COMPLETE = optuna.trial.TrialState.COMPLETE
 WORKER_ATTR, STAGE_ATTR = "worker", "stage"
 """Trial user attributes: which worker (host:pid) ran it, and whether it was the start, a seed or TPE's."""
+BUDGET_ATTR = "trials"
+"""Study user attribute: the COMPLETE trials its workers run to (not part of its identity)."""
 _SHOWN = {"metric": "metric", "knobs": "knob set", "start": "start config", "train_users": "training users"}
 
 
@@ -87,6 +91,10 @@ def tune_shared(pools: Mapping[str, RecallPool], train: Sequence[Question], test
     with scorer:
         backend = open_storage(storage)
         study = join_study(backend, storage, study_name, _identity(name, start, [q.user_id for q in train], knobs))
+        try:
+            study.set_user_attr(BUDGET_ATTR, trials)  # for watchers' ETA (the last worker to join says)
+        except Exception as exc:
+            raise storage_error(exc, storage) from None
         worker = worker_name()
 
         def objective(trial: optuna.Trial) -> float:
@@ -158,3 +166,45 @@ def _history(study: optuna.Study, start: Config, knobs: Sequence[Knob]) -> list[
     """Every COMPLETE trial, the start's first, then by trial number."""
     trials = [_trial(t, start, knobs) for t in _complete(study)]
     return sorted(trials, key=lambda t: (t.stage != "start", t.number))
+
+
+@dataclass(frozen=True)
+class Watched:
+    """What a study holds now, read without running a trial: its metric, the start config, its
+    COMPLETE trials (the start's first) and the COMPLETE trials its workers run to (0: unknown)."""
+
+    metric: str
+    start: Config
+    trials: tuple[Trial, ...]
+    budget: int
+
+    @property
+    def best(self) -> Trial | None:
+        """The one-worker rule's choice over the trials (`core.evaluation.tune._key`)."""
+        return max(self.trials, key=_key) if self.trials else None
+
+
+def watch_study(study: optuna.Study) -> Watched:
+    """Read a shared study as it is now (`open_watched` opens it): nothing is written."""
+    attrs = study.user_attrs
+    if "metric" not in attrs or "start" not in attrs:
+        raise MemsenseError(f"the study {study.study_name!r} was not made by memsense tune (it records no metric "
+                            "and start config); name a study its workers made")
+    start = from_dict(json.loads(attrs["start"]))
+    names = {part.split("=", 1)[0] for part in str(attrs.get("knobs", "")).split(",") if part}
+    knobs = [k for k in ALL_KNOBS if k.name in names]
+    budget = attrs.get(BUDGET_ATTR)
+    return Watched(str(attrs["metric"]), start, tuple(_history(study, start, knobs)),
+                   int(budget) if isinstance(budget, int) else 0)
+
+
+def open_watched(storage: StudyStorage, study_name: str) -> optuna.Study:
+    """The study `study_name` in `storage`, to read (`watch_study`); one line when it is not there."""
+    backend = open_storage(storage, heartbeat=False)
+    try:
+        return optuna.load_study(study_name=study_name, storage=backend)
+    except KeyError:
+        names = ", ".join(optuna.get_all_study_names(backend)[:10]) or "none"
+        raise MemsenseError(f"no study {study_name!r} in {storage}; the studies there: {names}") from None
+    except Exception as exc:
+        raise storage_error(exc, storage, "read") from None
