@@ -44,10 +44,11 @@ def take(store: Path | None, out: Path) -> Path:
         dock.setFloating(True)
         dock.resize(*SIZE)
         dock.show()
-        if not _until(app, journal.exists, 300):
+        if not _until(app, lambda: journal.exists() and b'"team"' in journal.read_bytes(), 300):
             raise SystemExit("screenshot: the worker made no study")
         panel.watcher.attach(str(journal), "team")
-        if not _until(app, lambda: panel.model.rowCount() >= SHOWN and "trials/s" in panel.eta_label.text(), 600):
+        shown = lambda: panel.model.rowCount() >= SHOWN and "trials/s" in panel.eta_label.text()  # noqa: E731
+        if not _until(app, lambda: shown() or "Cannot watch" in panel.status.text(), 600) or not shown():
             raise SystemExit(f"screenshot: no {SHOWN} trials shown: {panel.status.text()}")
         _settle(app, 300)
         out.parent.mkdir(parents=True, exist_ok=True)
