@@ -125,6 +125,12 @@ def test_three_workers_share_a_study_and_a_killed_ones_trial_is_never_counted(st
     rule = max(complete.values(), key=lambda t: (t.user_attrs["train"], t.user_attrs["tiebreak"], -t.number))
     assert report["best"]["trial"] == rule.number
     assert report["start"]["stage"] == "start"
+    from core.evaluation.shared_study import open_watched, watch_study  # what the app's Watch a study… reads
+    from core.evaluation.study_storage import parse_storage
+
+    watched = watch_study(open_watched(parse_storage(url), STUDY))
+    assert watched.best is not None and watched.best.number == rule.number and watched.budget == TRIALS
+    assert sorted(t.number for t in watched.trials) == sorted(complete) and watched.metric == "recall_all@4"
     for out, _ in outs:  # each worker chose by the same rule over what was complete then
         mine = json.loads(out)
         seen = {t["trial"] for t in mine["trials"]}
