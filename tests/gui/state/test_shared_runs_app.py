@@ -49,9 +49,17 @@ def test_two_users_with_their_own_settings_see_each_others_runs(team_db, tmp_pat
         b = _keep(bob, qtbot, str(dataset), 0.25)
         import getpass
 
+        from memsense_gui.models.history import KIND, RunsModel
+
         for history in (alice, bob, reader):
             seen = _listed(history, qtbot)
             assert (seen[a], seen[b]) == ("Alice", getpass.getuser())
+        with qtbot.waitSignal(reader.listed, timeout=30_000) as got:
+            reader.list_runs()
+        model = RunsModel()
+        model.set_runs(got.args[0], "recall_all@4")
+        kinds = {model.run_at(r).id: model.display(r, KIND) for r in range(model.rowCount())}
+        assert (kinds[a], kinds[b]) == ("eval · Alice", f"eval · {getpass.getuser()}")  # the History view's Kind
         assert alice.shown().startswith(team_db("alice")) and "Alice" in alice.shown()
         alice_settings.sync()
         text = (tmp_path / "alice.ini").read_text()
