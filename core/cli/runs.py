@@ -19,9 +19,17 @@ from core.cli.arguments import UsageError, store_folder
 
 
 def _history(args: argparse.Namespace, write: bool = False):
-    from core.evaluation.history import History, history_path
+    from core.evaluation.shared_runs import open_history
 
-    return History(history_path(args.store), create=write)
+    return open_history(args.store, args.runs_db, create=write)
+
+
+def add_runs_db(sp: argparse.ArgumentParser) -> None:
+    """`--runs-db URL`: keep (or read) runs in a PostgreSQL database a team shares."""
+    sp.add_argument("--runs-db", metavar="URL",
+                    help="keep eval, compare, tune, diagnose and fix runs in this shared PostgreSQL database "
+                         "(postgresql://USER@HOST:PORT/DB; password from PGPASSWORD or ~/.pgpass), each named by "
+                         "who made it ($MEMSENSE_USER or the OS user), instead of the store's history file")
 
 
 def run_ref(text: str) -> tuple[int, str | None]:
@@ -51,7 +59,7 @@ def cmd_runs(args: argparse.Namespace) -> Any:
             out = {**run.head(), "name": name, "note": note, "results": run.results}
             if args.json:
                 return out
-            print(f"run {run.id}{f' “{name}”' if name else ''}: {run.kind}, {out['time']}, {out['questions']} "
+            print(f"run {run.id}{f' “{name}”' if name else ''}{f' by {run.made_by}' if run.made_by else ''}: {run.kind}, {out['time']}, {out['questions']} "
                   f"questions of {Path(run.dataset).name} (sha256 {run.dataset_sha256[:12]})")
             if note:
                 print(f"note: {note}")
@@ -78,6 +86,7 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
     """A line per run (`listed`): id, name, time, kind, questions, configs, question file."""
     for r in runs:
         name = f" “{r['name']}”" if r.get("name") else ""
+        name += f" by {r['made_by']}" if r.get("made_by") else ""
         print(f"{r['id']:>4}{name}  {r['time']}  {r['kind']:<9} {r['questions']:>5} questions  "
               f"{', '.join(r['configs'])}  {Path(r['dataset']).name}")
     if not runs:
@@ -135,7 +144,8 @@ def _compare(args: argparse.Namespace, history, names: dict) -> Any:
 
 def add_command(sub: argparse._SubParsersAction) -> None:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", required=True, type=store_folder, help="the store the runs ranked")
+    common.add_argument("--store", type=store_folder, help="the store the runs ranked (or --runs-db)")
+    add_runs_db(common)
     common.add_argument("--json", action="store_true", help="machine-readable output")
     sp = sub.add_parser("runs", help="the runs kept beside a store: list, show, rename, note, delete, compare many")
     actions = sp.add_subparsers(dest="runs_action", required=True, metavar="ACTION",

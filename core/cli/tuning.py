@@ -39,6 +39,12 @@ def cmd_tune(args: argparse.Namespace) -> Any:
     _check_tune_outputs(args)
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (worker processes), got {args.jobs}")
+    if args.storage is not None and args.study_db:
+        raise UsageError("--storage and --study-db both name where the study is kept; give one")
+    if args.storage is not None:  # a bad address, a refused password, a server out of reach: before the recall
+        from core.evaluation.study_storage import check_storage, parse_storage
+
+        check_storage(parse_storage(args.storage))
     if args.folds is not None:
         return _tune_folds(args, metric)
     train_users, test_users = users_of(args.train), users_of(args.test)
@@ -86,9 +92,17 @@ def _search(args: argparse.Namespace):
     from core.evaluation.tune import ALL_KNOBS, tune
 
     if args.search == "local":
+        if args.storage:
+            raise UsageError("--storage shares an Optuna study; it goes with --search tpe, not the local search")
         return tune, {"knobs": ALL_KNOBS, "jobs": args.jobs}
     from core.evaluation.study import tune_tpe
 
+    if args.storage:
+        from core.evaluation.shared_study import tune_shared
+        from core.evaluation.study_storage import parse_storage
+
+        return tune_shared, {"knobs": ALL_KNOBS, "jobs": args.jobs, "storage": parse_storage(args.storage),
+                             "study_name": args.study or f"{Path(args.dataset).stem}-{args.metric}"}
     storage = f"sqlite:///{Path(args.study_db).expanduser().resolve()}" if args.study_db else None
     return tune_tpe, {"knobs": ALL_KNOBS, "jobs": args.jobs, "storage": storage,
                       "study_name": args.study or (f"{Path(args.dataset).stem}-{args.metric}" if storage else None)}
@@ -201,7 +215,10 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--search", default="tpe", choices=("tpe", "local"),
                     help="Optuna seeded TPE (default) or the local search (random + coordinate refinement)")
     sp.add_argument("--study-db", help="keep the Optuna study in this SQLite file, so a run can resume")
-    sp.add_argument("--study", help="study name in --study-db (default: dataset and metric)")
+    sp.add_argument("--storage", metavar="URL",
+                    help="run trials in a study shared by any number of workers: postgresql://USER@HOST:PORT/DB "
+                         "(password from PGPASSWORD or ~/.pgpass), sqlite:///FILE or an Optuna journal file")
+    sp.add_argument("--study", help="study name in --storage or --study-db (default: dataset and metric)")
     sp.add_argument("--jobs", type=int, default=default_jobs(),
                     help=f"worker processes that score each trial (default: the cores, here {default_jobs()})")
     sp.add_argument("--trials", type=int, default=200, help="number of trials (per fold with --folds; default 200)")

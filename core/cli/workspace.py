@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ContextManager
 
 from core.cli.arguments import UsageError, add_analyzers, recall_options, store_folder
+from core.cli.runs import add_runs_db
 
 if TYPE_CHECKING:
     from core.evaluation.workspace import Kept, QuestionSet, Workspace
@@ -117,7 +118,8 @@ def workspace(args: argparse.Namespace) -> ContextManager[Workspace]:
     """The store of `--store` opened once, as a workspace (`core.evaluation.workspace.open_store`)."""
     from core.evaluation.workspace import open_store
 
-    return open_store(args.store, model=args.model, cache_dir=args.cache, options=recall_options(args))
+    return open_store(args.store, model=args.model, cache_dir=args.cache, options=recall_options(args),
+                      runs_db=getattr(args, "runs_db", None))
 
 
 def warn(note: str) -> None:
@@ -151,6 +153,7 @@ def common_options(sp: argparse.ArgumentParser, store: bool = True) -> None:
         add_analyzers(sp)
         sp.add_argument("--cache", help="embedding cache directory (default ~/.cache/memsense)")
         sp.add_argument("--presets", help="user presets file (default: the app's presets.json)")
+        add_runs_db(sp)
 
 
 def dataset_argument(sp: argparse.ArgumentParser) -> None:

@@ -177,6 +177,8 @@ NAMES_SCHEMA = "CREATE TABLE IF NOT EXISTS run_names (id INTEGER PRIMARY KEY, na
 
 def run_names(history: History) -> dict[int, tuple[str, str]]:
     """Run id -> (name, note) of every run given one."""
+    if hasattr(history, "names"):  # shared runs (core.evaluation.shared_runs)
+        return history.names()
     try:
         rows = history.db.execute("SELECT id, name, note FROM run_names").fetchall()
     except sqlite3.OperationalError as exc:
@@ -192,6 +194,9 @@ def set_run_name(history: History, run_id: int, name: str | None = None, note: s
     for text, what in ((name, "name"), (note, "note")):
         if text is not None and (len(text) > MAX_NAME_CHARS or "\x00" in text):
             raise MemsenseError(f"a run's {what} holds at most {MAX_NAME_CHARS:,} characters and no NUL")
+    if hasattr(history, "set_name"):  # shared runs
+        history.set_name(run_id, old_name if name is None else name.strip(), old_note if note is None else note)
+        return
     with history.db:
         history.db.execute(NAMES_SCHEMA)
         history.db.execute("INSERT OR REPLACE INTO run_names (id, name, note) VALUES (?, ?, ?)",
@@ -200,6 +205,9 @@ def set_run_name(history: History, run_id: int, name: str | None = None, note: s
 
 def delete_run(history: History, run_id: int) -> None:
     """Delete a run (and its name) from the history."""
+    if hasattr(history, "delete"):  # shared runs: the name goes with the run
+        history.delete(run_id)
+        return
     with history.db:
         history.db.execute(NAMES_SCHEMA)
         history.db.execute("DELETE FROM run_names WHERE id = ?", (run_id,))

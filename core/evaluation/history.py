@@ -69,6 +69,8 @@ class Run:
     """Config name -> question id -> the memory ids it returned, in order ({} for a run kept without them)."""
     categories: Mapping[str, int] = field(default_factory=dict)
     """Question id -> its category, as the run's question file said ({} when not kept)."""
+    made_by: str = ""
+    """Who made the run (shared runs, `core.evaluation.shared_runs`; "" in a store's own history)."""
 
     def config(self, name: str | None = None) -> Config:
         """One of the run's configs (the only one, or by name) as a Config."""
@@ -95,7 +97,8 @@ class Run:
         return {"id": self.id, "kind": self.kind, "time": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.time)),
                 "store": self.store, "model": self.model, "dataset": self.dataset,
                 "dataset_sha256": self.dataset_sha256, "configs": list(self.configs),
-                "questions": max((len(v) for v in self.results.values()), default=0), "summary": self.summary}
+                "questions": max((len(v) for v in self.results.values()), default=0), "summary": self.summary,
+                "made_by": self.made_by}
 
 
 def history_path(store: str | Path, data_dir: Path | None = None) -> Path:

@@ -22,11 +22,13 @@ def per_question(evaluations: Mapping[str, Any]) -> dict[str, Mapping[str, Mappi
 
 
 def keep_run(store: str | Path, kind: str, dataset: str | Path, configs: Mapping[str, Config],
-             evaluations: Mapping[str, Any], summary: Mapping[str, Any], model: str | None = None) -> int:
-    """Keep one run in the history of `store` (`history_path`); its id. `model`: the model's
-    identity when known, else read from the store (`model_key`)."""
+             evaluations: Mapping[str, Any], summary: Mapping[str, Any], model: str | None = None,
+             into: History | None = None) -> int:
+    """Keep one run in the history of `store` (`history_path`), or `into` that history (a team's
+    shared runs, `core.evaluation.shared_runs.open_history`), which it closes; its id. `model`: the
+    model's identity when known, else read from the store (`model_key`)."""
     model = model if model is not None else model_key(store)  # first: a location that is no store leaves no file
-    with History(history_path(store)) as history:
+    with into if into is not None else History(history_path(store)) as history:
         return history.add(kind, store_label(store), model, str(dataset), configs, summary, per_question(evaluations),
                            *returned_and_categories(evaluations))
 

@@ -44,6 +44,11 @@ WAIT_S = 0.1
 """How often a caller waiting for another's recall looks at its cancel token and shows its progress."""
 
 
+SharedRuns = Callable[[], "tuple[str, str | None] | None"]
+"""A team's runs database to keep runs in (`core.evaluation.shared_runs`): (its URL, who makes the runs; None:
+the OS user), or None for the store's own history."""
+
+
 class StoreRecall(Protocol):
     """One question's pool on the store, `depth` deep (`cancel`: the caller's token, for a recall that waits)."""
 
@@ -135,7 +140,7 @@ class Workspace:
 
     def __init__(self, location: str, recall: StoreRecall, users: Iterable[str], *, source: str | None = None,
                  model: str | None = None, model_hint: Callable[[], str] | None = None, plan: int = 0,
-                 warm: Callable[[list[str]], Any] | None = None):
+                 warm: Callable[[list[str]], Any] | None = None, shared_runs: SharedRuns | None = None):
         self.location = location
         self.users = list(users)
         self.source = source or recall_source(location, "", "bm25")
@@ -148,6 +153,8 @@ class Workspace:
         """How deep a recall goes at least, so later runs at other settings re-rank it (`planned_depth`)."""
         self._recall = recall
         self.warm = warm
+        self.shared_runs = shared_runs
+        """Where a team keeps its runs instead of the store's history, asked at each keep (None: the store's)."""
         """Embeds a batch of query texts ahead of their recalls (None: each recall embeds its own)."""
         self._known: dict[Asked, RecallPool] = {}
         self._lock = threading.Lock()
@@ -263,11 +270,14 @@ class Workspace:
         (damaged, of another shape, locked, read-only, on a full disk, a store with no folder) is a note.
         `hinted`: a store whose model cannot be read names `model_hint`'s (False: the run is not kept)."""
         from core.evaluation.run_keeping import keep_run
+        from core.evaluation.shared_runs import open_history
         from core.redact import redact
 
         try:
             model = self._model() if hinted else self.model
-            return Kept(keep_run(self.location, kind, dataset, configs, evaluations, summary, model=model))
+            shared = self.shared_runs() if self.shared_runs is not None else None
+            into = open_history(self.location, shared[0], made_by=shared[1]) if shared else None
+            return Kept(keep_run(self.location, kind, dataset, configs, evaluations, summary, model=model, into=into))
         except Exception as exc:  # noqa: BLE001 - whatever the history's fault, the run's figures stand
             return Kept(None, redact(str(exc)))
 
@@ -291,8 +301,9 @@ class Workspace:
 
 @contextmanager
 def open_store(store: str | Path, *, model: str | None = None, cache_dir: str | None = None,
-               options: Mapping[str, Any] | None = None) -> Iterator[Workspace]:
-    """A workspace on the store folder at `store`, opened once (an `Engine`) and closed after."""
+               options: Mapping[str, Any] | None = None, runs_db: str | None = None) -> Iterator[Workspace]:
+    """A workspace on the store folder at `store`, opened once (an `Engine`) and closed after; its runs are kept
+    in the shared runs database `runs_db` when given."""
     from core.recall.engine import Engine
 
     opts = dict(options or {})
@@ -302,6 +313,7 @@ def open_store(store: str | Path, *, model: str | None = None, cache_dir: str | 
             return engine.recall(user_id, text, depth=depth)
 
         yield Workspace(str(store), recall, engine.users(), warm=lambda texts: engine.embedder.encode(texts),
-                        source=recall_source(str(store), engine.embedder.key, str(opts.get("lexical", "bm25"))))
+                        source=recall_source(str(store), engine.embedder.key, str(opts.get("lexical", "bm25"))),
+                        shared_runs=(lambda: (runs_db, None)) if runs_db else None)
     finally:
         engine.close()

@@ -34,6 +34,7 @@ class RunsModel(TableModel):
 
     HEADERS = ("Run", "Name", "Kind", "Time", "Questions", "Metric", "Settings")
     HEADER_TIPS = {NAME: "The run's name (Name… gives one); its note in the cell's tooltip",
+                   KIND: "What the run was (eval, tune, ...); a shared run's also names who made it",
                    DATASET: "The question file and the first 8 hex digits of its SHA-256 when the run was made",
                    METRIC: "The best config's mean of the chosen metric over the run's questions (every "
                            "config's in the cell's tooltip)"}
@@ -64,8 +65,8 @@ class RunsModel(TableModel):
             return str(run.id)
         if col == NAME:
             return self.names.get(run.id, ("", ""))[0]
-        if col == KIND:
-            return run.kind
+        if col == KIND:  # a shared run (core.evaluation.shared_runs) says who made it
+            return f"{run.kind} · {run.made_by}" if run.made_by else run.kind
         if col == TIME:
             return run_time(run)
         if col == SETTINGS:

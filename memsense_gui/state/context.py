@@ -27,6 +27,7 @@ from memsense_gui.state.judgments import AppJudgments
 from memsense_gui.state.presets import PresetLibrary
 from memsense_gui.state.question_set import QuestionSets
 from memsense_gui.state.run_history import RunHistory
+from memsense_gui.state.shared_runs import SharedRuns
 from memsense_gui.state.session import QuerySession
 from memsense_gui.workers.bridge import EngineBridge
 from memsense_gui.workers.runner import TaskRunner
@@ -93,7 +94,8 @@ class AppContext(QObject):
         self.store_opened.connect(lambda _location: self.question_sets.follow_store(self.open_workspace()))
         self.evaluation = EvaluationSource(self, self)
         """The window's one question set: every view and action evaluates it, on the store's workspace."""
-        self.runs = RunHistory(self.run_source, self)  # evaluation, tune, diagnose, fix runs of the open store
+        self.shared_runs = SharedRuns(self.settings)  # a team's runs database (Settings > Shared runs…)
+        self.runs = RunHistory(self.run_source, self, self.shared_runs)  # evaluation, tune, diagnose, fix runs of the open store
         self.closing.connect(self.runs.shutdown)
         self.run_recorded.connect(self.runs.recorded)  # diagnose and fix keep theirs on their own runner: History hears of them too
         self.presets.presets_changed.connect(self._plan_recall)
@@ -126,7 +128,13 @@ class AppContext(QObject):
             return bridge.call(engine.recall, user_id, text, depth, cancel=cancel)
 
         return Workspace(location, recall, self.users, source=f"{location} (engine {self._engines} of this app)",
-                         model_hint=lambda: self.run_source()[1], plan=self.question_sets.plan)
+                         model_hint=lambda: self.run_source()[1], plan=self.question_sets.plan,
+                         shared_runs=self._shared_runs)
+
+    def _shared_runs(self) -> tuple[str, str | None] | None:
+        """Where runs are kept when the team shares them (Settings > Shared runs…): (URL, who), else None."""
+        url = self.shared_runs.url() if self.shared_runs.address else None
+        return (url, self.shared_runs.made_by()) if url else None
 
     def run_source(self) -> tuple[str | None, str]:
         """The open store and its model's name, for the run history."""

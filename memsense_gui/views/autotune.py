@@ -45,6 +45,7 @@ from memsense_gui.models.trials import TrialModel
 from memsense_gui.plots.sensitivity import SensitivityPlot
 from memsense_gui.plots.trials import TrialHistoryPlot
 from memsense_gui.state.trial_feed import SPLIT_RUN, TrialFeed, TrialRate
+from memsense_gui.views.study_watch import StudyWatcher
 from memsense_gui.views.autotune_text import IN_SAMPLE, choice_lines, kept_text
 from memsense_gui.views.autotune_winner import TunedWinner
 from memsense_gui.views.search_space import SearchSpaceEditor
@@ -144,6 +145,9 @@ class AutoTuneView(TunedWinner):
         self.apply_button.setToolTip("Apply the best trial's settings: their diff and rank movement first, then one "
                                      "step Ctrl+Z undoes")
         self.apply_button.setEnabled(False)
+        self.watch_button = QPushButton("Watch a study…")
+        self.watch_button.setToolTip("Show the trials of a study `memsense tune --storage` workers are running, as "
+                                     "they arrive (views.study_watch); nothing is run here")
         self.progress = QProgressBar()
         self.progress.setVisible(False)
         self.progress.setMinimumWidth(240)
@@ -180,7 +184,8 @@ class AutoTuneView(TunedWinner):
             users.addLayout(box)
         controls = QHBoxLayout()
         for control in (self.metric_combo, self.trials_spin, self.folds_spin, self.pool_check, self.run_button,
-                        self.cancel_button, self.apply_button, self.save_button, self.forget_button):
+                        self.cancel_button, self.apply_button, self.save_button, self.forget_button,
+                        self.watch_button):
             controls.addWidget(control)
         controls.addStretch(1)
         progress = QHBoxLayout()  # a row of its own: never squeezed by the buttons
@@ -220,6 +225,8 @@ class AutoTuneView(TunedWinner):
         self.save_button.clicked.connect(self.ask_save)
         self.apply_button.clicked.connect(self.offer_apply)
         self.forget_button.clicked.connect(self.forget)
+        self.watcher = StudyWatcher(self)
+        self.watch_button.clicked.connect(self.watcher.ask)
         self.pool_check.toggled.connect(self._pool_toggled)
         self.folds_spin.valueChanged.connect(self._folds_changed)
         self._pool_toggled(self.pool_check.isChecked())
@@ -436,6 +443,7 @@ class AutoTuneView(TunedWinner):
 
     @Slot()
     def shutdown(self) -> None:
+        self.watcher.shutdown()
         self.slot.cancel()
         self.runner.shutdown(wait=False)
 

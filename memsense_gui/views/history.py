@@ -129,7 +129,7 @@ class HistoryView(QWidget):
     def refresh(self) -> None:
         """Read the open store's runs again (on the history's runner)."""
         path = self.ctx.runs.path()
-        self.path_label.setText(f"History: {path}" if path is not None else "no store open")
+        self.path_label.setText(f"History: {self.ctx.runs.shown()}" if path is not None or self.ctx.runs.source() else "no store open")
         self.ctx.runs.list_runs()
 
     def set_runs(self, runs: list[Run]) -> None:

@@ -174,6 +174,14 @@ def build_menus(w: MenuWindow) -> Menus:
     return Menus(v, dark, file)
 
 
+def _ask_shared_runs(w: MenuWindow) -> None:
+    from memsense_gui.views.shared_runs_dialog import SharedRunsDialog
+
+    ctx = w.memsense.ctx
+    if SharedRunsDialog(ctx.shared_runs, w.window()).exec():
+        ctx.runs.list_runs()
+
+
 def _file_menu(w: MenuWindow) -> QMenu:
     m = w.menuBar().addMenu("&File")
     s, e, j = w.stores, w.exports, w.judging
@@ -184,6 +192,8 @@ def _file_menu(w: MenuWindow) -> QMenu:
     w.recent.add_menus(m)
     add_action(w, m, "&Connect to Memsense…", w.memsense.ask_connect,
                tip="Open a live Memsense database (read-only) and show its service's results beside the app's")
+    add_action(w, m, "Shared &runs…", lambda: _ask_shared_runs(w),
+               tip="Keep and read runs in a team's PostgreSQL database, named by who made them")
     m.addSeparator()
     add_action(w, m, "&Import settings…", e.ask_import_config, tip="Load settings from TOML or JSON")
     add_action(w, m, "Export &settings…", e.ask_export_config, "Ctrl+Shift+E", "Save settings as TOML or JSON")
