@@ -138,6 +138,12 @@ class RunHistory(QObject):
                                   succeeded=lambda payload: self._read(path, after, payload),
                                   failed=lambda e: self.failed.emit(f"the run history cannot be read ({e})"))
 
+    def own(self, run_id: int) -> int:
+        """Any thread: run `run_id` was kept by this app (a diagnose or search that a newer one replaced
+        keeps its run unannounced: it is not another process's). Returns `run_id`."""
+        self._mine.add(run_id)
+        return run_id
+
     def _read(self, path: Path, after: int | None, payload: Read) -> None:
         runs, names, damaged, ids = payload
         if path != self.path():

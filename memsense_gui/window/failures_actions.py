@@ -146,7 +146,7 @@ class FailuresActions:
             return None
 
         def record(kind: str, configs, evaluations, summary) -> int:
-            return keep_run(location, kind, dataset, configs, evaluations, summary)
+            return self.ctx.runs.own(keep_run(location, kind, dataset, configs, evaluations, summary))
 
         return record
 
