@@ -198,7 +198,7 @@ def make_window(home: Path, cache_dir: Path | None = None):
     window.runs = install_runs(window, window.evaluation)
     window.failures = install_failures(window)
     window.failures.jobs = 1  # the machine's cores are shared: the search runs in this process
-    window.resize(1400, 900)
+    window.restore_layout()  # as the app: every view added first, then the task layout (Inspect at first)
     window.show()
     return window
 

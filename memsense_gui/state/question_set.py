@@ -86,8 +86,11 @@ class QuestionSets(QObject):
 
     def follow_store(self, location: str, users: Sequence[str]) -> None:
         """Another store opened: its question set is its own (the newest file attached to it whose
-        questions are about its users; the one chosen stays when it is one of those); none: no file."""
+        questions are about its users; the one chosen stays when it is one of those); none: no file.
+        The pools recalled on the store before are let go now, not at the next recall (on the demo store
+        they held 110 MB until then); a recall still running on it fills a dict no one keeps."""
         self.location, self.users = location, list(users)
+        self._engine, self._known = None, {}
         if self.app_judged:
             self.changed.emit(self.label())
             return
