@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -361,23 +362,28 @@ def main(argv: list[str] | None = None) -> int:
     plan = Plan(args.sliders, args.evaluations, args.diagnoses, args.fixes, args.switches, args.fix_trials,
                 args.segments)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    folder = Path(tempfile.mkdtemp(prefix="memsense-soak-"))
+    folder = Path(tempfile.mkdtemp(prefix="memsense-soak-"))  # the stores, their histories, the app home
     os.environ["MEMSENSE_GUI_HOME"] = str(folder / "home")
     from PySide6.QtWidgets import QApplication
 
     app = QApplication(sys.argv[:1])
-    stores = build_stores(folder, args.cache)
-    window = make_window(folder / "home", args.cache)
-    curve = Session(window, stores, plan).run(lambda line: print(line, flush=True))
+    window = None
+    try:
+        stores = build_stores(folder, args.cache)
+        window = make_window(folder / "home", args.cache)
+        curve = Session(window, stores, plan).run(lambda line: print(line, flush=True))
+    finally:
+        if window is not None:
+            window.close()  # the stores close: the folder can go
+            app.processEvents()
+        shutil.rmtree(folder, ignore_errors=True)
     print(curve.table())
     verdict = [f"memory grew by {curve.growth_mb():.1f} MB (at most {GROWTH_MB})"] if curve.growth_mb() >= GROWTH_MB else []
     verdict += [f"slower at the end: {line}" for line in curve.slower()]
     print("\n".join(verdict) or f"no step kind is over {TOLERANCE}× slower at the end; memory grew less than {GROWTH_MB} MB")
     if hasattr(os, "getloadavg"):
         print("load average: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    window.close()
-    app.processEvents()
-    return 0
+    return 1 if verdict else 0
 
 
 if __name__ == "__main__":
