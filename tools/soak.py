@@ -51,8 +51,6 @@ between tenths). The CPU medians of two tenths of one run still differed by up t
 each) and 1.9× (evaluations, 5 each) under that load, from cache and frequency contention; growth
 from a leak (a list re-read whole after every run, work per store kept) compounds over the day, and
 past 2× it is beyond that noise."""
-READINGS, READ_GAP_S = 3, 0.5
-"""Resident memory is the least of this many readings, this far apart (`Session.resident`)."""
 GROWTH_MB = 50
 """The most resident memory may grow from the warm-up to the end (issue 39)."""
 
@@ -303,17 +301,10 @@ class Session:
         until(lambda: not timer.isActive() and not any(r.busy for r in runners))
 
     def resident(self) -> int:
-        """Resident memory with the app idle: the least of `READINGS` readings `READ_GAP_S` apart (the app's
-        events run between them). A leak is in every reading; a transient (a background thread of the engine
-        finishing, seen once at +100 MB) is not."""
-        readings = []
-        for i in range(READINGS):
-            self.settle()
-            readings.append(rss_bytes())
-            if i < READINGS - 1:
-                end = time.monotonic() + READ_GAP_S
-                until(lambda end=end: time.monotonic() > end)
-        return min(readings)
+        """Resident memory with the app idle (`settle`). Read mid-task, or while the pools of the store
+        closed were still held (until the next recall, before that was fixed), it swung by 100 MB."""
+        self.settle()
+        return rss_bytes()
 
     def warm_up(self) -> None:
         """Twice: every kind of step once on each store; then back on the first. Memory takes its level
