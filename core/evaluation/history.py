@@ -237,13 +237,18 @@ class History:
                                 (run_id, json.dumps(returned or {}), json.dumps(categories or {})))
         return run_id
 
-    def _with_questions(self, runs: list[Run], run_id: int | None = None) -> list[Run]:
-        """The runs with what was kept beside them (`QUESTIONS_SCHEMA`: every row, or run `run_id`'s); a run
-        without a row, a history without the table (an older version's) or a damaged row: none."""
-        sql = "SELECT id, returned, categories FROM run_questions" + ("" if run_id is None else " WHERE id = ?")
+    def _with_questions(self, runs: list[Run], run_id: int | None = None, after: int | None = None) -> list[Run]:
+        """The runs with what was kept beside them (`QUESTIONS_SCHEMA`: every row, run `run_id`'s, or
+        those of runs after run `after`); a run without a row, a history without the table (an older
+        version's) or a damaged row: none."""
+        sql, args = "SELECT id, returned, categories FROM run_questions", []
+        if run_id is not None:
+            sql, args = sql + " WHERE id = ?", [run_id]
+        elif after is not None:
+            sql, args = sql + " WHERE id > ?", [after]
         try:
             with self._faults():
-                rows = self.db.execute(sql, () if run_id is None else (run_id,)).fetchall()
+                rows = self.db.execute(sql, args).fetchall()
         except MemsenseError as exc:
             if "no such table" in str(exc):
                 return runs
@@ -263,18 +268,24 @@ class History:
             rows = self.db.execute(f"SELECT {COLUMNS} FROM runs ORDER BY id").fetchall()
         return self._with_questions([self._run(r) for r in rows])
 
-    def readable_runs(self) -> tuple[list[Run], list[str]]:
-        """Every run that reads, and one line for each that does not (a damaged row is named, the others
-        listed: one bad row never hides a history)."""
+    def readable_runs(self, after: int | None = None) -> tuple[list[Run], list[str]]:
+        """Every run that reads (of those after run `after`), and one line for each that does not (a
+        damaged row is named, the others listed: one bad row never hides a history)."""
         with self._faults():
-            rows = self.db.execute(f"SELECT {COLUMNS} FROM runs ORDER BY id").fetchall()
+            rows = self.db.execute(f"SELECT {COLUMNS} FROM runs" + (" WHERE id > ?" if after is not None else "")
+                                   + " ORDER BY id", () if after is None else (after,)).fetchall()
         runs, damaged = [], []
         for row in rows:
             try:
                 runs.append(self._run(row))
             except MemsenseError as exc:
                 damaged.append(str(exc))
-        return self._with_questions(runs), damaged
+        return self._with_questions(runs, after=after), damaged
+
+    def run_ids(self) -> list[int]:
+        """The id of every run kept, in order (a cheap look at what changed since a read)."""
+        with self._faults():
+            return [int(r[0]) for r in self.db.execute("SELECT id FROM runs ORDER BY id").fetchall()]
 
     def run(self, run_id: int) -> Run:
         row = None

@@ -133,14 +133,18 @@ class SharedHistory(History):
     def runs(self) -> list[Run]:
         return [self._shared_run(r) for r in self._rows()]
 
-    def readable_runs(self) -> tuple[list[Run], list[str]]:
+    def readable_runs(self, after: int | None = None) -> tuple[list[Run], list[str]]:
         runs, damaged = [], []
-        for row in self._rows():
+        for row in self._rows(" WHERE id > %s", (after,)) if after is not None else self._rows():
             try:
                 runs.append(self._shared_run(row))
             except MemsenseError as exc:
                 damaged.append(str(exc))
         return runs, damaged
+
+    def run_ids(self) -> list[int]:
+        with self._faults():
+            return [int(r[0]) for r in self.db.execute("SELECT id FROM memsense_runs ORDER BY id").fetchall()]
 
     def run(self, run_id: int) -> Run:
         rows = self._rows(" WHERE id = %s", (run_id,)) if 1 <= run_id < 2**63 else []

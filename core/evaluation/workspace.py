@@ -140,7 +140,8 @@ class Workspace:
 
     def __init__(self, location: str, recall: StoreRecall, users: Iterable[str], *, source: str | None = None,
                  model: str | None = None, model_hint: Callable[[], str] | None = None, plan: int = 0,
-                 warm: Callable[[list[str]], Any] | None = None, shared_runs: SharedRuns | None = None):
+                 warm: Callable[[list[str]], Any] | None = None, shared_runs: SharedRuns | None = None,
+                 on_kept: Callable[[int], Any] | None = None):
         self.location = location
         self.users = list(users)
         self.source = source or recall_source(location, "", "bm25")
@@ -155,6 +156,8 @@ class Workspace:
         self.warm = warm
         self.shared_runs = shared_runs
         """Where a team keeps its runs instead of the store's history, asked at each keep (None: the store's)."""
+        self.on_kept = on_kept
+        """Told (on the keeping thread) the id of each run kept, shown or not (the app: these runs are its own)."""
         """Embeds a batch of query texts ahead of their recalls (None: each recall embeds its own)."""
         self._known: dict[Asked, RecallPool] = {}
         self._lock = threading.Lock()
@@ -277,7 +280,10 @@ class Workspace:
             model = self._model() if hinted else self.model
             shared = self.shared_runs() if self.shared_runs is not None else None
             into = open_history(self.location, shared[0], made_by=shared[1]) if shared else None
-            return Kept(keep_run(self.location, kind, dataset, configs, evaluations, summary, model=model, into=into))
+            run_id = keep_run(self.location, kind, dataset, configs, evaluations, summary, model=model, into=into)
+            if self.on_kept is not None:
+                self.on_kept(run_id)
+            return Kept(run_id)
         except Exception as exc:  # noqa: BLE001 - whatever the history's fault, the run's figures stand
             return Kept(None, redact(str(exc)))
 

@@ -129,7 +129,7 @@ class AppContext(QObject):
 
         return Workspace(location, recall, self.users, source=f"{location} (engine {self._engines} of this app)",
                          model_hint=lambda: self.run_source()[1], plan=self.question_sets.plan,
-                         shared_runs=self._shared_runs)
+                         shared_runs=self._shared_runs, on_kept=self.runs.own)
 
     def _shared_runs(self) -> tuple[str, str | None] | None:
         """Where runs are kept when the team shares them (Settings > Shared runs…): (URL, who), else None."""

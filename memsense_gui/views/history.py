@@ -7,7 +7,8 @@ the rank movement it causes (the window's Apply dialog), applied as one undo ste
 the "A vs B" tab compares them question by question on the chosen metric
 (`core.evaluation.history.compare_runs`), each run's config chosen when it ranked several. Select
 two or more: the "Compare" tab sets them side by side (`views.runs_compare`). The list follows the
-store and is read again whenever the app keeps a run.
+store and is read again whenever the app keeps a run (that run alone), and whenever another process
+(`memsense`, a second window) keeps or deletes runs, which the note says.
 """
 from __future__ import annotations
 
@@ -45,8 +46,9 @@ class HistoryView(QWidget):
         self.diff: RunDiff | None = None
         self._build()
         ctx.runs.listed.connect(self.set_runs)
-        ctx.runs.recorded.connect(lambda _id: self.refresh())
+        ctx.runs.recorded.connect(lambda _id: self.refresh(whole=False))
         ctx.runs.failed.connect(self.note.setText)
+        ctx.runs.changed_elsewhere.connect(self.note.setText)
         ctx.store_opened.connect(lambda _location: self.refresh())
 
     def _build(self) -> None:
@@ -126,11 +128,11 @@ class HistoryView(QWidget):
         self._selection_changed()
 
     # ---- the list
-    def refresh(self) -> None:
-        """Read the open store's runs again (on the history's runner)."""
+    def refresh(self, whole: bool = True) -> None:
+        """Read the open store's runs again (on the history's runner): all, or those after the last read."""
         path = self.ctx.runs.path()
         self.path_label.setText(f"History: {self.ctx.runs.shown()}" if path is not None or self.ctx.runs.source() else "no store open")
-        self.ctx.runs.list_runs()
+        self.ctx.runs.list_runs(whole)
 
     def set_runs(self, runs: list[Run]) -> None:
         kept = {r.id for r in self.selected_runs()}

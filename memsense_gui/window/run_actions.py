@@ -65,6 +65,7 @@ def install_runs(window: RunsUi, evaluation: EvaluationView | None = None) -> Ru
     history.comparison.question_opened.connect(actions.open_run_question)
     ctx.closing.connect(history.comparison.shutdown)
     ctx.runs.failed.connect(lambda text: window.statusBar().showMessage(f"Warning: {text}", 10000))
+    ctx.runs.changed_elsewhere.connect(lambda text: window.statusBar().showMessage(text, 10000))
     if evaluation is not None:
         evaluation.evaluation_finished.connect(actions.record_evaluation)
         if evaluation.autotune is not None:

@@ -17,6 +17,7 @@ def test_one_damaged_run_never_hides_the_others_in_the_app(five_runs):  # noqa: 
     with db:
         db.execute("UPDATE runs SET results = ? WHERE id = ?", ("{not json", ids[1]))
     db.close()
-    runs, _names, damaged = read_runs(path)
+    runs, _names, damaged, every_id = read_runs(path)
     assert [r.id for r in runs] == [i for i in ids if i != ids[1]]
     assert len(damaged) == 1 and f"run {ids[1]}" in damaged[0] and "\n" not in damaged[0]
+    assert every_id == ids  # the damaged run is still counted as kept
