@@ -229,7 +229,7 @@ class Session:
         self.moves = 0
         self.cases: dict[str, list[str]] = {}  # store -> failing cases of its last diagnose
         ctx = window.ctx
-        window.evaluation.presets_fn = lambda: with_current({MEMSENSE: BUILTIN[MEMSENSE]}, ctx.session.config)
+        window.evaluation.presets_fn = lambda: with_current({MEMSENSE: BUILTIN[MEMSENSE]}, ctx.current.config)
         window.failures.fix_view.trials.setValue(plan.fix_trials)
 
     def _task(self, task) -> None:
@@ -249,12 +249,12 @@ class Session:
         self.window.stores.open_store(location)
         until(lambda: ctx.location == location and ctx.model_ready)
         self.store = index
-        question = self.window.evaluation.source.questions()[0][0]
+        question = self.window.evaluation.source.question_set()[1].questions[0]
         gold = [str(s) for s in question.gold_sessions]
         self.window.queries.open_question(question.user_id, question.text, gold)
         until(lambda: ctx.session.ranking is not None and ctx.session.pool is not None
               and ctx.session.pool.query == question.text)
-        ctx.session.flush()
+        ctx.current.flush()
 
     def drag(self) -> None:
         """`DRAG` slider changes (one knob, then the other, in turn), each re-ranked and shown at once
@@ -265,7 +265,7 @@ class Session:
         for i in range(DRAG):
             value = values[(self.moves // len(SLIDER_MOVES) * DRAG + i) % len(values)]
             self.window.tuning.set_knob(knob, value)
-            self.window.ctx.session.flush()
+            self.window.ctx.current.flush()
         self.moves += 1
         QCoreApplication.processEvents()
 
