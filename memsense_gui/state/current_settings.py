@@ -30,6 +30,8 @@ from memsense_gui.state.throttle import ConfigThrottle
 
 MERGE_ID = 1
 """The undo command id of a knob edit: consecutive edits of one knob within one drag merge."""
+UNDO_LIMIT = 1000
+"""Steps the undo stack keeps: a long day's use holds the newest 1,000 (each step is two small configs)."""
 PRESET_CAUSE = "preset:"
 """A preset chosen on the panel without its diff: `edit(cfg, PRESET_CAUSE + name)`, never merged."""
 
@@ -79,6 +81,7 @@ class CurrentSettings(QObject):
         super().__init__(parent)
         self._config = config or Config()
         self.stack = QUndoStack(self)
+        self.stack.setUndoLimit(UNDO_LIMIT)
         self.drags = 0  # finished drags and typed values so far: edits merge only within one
         self.throttle = ConfigThrottle(throttle_ms, self)
         self.throttle.apply.connect(lambda cfg, cause: self.changed.emit(cfg, cause or ""))

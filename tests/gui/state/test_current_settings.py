@@ -66,3 +66,17 @@ def test_restore_puts_settings_without_a_step(qtbot):
     with qtbot.waitSignal(c.changed) as blocker:
         c.restore(BUILTIN["bm25_only"])
     assert blocker.args == [BUILTIN["bm25_only"], "restore"] and c.stack.count() == 0
+
+
+def test_the_undo_stack_keeps_the_newest_steps_only(qtbot):
+    """A long day's use: the stack holds at most UNDO_LIMIT steps, the oldest dropped first."""
+    from dataclasses import replace
+
+    from core.config import Config
+    from memsense_gui.state.current_settings import UNDO_LIMIT, CurrentSettings
+
+    current = CurrentSettings(Config(), throttle_ms=0)
+    for i in range(UNDO_LIMIT + 5):
+        current.apply(replace(Config(), top_k=1 + i % 50, rrf_k=1.0 + i / 10), f"step {i}")
+    assert current.stack.count() == UNDO_LIMIT
+    assert current.stack.command(0).text() == "apply step 5"
