@@ -18,6 +18,7 @@ from typing import Any
 from core.cli.arguments import (UsageError, add_analyzers, check_trials, not_printed, printed, recall_options,
                                 store_folder)
 from core.cli.history import record
+from core.cli.stopping import kept_part
 from core.errors import MemsenseError
 from core.files import check_output
 
@@ -141,10 +142,16 @@ def _progress(args: argparse.Namespace):
     return progress_bar(sys.stderr)
 
 
-def _pools(args: argparse.Namespace, questions, configs, tune_from=None):
+def _pools(args: argparse.Namespace, questions, configs, tune_from=None, stoppable: bool = False):
     """Open the store, check its users, recall the question set once (`core.evaluation.question_set`:
     one recall per question, every preset re-ranks it); with `tune_from`, deep enough for every
-    value of the tuned pool limits from that config."""
+    value of the tuned pool limits from that config. `stoppable`: Ctrl+C during the recall stops it
+    after the question it is on, and the pools recalled by then are returned (`core.cli.stopping`)."""
+    import contextlib
+    import threading
+
+    from core.cli.arguments import ctrl_c_sets
+    from core.errors import Cancelled
     from core.recall.engine import Engine
     from core.evaluation.evaluate import check_users
     from core.evaluation.question_set import QuestionSetKey, file_digest, planned_depth, recall_question_set, recall_source
@@ -156,8 +163,18 @@ def _pools(args: argparse.Namespace, questions, configs, tune_from=None):
         _warn_missing_gold(questions, engine)
         key = QuestionSetKey(recall_source(str(args.store), engine.embedder.key, args.lexical),
                              file_digest(args.dataset), tuple(sorted({q.user_id for q in questions})))
-        return recall_question_set(lambda u, q, d: engine.recall(u, q, depth=d), key, questions, depth,
-                                   progress=_progress(args)).pools
+        known: dict = {}
+        cancel, show = threading.Event(), _progress(args)
+        try:
+            with ctrl_c_sets(cancel) if stoppable else contextlib.nullcontext():
+                engine.embed_queries([q.text for q in questions], cancelled=cancel.is_set,
+                                     progress=(lambda d, t: show(d, t, "embed questions")) if show else None)
+                return recall_question_set(lambda u, q, d: engine.recall(u, q, depth=d), key, questions, depth,
+                                           known=known, progress=show, cancel=cancel).pools
+        except Cancelled:
+            if not stoppable:
+                raise
+            return {q.question_id: known[q.user_id, q.text] for q in questions if (q.user_id, q.text) in known}
     finally:
         engine.close()
 
@@ -201,13 +218,17 @@ def cmd_eval(args: argparse.Namespace) -> Any:
         raise UsageError("--k must be at least 1")
     presets = _presets(args)
     questions = _questions(args)
-    pools = _pools(args, questions, presets.values())
+    pools = _pools(args, questions, presets.values(), stoppable=True)
+    questions, stopped = kept_part(questions, pools, key=lambda q: q.question_id)  # Ctrl+C: the part done
     results = evaluate_presets(pools, questions, presets, args.k)
-    record(args, "eval", presets, {r.preset: r for r in results}, {r.preset: dict(r.overall) for r in results})
+    if stopped is None:
+        record(args, "eval", presets, {r.preset: r for r in results}, {r.preset: dict(r.overall) for r in results})
     if args.json:
-        return [r.to_json() for r in results]
+        return [{**r.to_json(), **(stopped.to_json() if stopped else {})} for r in results]
     names = metric_names(args.k)
     width = max(len(n) for n in presets) + 2
+    if stopped:
+        print(stopped.line)
     print(f"{len(questions)} questions, {len({q.user_id for q in questions})} users, k = {args.k}")
     print("preset".ljust(width) + "".join(f"{n:>14}" for n in names))
     for r in results:

@@ -53,7 +53,7 @@ def cmd_diagnose(args: argparse.Namespace) -> Any:
 
 
 def cmd_impact(args: argparse.Namespace) -> Any:
-    from core.evaluation.impact import impact, read_queries
+    from core.evaluation.impact import read_queries
     from core.recall.engine import Engine
 
     queries = read_queries(args.queries, default_user=args.user)
@@ -65,14 +65,15 @@ def cmd_impact(args: argparse.Namespace) -> Any:
         unknown = sorted({q.user_id for q in queries} - set(engine.users()))
         if unknown:
             raise MemsenseError(f"the store has no user {', '.join(unknown[:5])}; the queries name users of another store?")
-        engine.embedder.encode(sorted({q.text for q in queries}))  # one batch: each recall then reads the cache
-        result = impact(lambda u, q, d: engine.recall(u, q, depth=d), queries, cfg_a, cfg_b, _progress(args))
+        result, stopped = _impact_until_ctrl_c(args, engine, queries, cfg_a, cfg_b)
     finally:
         engine.close()
     totals = result.totals()
     if args.json:
-        return {"a": name_a, "b": name_b, **result.to_json()}
+        return {"a": name_a, "b": name_b, **result.to_json(), **(stopped.to_json() if stopped else {})}
     k = result.k
+    if stopped:
+        print(stopped.line)
     print(f"A = {name_a}, B = {name_b}: {totals['queries']} queries, k = {k}")
     print(f"top {k} changed: set {totals['changed_set']:.1%}, order {totals['changed_order']:.1%}; "
           f"mean overlap@{k} {totals[f'mean_overlap@{k}']:.3f}, mean RBO (p = 0.9) {totals['mean_rbo']:.3f}")
@@ -83,6 +84,28 @@ def cmd_impact(args: argparse.Namespace) -> Any:
     for q in totals["moved_most"]:
         print(f"  RBO {q['rbo']:.3f}  overlap {q[f'overlap@{k}']:.2f}  {q['user_id']}: {q['query'][:70]}")
     return None
+
+
+def _impact_until_ctrl_c(args: argparse.Namespace, engine, queries, cfg_a, cfg_b):
+    """Embed the queries in one batch (each recall then reads the cache), then recall and re-rank
+    each, with progress for both stages; Ctrl+C stops after the query it is on and the impact of
+    the queries done is returned with a `Stopped` (`core.cli.stopping`)."""
+    from core.cli.stopping import kept_part
+    from core.errors import Cancelled
+    from core.evaluation.impact import impact
+
+    cancel = threading.Event()
+    show = _progress(args)
+    with ctrl_c_sets(cancel):
+        try:
+            engine.embed_queries([q.text for q in queries], cancelled=cancel.is_set,
+                                 progress=(lambda d, t: show(d, t, "embed queries")) if show else None)
+        except Cancelled:
+            raise KeyboardInterrupt from None  # nothing compared yet: "interrupted", exit 130
+        result = impact(lambda u, q, d: engine.recall(u, q, depth=d), queries, cfg_a, cfg_b, show,
+                        cancelled=cancel.is_set, keep_partial=True)
+    _, stopped = kept_part(queries, result.queries, noun="queries")
+    return result, stopped
 
 
 def cmd_fix(args: argparse.Namespace) -> Any:
