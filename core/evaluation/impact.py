@@ -193,7 +193,21 @@ def read_queries(path: str, default_user: str | None = None, text: str | None = 
             raise MemsenseError(f"{path}:{n}: no user for this query; write USER<TAB>QUERY, or pass --user")
     if not out:
         raise MemsenseError(f"{path}: no queries (one a line: USER<TAB>QUERY, or JSON Lines with user and query)")
+    _check_texts(path, body, out)
     return out
+
+
+def _check_texts(path: str, body: str, queries: list[Query]) -> None:
+    """Every query as a search would check it, before any is recalled: a bad one on line
+    199,000 would otherwise end the run there, and the hour of work before it with it."""
+    from core.recall.query_text import check_query
+
+    for q in queries:
+        try:
+            check_query(q.text)
+        except MemsenseError as exc:
+            n = next((i for i, line in enumerate(body.splitlines(), start=1) if q.text in line), 0)
+            raise MemsenseError(f"{path}:{n}: {exc}") from None
 
 
 def _question_set(body: str) -> bool:

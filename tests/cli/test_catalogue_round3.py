@@ -12,12 +12,13 @@ import contextlib
 import json
 import os
 import signal
+from typing import Callable
 
 import pytest
 
 from tests.cli.conftest import TALLY, digest
 from tests.cli import test_bad_input_catalogue as catalogue
-from tests.cli.test_bad_input_catalogue import DEMO_QUESTIONS, PROGRESS, Env, run_cli
+from tests.cli.test_bad_input_catalogue import DEMO_QUESTIONS, PROGRESS, C, Case, Env, run_cli
 
 catalogue_env, reference, case_env = catalogue.catalogue_env, catalogue.reference, catalogue.case_env  # its fixtures
 
@@ -189,3 +190,104 @@ def test_a_study_resumed_with_another_knob_set_or_text_where_a_number_goes_is_on
     assert study.read_bytes() == before  # no trial lost: nothing written
     assert sorted(p.name for p in case_env.work.iterdir()) == ["folder.toml", "study.sqlite"]
     assert digest(case_env.store) == reference[1]
+
+
+# ---------------------------------------------------------------- class 2 and hostile probes: one line each
+
+def _file(name: str, content: str | bytes):
+    """Setup: `content` written to {work}/`name`."""
+    def setup(env: Env, stack, mp) -> None:
+        path = env.work / name
+        path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return setup
+
+
+def _question_file(name: str, change) -> Callable:
+    """Setup: the demo questions, changed by `change(list of question dicts)`, in {work}/`name`."""
+    def setup(env: Env, stack, mp) -> None:
+        questions = _demo_questions()
+        change(questions)
+        _questions(env, name, questions)
+    return setup
+
+
+def _locomo_twice(env: Env, stack, mp) -> None:
+    """A LoCoMo file whose one sample appears twice (its sample_id, so every question id, repeats)."""
+    sample = {"sample_id": "demo-ana", "conversation": {"speaker_a": "Ana", "speaker_b": "Bo"},
+              "qa": [{"question": q["question"], "answer": q["answer"], "category": q["category"],
+                      "evidence": q["evidence"]} for q in _demo_questions() if q["user"] == "demo-ana"]}
+    (env.work / "twice.json").write_text(json.dumps([sample, sample]), encoding="utf-8")
+
+
+def _set(index: int, **fields):
+    return lambda qs: qs[index].update(fields)
+
+
+EVAL_W = ("eval", "{work}/q.json", *S, "--preset", "memsense", "--quiet")
+DIAGNOSE_W = ("diagnose", "{work}/q.json", *S, "--quiet")
+FIX_W = ("fix", "{work}/q.json", *S, "--cases", "demo-ana:q0", "--trials", "3", "--quiet")
+TUNE_W = ("tune", "{work}/q.json", *S, "--train", "demo-ana", "--trials", "3", "--jobs", "1", "--quiet")
+IMPACT_W = ("impact", "{work}/q.tsv", *S, "--a", "memsense", "--b", "bm25_only", "--quiet")
+NOBODY = _question_file("q.json", _set(0, user="nobody"))
+ROUND3 = [
+    # users not in the store
+    C("r3-eval-user-not-in-store", EVAL_W, "the store has no user nobody", setup=NOBODY),
+    C("r3-diagnose-user-not-in-store", DIAGNOSE_W, "the store has no user nobody", setup=NOBODY),
+    C("r3-fix-user-not-in-store", FIX_W, "the store has no user nobody", setup=NOBODY),
+    C("r3-tune-user-not-in-store", ("tune", "{work}/q.json", *S, "--train", "nobody", "--trials", "3", "--quiet"),
+      "the store has no user nobody", setup=NOBODY),
+    C("r3-impact-user-not-in-store", IMPACT_W, "the store has no user nobody", setup=_file("q.tsv", "nobody\thello\n")),
+    C("r3-impact-some-users-not-in-store", IMPACT_W, "the store has no user ghost",
+      setup=_file("q.tsv", "demo-ana\thello\nghost\thi\n")),
+    # evidence naming no session at all: nothing judged
+    C("r3-eval-evidence-not-sessions", EVAL_W, "no judged questions",
+      setup=_question_file("q.json", lambda qs: [q.update(evidence=["nowhere"]) for q in qs])),
+    # duplicated ids: two questions would share one pool and one score
+    C("r3-eval-locomo-sample-twice", ("eval", "{work}/twice.json", *S, "--preset", "memsense", "--quiet"),
+      "the question id 'demo-ana:q0' is given to 2 questions", setup=_locomo_twice),
+    C("r3-diagnose-locomo-sample-twice", ("diagnose", "{work}/twice.json", *S, "--quiet"), "is given to 2 questions",
+      setup=_locomo_twice),
+    C("r3-fix-locomo-sample-twice", ("fix", "{work}/twice.json", *S, "--cases", "demo-ana:q0", "--quiet"),
+      "is given to 2 questions", setup=_locomo_twice),
+    C("r3-tune-locomo-sample-twice", ("tune", "{work}/twice.json", *S, "--train", "demo-ana", "--quiet"),
+      "is given to 2 questions", setup=_locomo_twice),
+    # a question or query a search refuses, named before any recall (it used to end the run where it came)
+    C("r3-eval-question-with-nul", EVAL_W, "q.json: question demo-ana:q3: the query holds a NUL byte",
+      setup=_question_file("q.json", _set(3, question="hi\x00there"))),
+    C("r3-diagnose-question-with-nul", DIAGNOSE_W, "question demo-ana:q3: the query holds a NUL byte",
+      setup=_question_file("q.json", _set(3, question="hi\x00there"))),
+    C("r3-eval-question-too-long", EVAL_W, "question demo-ana:q1: the query is 100,001 characters",
+      setup=_question_file("q.json", _set(1, question="x" * 100_001))),
+    C("r3-impact-query-with-nul-on-line-3", IMPACT_W, "q.tsv:3: the query holds a NUL byte",
+      setup=_file("q.tsv", "demo-ana\tfine\n\ndemo-ana\thi\x00there\n")),
+    C("r3-impact-query-too-long", IMPACT_W, "q.tsv:2: the query is 100,001 characters",
+      setup=_file("q.tsv", "demo-ana\tfine\ndemo-ana\t" + "y" * 100_001 + "\n")),
+    # odd shapes and bytes
+    C("r3-impact-utf16", IMPACT_W, "is not UTF-8 text", setup=_file("q.tsv", "demo-ana\thello\n".encode("utf-16"))),
+    C("r3-impact-nan-query", IMPACT_W, 'needs string keys "user" and "query"',
+      setup=_file("q.tsv", '{"user": "demo-ana", "query": NaN}\n')),
+    C("r3-impact-only-blank-and-comments", IMPACT_W, "no queries", setup=_file("q.tsv", "\n# a\n\t\n\n")),
+    C("r3-impact-k-huge", (*IMPACT_W, "--k", "1" + "0" * 30), "above the maximum 50",
+      setup=_file("q.tsv", "demo-ana\thello\n")),
+    C("r3-impact-queries-folder", ("impact", "{work}", *S, "--a", "memsense", "--b", "bm25_only"), "folder"),
+    C("r3-eval-questions-folder", ("eval", "{work}", *S, "--quiet"), "folder"),
+    C("r3-eval-questions-empty-file", EVAL_W, "q.json", setup=_file("q.json", "")),
+    C("r3-eval-questions-1e400-category", EVAL_W, "category",
+      setup=_file("q.json", '{"questions": [{"user": "demo-ana", "question": "q?", "answer": "a", "category": 1e400, '
+                            '"evidence": ["D1:1"]}]}')),
+    C("r3-history-export-config-unknown", ("history", "--store", "{work}/store", "--export", "2", "--config-a", "nope",
+                                           "--out", "{work}/x.toml"), "has no config 'nope'",
+      setup=catalogue._history("healthy")),
+    C("r3-history-export-into-a-fifo", ("history", "--store", "{work}/store", "--export", "2", "--out", "{work}/f.toml"),
+      "is not a regular file", setup=lambda env, stack, mp: (catalogue._history("healthy")(env, stack, mp),
+                                                  os.mkfifo(env.work / "f.toml"))),
+    C("r3-history-export-through-a-symlinked-folder", ("history", "--store", "{work}/store", "--export", "2", "--out",
+                                                       "{work}/link/x.toml"), "is a symbolic link",
+      setup=lambda env, stack, mp: (catalogue._history("healthy")(env, stack, mp),
+                                    (env.work / "real").mkdir(), (env.work / "link").symlink_to(env.work / "real"))),
+]
+
+
+@pytest.mark.parametrize("case", ROUND3, ids=[c.id for c in ROUND3])
+def test_round3_bad_input(case: Case, case_env: Env, reference, monkeypatch, request):
+    catalogue.test_bad_input(case, case_env, reference, monkeypatch, request)
