@@ -325,7 +325,12 @@ def _check_study_db(args: argparse.Namespace) -> None:
     """A study file is never the store's own database, nor any file of the store or its run
     history: tuning only reads the store, and Optuna would add its tables to whatever file it is given."""
     from core.evaluation.history import history_path
+    from core.files import special_file
 
+    kind = special_file(args.study_db) or ("folder" if Path(args.study_db).is_dir() else None)
+    if kind:  # SQLite would call it "disk I/O error" or "unable to open", and advise freeing disk space
+        raise MemsenseError(f"--study-db {args.study_db} is a {kind}, not a file; give the path of a study file, "
+                            "e.g. tune-study.sqlite")
     study = Path(args.study_db).expanduser().resolve()
     store = Path(args.store).expanduser().resolve()
     if study == store or store in study.parents or study == history_path(args.store):

@@ -275,6 +275,13 @@ ROUND3 = [
     C("r3-eval-questions-1e400-category", EVAL_W, "category",
       setup=_file("q.json", '{"questions": [{"user": "demo-ana", "question": "q?", "answer": "a", "category": 1e400, '
                             '"evidence": ["D1:1"]}]}')),
+    C("r3-tune-study-db-dev-null", (*TUNE_W, "--study-db", "/dev/null"), "--study-db /dev/null is a device, not a file",
+      setup=_question_file("q.json", lambda qs: None)),
+    C("r3-tune-study-db-fifo", (*TUNE_W, "--study-db", "{work}/fifo.sqlite"), "is a named pipe, not a file",
+      setup=lambda env, stack, mp: (_question_file("q.json", lambda qs: None)(env, stack, mp),
+                                    os.mkfifo(env.work / "fifo.sqlite"))),
+    C("r3-tune-study-db-folder", (*TUNE_W, "--study-db", "{work}/folder.toml"), "is a folder, not a file",
+      setup=_question_file("q.json", lambda qs: None)),
     C("r3-history-export-config-unknown", ("history", "--store", "{work}/store", "--export", "2", "--config-a", "nope",
                                            "--out", "{work}/x.toml"), "has no config 'nope'",
       setup=catalogue._history("healthy")),
