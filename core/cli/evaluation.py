@@ -23,6 +23,8 @@ from core.errors import MemsenseError
 from core.files import check_output
 
 DEFAULT_METRIC = "recall_all@4"
+MAX_SWEEP_POINTS = 101
+"""The most values a knob's sweep takes (`--sensitivity-points`): a step of 1 % of its range."""
 
 
 # ------------------------------------------------------------------ shared pieces
@@ -311,6 +313,9 @@ def _check_tune_outputs(args: argparse.Namespace) -> None:
     if args.sensitivity_points < 0 or args.sensitivity_points == 1:  # one value is no sweep: it was dropped unsaid
         raise UsageError("--sensitivity-points must be 0 (no sweep) or at least 2 (a sweep needs two values), "
                             f"got {args.sensitivity_points}")
+    if args.sensitivity_points > MAX_SWEEP_POINTS:  # 100,000 points ran on for hours after the search had ended
+        raise UsageError(f"--sensitivity-points {args.sensitivity_points} is more than a sweep needs; give at most "
+                         f"{MAX_SWEEP_POINTS} (each point re-ranks every question once per knob)")
     if args.save_preset is not None:
         PresetStore.check_name(args.save_preset)
         _preset_store(args)  # a broken presets file is reported now, not after the run

@@ -282,6 +282,8 @@ ROUND3 = [
                                     os.mkfifo(env.work / "fifo.sqlite"))),
     C("r3-tune-study-db-folder", (*TUNE_W, "--study-db", "{work}/folder.toml"), "is a folder, not a file",
       setup=_question_file("q.json", lambda qs: None)),
+    C("r3-tune-sensitivity-points-huge", (*TUNE_W, "--sensitivity-points", "100000"), "give at most 101", usage=True,
+      setup=_question_file("q.json", lambda qs: None)),
     C("r3-export-memsense-out-empty", ("export-memsense", "--preset", "memsense", "--out", ""),
       "the --out path is empty; give a file name"),
     C("r3-bench-out-empty", ("bench", "--out", ""), "the benchmark output path is empty"),
