@@ -303,3 +303,19 @@ ROUND3 = [
 @pytest.mark.parametrize("case", ROUND3, ids=[c.id for c in ROUND3])
 def test_round3_bad_input(case: Case, case_env: Env, reference, monkeypatch, request):
     catalogue.test_bad_input(case, case_env, reference, monkeypatch, request)
+
+
+def test_questions_left_out_for_unreadable_evidence_are_warned_about(case_env, tmp_path):
+    """A judged question whose evidence names no session (`D1:`, `:1`, a number) used to vanish
+    from every figure unsaid; the count is one warning line, and the other questions score."""
+    questions = _demo_questions()[:3]
+    questions[0]["evidence"] = ["D1:"]
+    questions[1]["evidence"] = [7]
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps({"questions": questions}), encoding="utf-8")
+    code, out, err, tb = run_cli(["eval", str(path), "--store", str(case_env.store), "--cache", str(case_env.cache),
+                                  "--preset", "memsense"])
+    assert (code, tb) == (0, None), err
+    assert _lines(err) == [f"memsense: warning: {path}: 2 judged question(s) left out: their evidence names no session "
+                           'as D<session>:<turn> (e.g. question 1: ["D1:"])']
+    assert out.startswith("1 questions, 1 users")
