@@ -248,7 +248,7 @@ def cmd_export_memsense(args: argparse.Namespace) -> Any:
 
     if args.out == STDOUT_PATH:  # `-`: print it, as with no --out
         args.out = None
-    if args.out:
+    if args.out is not None:  # "" (an unset $VARIABLE) is refused, never taken for "print it"
         check_output(args.out, "--out")
     out = memsense_export(_config(args))
     if args.out:
@@ -281,7 +281,7 @@ def cmd_rerank(args: argparse.Namespace) -> Any:
 
 def cmd_bench(args: argparse.Namespace) -> Any:
     not_printed("--out", args.out, "to print the figures as JSON, use --json instead")
-    if args.out:
+    if args.out is not None:
         check_output(args.out, "benchmark output")
     from core.cli import bench
     return bench.main(args)

@@ -16,11 +16,13 @@ from typing import Any
 
 from core.cli.arguments import UsageError, check_trials, not_printed, printed, store_folder
 from core.cli.workspace import (Ordered, common_options, dataset_argument, fmt, named, preset_store, presets,
-                                progress, questions, warn, warn_not_kept, workspace)
+                                progress, questions, recall_until_ctrl_c, warn, warn_not_kept, workspace)
 from core.errors import MemsenseError
 from core.files import check_output
 
 DEFAULT_METRIC = "recall_all@4"
+MAX_SWEEP_POINTS = 101
+"""The most values a knob's sweep takes (`--sensitivity-points`): a step of 1 % of its range."""
 
 
 # ------------------------------------------------------------------ eval
@@ -35,14 +37,18 @@ def cmd_eval(args: argparse.Namespace) -> Any:
     chosen = presets(args)
     qs = questions(args)
     with workspace(args) as ws:
-        evaluated = runs.evaluate(ws, qs, chosen, args.k, progress=progress(args))
+        qs, stopped = recall_until_ctrl_c(args, ws, qs, chosen.values())  # Ctrl+C: the part done, not kept
+        evaluated = runs.evaluate(ws, qs, chosen, args.k, keep=stopped is None, progress=progress(args))
     warn(evaluated.missing_note)
-    warn_not_kept(evaluated.kept)
+    if stopped is None:
+        warn_not_kept(evaluated.kept)
     results, questions_ = evaluated.results, qs.questions
     if args.json:
-        return [r.to_json() for r in results]
+        return [{**r.to_json(), **(stopped.to_json() if stopped else {})} for r in results]
     names = metric_names(args.k)
     width = max(len(n) for n in chosen) + 2
+    if stopped:
+        print(stopped.line)
     print(f"{len(questions_)} questions, {len({q.user_id for q in questions_})} users, k = {args.k}")
     print("preset".ljust(width) + "".join(f"{n:>14}" for n in names))
     for r in results:
@@ -126,6 +132,9 @@ def _check_tune_outputs(args: argparse.Namespace) -> None:
     if args.sensitivity_points < 0 or args.sensitivity_points == 1:  # one value is no sweep: it was dropped unsaid
         raise UsageError("--sensitivity-points must be 0 (no sweep) or at least 2 (a sweep needs two values), "
                             f"got {args.sensitivity_points}")
+    if args.sensitivity_points > MAX_SWEEP_POINTS:  # 100,000 points ran on for hours after the search had ended
+        raise UsageError(f"--sensitivity-points {args.sensitivity_points} is more than a sweep needs; give at most "
+                         f"{MAX_SWEEP_POINTS} (each point re-ranks every question once per knob)")
     if args.save_preset is not None:
         PresetStore.check_name(args.save_preset)
         preset_store(args)  # a broken presets file is reported now, not after the run
@@ -140,7 +149,12 @@ def _check_study_db(args: argparse.Namespace) -> None:
     """A study file is never the store's own database, nor any file of the store or its run
     history: tuning only reads the store, and Optuna would add its tables to whatever file it is given."""
     from core.evaluation.history import history_path
+    from core.files import special_file
 
+    kind = special_file(args.study_db) or ("folder" if Path(args.study_db).is_dir() else None)
+    if kind:  # SQLite would call it "disk I/O error" or "unable to open", and advise freeing disk space
+        raise MemsenseError(f"--study-db {args.study_db} is a {kind}, not a file; give the path of a study file, "
+                            "e.g. tune-study.sqlite")
     study = Path(args.study_db).expanduser().resolve()
     store = Path(args.store).expanduser().resolve()
     if study == store or store in study.parents or study == history_path(args.store):

@@ -53,7 +53,6 @@ def cmd_diagnose(args: argparse.Namespace) -> Any:
 
 
 def cmd_impact(args: argparse.Namespace) -> Any:
-    from core.evaluation import workspace_runs as runs
     from core.evaluation.impact import read_queries
 
     queries = read_queries(args.queries, default_user=args.user)
@@ -61,11 +60,13 @@ def cmd_impact(args: argparse.Namespace) -> Any:
     name_b, cfg_b = named(args, args.b)
     cfg_a, cfg_b = _k_config(args, cfg_a), _k_config(args, cfg_b)
     with workspace(args) as ws:
-        result = runs.impact(ws, queries, cfg_a, cfg_b, progress(args))
+        result, stopped = _impact_until_ctrl_c(args, ws, queries, cfg_a, cfg_b)
     totals = result.totals()
     if args.json:
-        return {"a": name_a, "b": name_b, **result.to_json()}
+        return {"a": name_a, "b": name_b, **result.to_json(), **(stopped.to_json() if stopped else {})}
     k = result.k
+    if stopped:
+        print(stopped.line)
     print(f"A = {name_a}, B = {name_b}: {totals['queries']} queries, k = {k}")
     print(f"top {k} changed: set {totals['changed_set']:.1%}, order {totals['changed_order']:.1%}; "
           f"mean overlap@{k} {totals[f'mean_overlap@{k}']:.3f}, mean RBO (p = 0.9) {totals['mean_rbo']:.3f}")
@@ -76,6 +77,24 @@ def cmd_impact(args: argparse.Namespace) -> Any:
     for q in totals["moved_most"]:
         print(f"  RBO {q['rbo']:.3f}  overlap {q[f'overlap@{k}']:.2f}  {q['user_id']}: {q['query'][:70]}")
     return None
+
+
+def _impact_until_ctrl_c(args: argparse.Namespace, ws, queries, cfg_a, cfg_b):
+    """The impact on the store's workspace, with progress for both stages (the queries embedded in one batch,
+    then each recalled and ranked); Ctrl+C stops after the query it is on and the impact of the queries done
+    is returned with a `Stopped` (`core.cli.stopping`)."""
+    from core.cli.stopping import kept_part
+    from core.errors import Cancelled
+    from core.evaluation import workspace_runs as runs
+
+    cancel = threading.Event()
+    with ctrl_c_sets(cancel):
+        try:
+            result = runs.impact(ws, queries, cfg_a, cfg_b, progress(args), cancel, keep_partial=True)
+        except Cancelled:
+            raise KeyboardInterrupt from None  # stopped while embedding, nothing compared yet: "interrupted", exit 130
+    _, stopped = kept_part(queries, result.queries, noun="queries")
+    return result, stopped
 
 
 def cmd_fix(args: argparse.Namespace) -> Any:

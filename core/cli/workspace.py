@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, ContextManager
+from typing import TYPE_CHECKING, ContextManager, Iterable
 
 from core.cli.arguments import UsageError, add_analyzers, recall_options, store_folder
 from core.cli.runs import add_runs_db
 
 if TYPE_CHECKING:
+    from core.cli.stopping import Stopped
+    from core.config import Config
     from core.evaluation.workspace import Kept, QuestionSet, Workspace
 
 
@@ -120,6 +122,28 @@ def workspace(args: argparse.Namespace) -> ContextManager[Workspace]:
 
     return open_store(args.store, model=args.model, cache_dir=args.cache, options=recall_options(args),
                       runs_db=getattr(args, "runs_db", None))
+
+
+def recall_until_ctrl_c(args: argparse.Namespace, ws: Workspace, qs: QuestionSet,
+                        configs: Iterable[Config]) -> tuple[QuestionSet, Stopped | None]:
+    """Recall `qs` for `configs` on the workspace with progress; Ctrl+C stops the recall after the question it
+    is on, and the questions recalled by then are returned with a `Stopped` (`core.cli.stopping`: one warning
+    line; nothing recalled: "interrupted", exit 130)."""
+    import threading
+
+    from core.cli.arguments import ctrl_c_sets
+    from core.cli.stopping import kept_part
+    from core.errors import Cancelled
+
+    cancel = threading.Event()
+    with ctrl_c_sets(cancel):
+        try:
+            ws.pools(qs, configs, progress=progress(args), cancel=cancel)
+        except Cancelled:
+            pass
+    part = ws.part_recalled(qs)
+    _, stopped = kept_part(qs.questions, {q.question_id: q for q in part.questions}, key=lambda q: q.question_id)
+    return (part if stopped is not None else qs), stopped
 
 
 def warn(note: str) -> None:

@@ -142,15 +142,19 @@ class Impact:
 
 
 def impact(recall: Recall, queries: Sequence[Query], cfg_a: Config, cfg_b: Config,
-           progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> Impact:
+           progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
+           keep_partial: bool = False) -> Impact:
     """Recall each query once (deep enough for both configs), rank it under A and B, compare
-    the two top-k lists. Both configs must return the same k (`top_k`)."""
+    the two top-k lists. Both configs must return the same k (`top_k`). Cancelled: `Cancelled`,
+    or with `keep_partial` the impact of the queries done by then (the first ones, in order)."""
     if cfg_a.top_k != cfg_b.top_k:
         raise MemsenseError(f"A returns top {cfg_a.top_k} and B top {cfg_b.top_k}: give --k so both return as many")
     depth = max(cfg_a.route_limit, cfg_b.route_limit)
-    out = []
+    out: list[QueryImpact] = []
     for n, q in enumerate(queries):
         if cancelled is not None and cancelled():
+            if keep_partial:
+                return Impact(cfg_a.top_k, tuple(out))
             raise Cancelled("impact cancelled")
         if progress:
             progress(n, len(queries), "recall and re-rank")
@@ -189,7 +193,21 @@ def read_queries(path: str, default_user: str | None = None, text: str | None = 
             raise MemsenseError(f"{path}:{n}: no user for this query; write USER<TAB>QUERY, or pass --user")
     if not out:
         raise MemsenseError(f"{path}: no queries (one a line: USER<TAB>QUERY, or JSON Lines with user and query)")
+    _check_texts(path, body, out)
     return out
+
+
+def _check_texts(path: str, body: str, queries: list[Query]) -> None:
+    """Every query as a search would check it, before any is recalled: a bad one on line
+    199,000 would otherwise end the run there, and the hour of work before it with it."""
+    from core.recall.query_text import check_query
+
+    for q in queries:
+        try:
+            check_query(q.text)
+        except MemsenseError as exc:
+            n = next((i for i, line in enumerate(body.splitlines(), start=1) if q.text in line), 0)
+            raise MemsenseError(f"{path}:{n}: {exc}") from None
 
 
 def _question_set(body: str) -> bool:

@@ -236,11 +236,23 @@ class JudgedSet:
 
 def load_question_set(path: str | Path) -> list[Question]:
     """Questions from a judged set, or from LoCoMo / project question files (`core.ingest`)."""
-    if is_judged_file(path):
-        return load_judged(path)
-    from core.ingest import load_questions
+    from collections import Counter
 
-    return load_questions(path)
+    from core.ingest import load_questions
+    from core.recall.query_text import check_query
+
+    questions = load_judged(path) if is_judged_file(path) else load_questions(path)
+    for q in questions:  # as a search checks it, before any is recalled: not after an hour, with no name
+        try:
+            check_query(q.text)
+        except MemsenseError as exc:
+            raise MemsenseError(f"{path}: question {q.question_id}: {exc}") from None
+    twice = [(qid, n) for qid, n in Counter(q.question_id for q in questions).items() if n > 1]
+    if twice:  # pools and scores are kept by question id: two questions under one id would share one
+        qid, n = twice[0]
+        raise MemsenseError(f"{path}: the question id {qid!r} is given to {n} questions ({len(twice):,} ids repeat); a "
+                            "LoCoMo sample_id or LongMemEval question_id must appear once: drop the repeated entries")
+    return questions
 
 
 # ------------------------------------------------------------------ TREC qrels and runs

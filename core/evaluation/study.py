@@ -167,9 +167,21 @@ def open_study(storage: str | Path | None, study_name: str | None, seed: int,
         else:
             for key, value in identity.items():
                 if study.user_attrs.get(key) != value:
-                    raise MemsenseError(f"the study {study_name!r} in {storage} was run with different {key}; "
-                                        "continue it with the same settings, or name a new study")
+                    raise MemsenseError(f"the study {study_name!r} in {storage} was run with different {key}"
+                                        f"{_difference(key, study.user_attrs.get(key), value)}; continue it with "
+                                        "the same settings, or name a new study; its trials are kept")
     return study
+
+
+def _difference(key: str, stored: object, now: str) -> str:
+    """What differs in a study's identity, when it is short enough to say: the knobs only one side tunes."""
+    if key == "knobs":
+        was = set(str(stored or "").split(",")) - {""}
+        this = set(now.split(","))
+        parts = [f"{label}: {', '.join(sorted(names)[:6])}{' …' if len(names) > 6 else ''}"
+                 for label, names in (("only in the study", was - this), ("only in this run", this - was)) if names]
+        return f" ({'; '.join(parts) if was else 'the study names none'})"
+    return f" (the study: {stored}; this run: {now})" if key in ("metric", "train_users") else ""
 
 
 def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: Sequence[Question],
@@ -191,7 +203,7 @@ def tune_tpe(pools: Mapping[str, RecallPool], train: Sequence[Question], test: S
         study = open_study(None, None, seed, identity)
         if kept is not None:
             with study_storage(storage, study_name):
-                study.add_trials(_complete(kept))
+                add_stored_trials(study, kept, storage, study_name)
         for cfg in (start, *seeds):  # those already tried (a resumed study) are skipped
             study.enqueue_trial(_params(cfg, knobs), skip_if_exists=True)
         budget = max(1, trials)
@@ -256,6 +268,40 @@ def _optimize(study: optuna.Study, scorer: Scorer, start: Config, knobs: Sequenc
         best = score.train if not best >= score.train else best
         if progress:
             progress(done, budget, f"trial {trial.number}: train {score.train:.3f}, best {best:.3f}")
+
+
+def add_stored_trials(study: optuna.Study, kept: optuna.Study, storage: str | Path | None,
+                      study_name: str | None) -> None:
+    """Add the completed trials of a stored study to `study`, each checked first: a damaged row,
+    a text where a number goes or a value out of its knob's range is one line, and the stored
+    study is left as it was (nothing has been written to it yet)."""
+    where = f"the tuning study {study_name!r} in {storage}"
+    keep = "nothing was written to it and its trials are kept; name a new study (--study), or pick another --study-db"
+    try:
+        trials = _complete(kept)
+        for t in trials:
+            for name, value in _numbers(t):
+                if not _finite_number(value):
+                    raise MemsenseError(f"{where} holds {str(value)[:40]!r} as trial {t.number}'s {name}, where a "
+                                        f"finite number goes; {keep}")
+        study.add_trials(trials)
+    except (ValueError, TypeError, LookupError) as exc:  # Optuna reading a value of another type, shape or range
+        raise MemsenseError(f"{where} holds a damaged trial ({storage_reason(exc)[:200]}); {keep}") from None
+
+
+def _numbers(t: optuna.trial.FrozenTrial) -> Iterator[tuple[str, object]]:
+    """What must be a finite number in a stored trial: its value, train and tie-break scores, parameters."""
+    yield from (("value", v) for v in t.values or [None])
+    yield from ((key, t.user_attrs.get(key)) for key in ("train", "tiebreak"))
+    if t.user_attrs.get("test") is not None:
+        yield "test", t.user_attrs["test"]
+    yield from t.params.items()
+
+
+def _finite_number(value: object) -> bool:
+    import math
+
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _complete(study: optuna.Study) -> list[optuna.trial.FrozenTrial]:

@@ -49,6 +49,13 @@ SharedRuns = Callable[[], "tuple[str, str | None] | None"]
 the OS user), or None for the store's own history."""
 
 
+class Warm(Protocol):
+    """Embeds a batch of query texts ahead of their recalls (`Engine.embed_queries`), with progress and cancel."""
+
+    def __call__(self, queries: Sequence[str], progress: Callable[[int, int], None] | None = None,
+                 cancelled: Callable[[], bool] | None = None) -> None: ...
+
+
 class StoreRecall(Protocol):
     """One question's pool on the store, `depth` deep (`cancel`: the caller's token, for a recall that waits)."""
 
@@ -140,7 +147,7 @@ class Workspace:
 
     def __init__(self, location: str, recall: StoreRecall, users: Iterable[str], *, source: str | None = None,
                  model: str | None = None, model_hint: Callable[[], str] | None = None, plan: int = 0,
-                 warm: Callable[[list[str]], Any] | None = None, shared_runs: SharedRuns | None = None,
+                 warm: Warm | None = None, shared_runs: SharedRuns | None = None,
                  on_kept: Callable[[int], Any] | None = None):
         self.location = location
         self.users = list(users)
@@ -234,6 +241,8 @@ class Workspace:
             def recall(user_id: str, text: str, d: int) -> RecallPool:
                 return self._recall(user_id, text, d, cancel)
 
+            self.embed([q.text for q in questions.questions if (q.user_id, q.text) not in self._known], report, cancel,
+                       "embed questions")
             return recall_question_set(recall, key, questions.questions, depth, plan=self.plan, known=self._known,
                                        progress=report, cancel=cancel)
         finally:
@@ -248,6 +257,22 @@ class Workspace:
         configs = list(configs)
         depth = planned_depth(configs, tune_from) if knobs is None else planned_depth(configs, tune_from, knobs)
         return dict(self.recall(questions, depth, progress, cancel).pools)
+
+    def embed(self, texts: Sequence[str], progress: Progress | None, cancel: threading.Event | None,
+              what: str) -> None:
+        """Embed `texts` in batches ahead of their recalls, when the store can (`warm`), showing `what` in
+        `progress`; cancelled: `Cancelled`, nothing recalled yet."""
+        if self.warm is None or not texts:
+            return
+        self.warm(sorted(set(texts)), (lambda done, total: progress(done, total, what)) if progress else None,
+                  cancel.is_set if cancel is not None else None)
+
+    def part_recalled(self, questions: QuestionSet) -> QuestionSet:
+        """The questions of `questions` whose pools this workspace holds (all of them after a whole recall; the
+        first ones after a recall stopped part way)."""
+        from dataclasses import replace
+
+        return replace(questions, questions=tuple(q for q in questions.questions if (q.user_id, q.text) in self._known))
 
     def recall_one(self, user_id: str, text: str, depth: int, cancel: threading.Event | None = None) -> RecallPool:
         """One query's pool, recalled now (a query nobody judged: `workspace_runs.impact`)."""
@@ -318,7 +343,7 @@ def open_store(store: str | Path, *, model: str | None = None, cache_dir: str | 
         def recall(user_id: str, text: str, depth: int, cancel: threading.Event | None = None) -> RecallPool:
             return engine.recall(user_id, text, depth=depth)
 
-        yield Workspace(str(store), recall, engine.users(), warm=lambda texts: engine.embedder.encode(texts),
+        yield Workspace(str(store), recall, engine.users(), warm=engine.embed_queries,
                         source=recall_source(str(store), engine.embedder.key, str(opts.get("lexical", "bm25"))),
                         shared_runs=(lambda: (runs_db, None)) if runs_db else None)
     finally:

@@ -209,20 +209,20 @@ def report(ws: Workspace, qs: QuestionSet, a: tuple[str, Config], b: tuple[str, 
 
 
 def impact(ws: Workspace, queries: Sequence[Any], cfg_a: Config, cfg_b: Config, progress: Progress | None = None,
-           cancel: threading.Event | None = None) -> Any:
+           cancel: threading.Event | None = None, keep_partial: bool = False) -> Any:
     """What B changes against A on queries nobody judged (`core.evaluation.impact`): each query recalled once
-    (its text embedded in one batch first when the workspace can), ranked under both."""
+    (its text embedded in one batch first when the workspace can), ranked under both. Cancelled: `Cancelled`,
+    or with `keep_partial` (once the texts are embedded) the impact of the queries done by then."""
     from core.errors import MemsenseError
     from core.evaluation.impact import impact as compare_queries
 
     unknown = sorted({q.user_id for q in queries} - set(ws.users))
     if unknown:
         raise MemsenseError(f"the store has no user {', '.join(unknown[:5])}; the queries name users of another store?")
-    if ws.warm is not None:
-        ws.warm(sorted({q.text for q in queries}))  # one batch: each recall then reads the cache
+    ws.embed([q.text for q in queries], progress, cancel, "embed queries")  # one batch: each recall reads the cache
 
     def recall(user_id: str, text: str, depth: int) -> Any:
         return ws.recall_one(user_id, text, depth, cancel)
 
     return compare_queries(recall, queries, cfg_a, cfg_b, progress,
-                           cancelled=(lambda: cancel.is_set()) if cancel is not None else None)
+                           cancelled=(lambda: cancel.is_set()) if cancel is not None else None, keep_partial=keep_partial)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import logging
+
 import re
 from pathlib import Path
 from typing import Any, Iterable
@@ -69,6 +71,7 @@ def _first_line_is_question(text: str) -> bool:
 
 def _locomo_questions(data: list, path: Path) -> list[Question]:
     questions = []
+    unread: list[str] = []
     for i, sample in enumerate(data):
         if not isinstance(sample, dict):
             raise fail(path, f"sample {i + 1}: expected an object, got {kind_of(sample)}", QUESTION_HINT)
@@ -77,14 +80,16 @@ def _locomo_questions(data: list, path: Path) -> list[Question]:
         if not isinstance(qa, list):
             raise fail(path, f"sample {user}: 'qa' must be a list", QUESTION_HINT)
         for index, item in enumerate(qa):
-            question = _question(item, user, index, f"sample {user}, qa {index}", path)
+            question = _question(item, user, index, f"sample {user}, qa {index}", path, unread)
             if question is not None:
                 questions.append(question)
+    _warn_unread(path, unread)
     return questions
 
 
 def _project_questions(items: list, path: Path, unit: str) -> list[Question]:
     questions: list[Question] = []
+    unread: list[str] = []
     counts: dict[str, int] = {}
     for n, item in enumerate(items, start=1):
         where = f"{unit} {n}"
@@ -96,14 +101,26 @@ def _project_questions(items: list, path: Path, unit: str) -> list[Question]:
         user = required_str(item, "user", where, path)
         index = counts.get(user, 0)
         counts[user] = index + 1
-        question = _question(item, user, index, where, path)
+        question = _question(item, user, index, where, path, unread)
         if question is not None:
             questions.append(question)
+    _warn_unread(path, unread)
     return questions
 
 
-def _question(item: Any, user: str, index: int, where: str, path: Path) -> Question | None:
-    """A Question, or None when it is not kept (category 5 or no usable evidence)."""
+def _warn_unread(path: Path, unread: list[str]) -> None:
+    """One warning for the questions left out because their evidence names no session the way
+    evidence ids do (D<session>:<turn>): without it they vanished from every figure unsaid."""
+    if unread:
+        logging.getLogger("memsense.ingest").warning(
+            "%s: %d judged question(s) left out: their evidence names no session as D<session>:<turn> (e.g. %s)",
+            path, len(unread), unread[0])
+
+
+def _question(item: Any, user: str, index: int, where: str, path: Path,
+              unread: list[str] | None = None) -> Question | None:
+    """A Question, or None when it is not kept (category 5 or no usable evidence); a judged
+    category whose evidence is given but names no session is added to `unread`."""
     if not isinstance(item, dict):
         raise fail(path, f"{where}: expected an object, got {kind_of(item)}", QUESTION_HINT)
     category = _category(item.get("category"), where, path)
@@ -112,6 +129,8 @@ def _question(item: Any, user: str, index: int, where: str, path: Path) -> Quest
         raise fail(path, f"{where}: 'evidence' must be a list of ids such as \"D3:7\"", QUESTION_HINT)
     sessions, turns = parse_evidence(evidence)
     if category not in KEPT_CATEGORIES or not sessions:
+        if category in KEPT_CATEGORIES and evidence and unread is not None:
+            unread.append(f"{where}: {json.dumps(evidence, ensure_ascii=False)[:60]}")
         return None
     text = item.get("question")
     if not isinstance(text, str) or not text.strip():

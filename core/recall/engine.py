@@ -225,6 +225,19 @@ class Engine:
     def chunks(self, user_id: str) -> Sequence[Chunk]:
         return self._index(user_id).chunks
 
+    def embed_queries(self, queries: Sequence[str], progress: Callable[[int, int], None] | None = None,
+                      cancelled: Callable[[], bool] | None = None) -> None:
+        """Embed many queries in batches, as `recall` embeds each (into the embedding cache, which
+        each recall then reads): about twice as fast as one at a time, with progress and cancel.
+        A query `recall` would refuse is left for its recall to name."""
+        texts = set()
+        for query in queries:
+            try:
+                texts.add(for_local_model(validate_query(query)))
+            except MemsenseError:
+                continue
+        self.embedder.encode(sorted(texts), progress=progress, cancelled=cancelled)
+
     def recall(self, user_id: str, query: str, depth: int | None = None) -> RecallPool:
         """Every route's ranked list to `depth` (default: what the default settings need), plus
         the session chunks of touched sessions. The pool keeps the query's exact route scores,

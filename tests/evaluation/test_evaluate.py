@@ -49,6 +49,9 @@ class FakeEngine:
     def users(self):
         return list(USERS)
 
+    def embed_queries(self, queries, progress=None, cancelled=None):
+        """No model here: nothing to embed ahead of the recalls."""
+
     def recall(self, user, query, depth=0):
         FakeEngine.recalls.append((user, query, depth))
         return fake_recall(user, query, depth)

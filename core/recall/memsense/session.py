@@ -104,6 +104,12 @@ class ReadOnlySession:
                     raise MemsenseError(f"the connection to the Memsense database {self.location} was lost "
                                         f"({redact(' '.join(str(exc).split()))}); the next search reconnects") from None
                 raise connection_error(self.dsn, exc) from None
+            except psycopg.errors.UndefinedColumn as exc:  # a Memsense of another version
+                column = re.search(r'column "?([\w.]+)"? does not exist', str(exc))
+                raise MemsenseError(f"the Memsense database {self.location} has no column "
+                                    f"{column.group(1).split('.')[-1] if column else '(unnamed)'} that this reproduction "
+                                    "reads: its schema is from another Memsense version; connect to a database of the "
+                                    "Memsense version this app reproduces (SPEC §10), or migrate it") from None
             except psycopg.Error as exc:
                 raise MemsenseError(f"the Memsense database {self.location} failed a read "
                                     f"({redact(str(exc).strip().splitlines()[0])})") from None
