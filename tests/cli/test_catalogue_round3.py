@@ -50,11 +50,11 @@ def _ctrl_c_at(mp, module, stage: str, at: int, times: int = 1) -> None:
                     os.kill(os.getpid(), signal.SIGINT)
         return show
 
-    mp.setattr(module, "_progress", progress)
+    mp.setattr(module, "progress", progress)
 
 
 def test_ctrl_c_during_evals_recall_prints_the_part_done_labelled_as_a_part(case_env, reference, monkeypatch):
-    from core.cli import evaluation
+    from core.cli import workspace as evaluation  # eval's recall: `core.cli.workspace.recall_until_ctrl_c`
 
     TALLY["cases"] += 1
     total = len(_demo_questions())
@@ -80,7 +80,7 @@ def test_ctrl_c_during_evals_recall_prints_the_part_done_labelled_as_a_part(case
 
 
 def test_a_second_ctrl_c_stops_at_once_with_one_line_and_exit_130(case_env, monkeypatch):
-    from core.cli import evaluation
+    from core.cli import workspace as evaluation
 
     TALLY["cases"] += 1
     with monkeypatch.context() as mp:
@@ -117,7 +117,7 @@ def test_impact_shows_progress_while_it_embeds_the_queries(case_env, monkeypatch
     from core.cli import failures
 
     seen: list[tuple[int, int, str]] = []
-    monkeypatch.setattr(failures, "_progress", lambda args: lambda d, t, s: seen.append((d, t, s)))
+    monkeypatch.setattr(failures, "progress", lambda args: lambda d, t, s: seen.append((d, t, s)))
     queries = tmp_path / "queries.tsv"
     queries.write_text("".join(f"demo-ana\tfresh words never embedded {n}\n" for n in range(40)))
     code, out, err, tb = run_cli(["impact", str(queries), "--store", str(case_env.store), "--cache",
