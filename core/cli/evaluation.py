@@ -121,14 +121,14 @@ def _print_compare(name_a: str, name_b: str, n: int, summary: dict, metric: str,
 
 # ------------------------------------------------------------------ judge
 
-def _check_tune_outputs(args: argparse.Namespace) -> None:
+def check_tune_outputs(args: argparse.Namespace) -> None:
     """Everything tune writes at the end, checked before minutes of search."""
     from core import config as config_io
     from core.config.presets import PresetStore
 
     check_trials(args.trials)
     if getattr(args, "study_db", None):
-        _check_study_db(args)
+        check_study_file(args, "--study-db", args.study_db)
     if args.sensitivity_points < 0 or args.sensitivity_points == 1:  # one value is no sweep: it was dropped unsaid
         raise UsageError("--sensitivity-points must be 0 (no sweep) or at least 2 (a sweep needs two values), "
                             f"got {args.sensitivity_points}")
@@ -145,20 +145,21 @@ def _check_tune_outputs(args: argparse.Namespace) -> None:
         config_io.format_for(args.export)
 
 
-def _check_study_db(args: argparse.Namespace) -> None:
-    """A study file is never the store's own database, nor any file of the store or its run
-    history: tuning only reads the store, and Optuna would add its tables to whatever file it is given."""
+def check_study_file(args: argparse.Namespace, option: str, path: str) -> None:
+    """A study file (`--study-db`, or the file of a `--storage` SQLite database or journal) is never the store's
+    own database, nor any file of the store or its run history: tuning only reads the store, and Optuna would add
+    its tables to whatever file it is given."""
     from core.evaluation.history import history_path
     from core.files import special_file
 
-    kind = special_file(args.study_db) or ("folder" if Path(args.study_db).is_dir() else None)
+    kind = special_file(path) or ("folder" if Path(path).is_dir() else None)
     if kind:  # SQLite would call it "disk I/O error" or "unable to open", and advise freeing disk space
-        raise MemsenseError(f"--study-db {args.study_db} is a {kind}, not a file; give the path of a study file, "
+        raise MemsenseError(f"{option} {path} is a {kind}, not a file; give the path of a study file, "
                             "e.g. tune-study.sqlite")
-    study = Path(args.study_db).expanduser().resolve()
+    study = Path(path).expanduser().resolve()
     store = Path(args.store).expanduser().resolve()
     if study == store or store in study.parents or study == history_path(args.store):
-        raise MemsenseError(f"--study-db {args.study_db} is a file of the store {args.store} (or its run history), "
+        raise MemsenseError(f"{option} {path} is a file of the store {args.store} (or its run history), "
                             "which tuning never writes; give a file outside the store folder, e.g. tune-study.sqlite")
 
 
@@ -284,5 +285,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     help="rank sessions (default) or single memories")
     sp.add_argument("--tag", help="run tag (default: the preset name)")
     sp.add_argument("--users", help="only these users' questions (comma-separated)")
-    common_options(sp)
+    common_options(sp, keeps_runs=False)
     sp.set_defaults(func=cmd_judge_run)

@@ -203,7 +203,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--k", type=int, default=4, help="cut-off of the metrics (default 4)")
     sp.add_argument("--out", required=True, help="the report file to write (.html)")
     sp.add_argument("--users", help="only these users' questions (comma-separated)")
-    common_options(sp)
+    common_options(sp, keeps_runs=False)
     sp.set_defaults(func=cmd_report)
 
     sp = sub.add_parser("impact", help="what config B changes against A on queries nobody judged (SPEC §14)")
@@ -212,5 +212,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--b", required=True, help="preset name or config file (B)")
     sp.add_argument("--k", type=int, help="results per query (default: the configs' top_k, which must agree)")
     sp.add_argument("--user", help="the user of lines that name none")
-    common_options(sp)
+    common_options(sp, keeps_runs=False)
     sp.set_defaults(func=cmd_impact)

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from core.cli.evaluation import DEFAULT_METRIC, _check_tune_outputs
+from core.cli.evaluation import DEFAULT_METRIC, check_study_file, check_tune_outputs
 from core.cli.arguments import ctrl_c_sets, seed_number
 from core.cli.workspace import (common_options, dataset_argument, fmt, named, preset_store, progress, questions,
                                 users_of, warn, warn_not_kept, workspace)
@@ -36,7 +36,7 @@ def cmd_tune(args: argparse.Namespace) -> Any:
 
     base, k = parse_metric(args.metric)
     metric = metric_key(base, k)
-    _check_tune_outputs(args)
+    check_tune_outputs(args)
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (worker processes), got {args.jobs}")
     if args.storage is not None and args.study_db:
@@ -44,7 +44,10 @@ def cmd_tune(args: argparse.Namespace) -> Any:
     if args.storage is not None:  # a bad address, a refused password, a server out of reach: before the recall
         from core.evaluation.study_storage import check_storage, parse_storage
 
-        check_storage(parse_storage(args.storage))
+        storage = parse_storage(args.storage)
+        if storage.kind != "postgresql":  # a file: never one of the store's, as with --study-db
+            check_study_file(args, "--storage", storage.url.removeprefix("sqlite:///"))
+        check_storage(storage)
     if args.folds is not None:
         return _tune_folds(args, metric)
     train_users, test_users = users_of(args.train), users_of(args.test)

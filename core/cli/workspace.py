@@ -167,7 +167,8 @@ def progress(args: argparse.Namespace):
     return progress_bar(sys.stderr)
 
 
-def common_options(sp: argparse.ArgumentParser, store: bool = True) -> None:
+def common_options(sp: argparse.ArgumentParser, store: bool = True, keeps_runs: bool = True) -> None:
+    """`--json`, and with `store` the store's options; `keeps_runs`: the command keeps a run (`--runs-db`)."""
     sp.add_argument("--json", action="store_true", help="machine-readable output")
     if store:
         sp.add_argument("--store", required=True, type=store_folder, help="store directory built from the same dataset")
@@ -177,7 +178,8 @@ def common_options(sp: argparse.ArgumentParser, store: bool = True) -> None:
         add_analyzers(sp)
         sp.add_argument("--cache", help="embedding cache directory (default ~/.cache/memsense)")
         sp.add_argument("--presets", help="user presets file (default: the app's presets.json)")
-        add_runs_db(sp)
+        if keeps_runs:
+            add_runs_db(sp)
 
 
 def dataset_argument(sp: argparse.ArgumentParser) -> None:
