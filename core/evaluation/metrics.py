@@ -25,6 +25,7 @@ from typing import Hashable, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
+from core.config.schema import TOP_K_MAX
 from core.errors import MemsenseError
 
 BASE_METRICS: tuple[str, ...] = ("recall_any", "recall_all", "recall", "mrr", "ndcg")
@@ -47,7 +48,10 @@ def parse_metric(name: str, default_k: int = 4) -> tuple[str, int]:
     if not m or m.group(1) not in BASE_METRICS or (m.group(2) and m.group(1) not in AT_K):
         raise MemsenseError(f"unknown metric {name!r}; use one of "
                             + ", ".join(metric_names(default_k)) + " (any k ≥ 1 after @)")
-    k = int(m.group(2)) if m.group(2) else default_k
+    digits = m.group(2)
+    if digits and (len(digits) > len(str(TOP_K_MAX)) or int(digits) > TOP_K_MAX):  # no config returns more
+        raise MemsenseError(f"metric {name!r}: k must be at most {TOP_K_MAX} (the largest top_k)")
+    k = int(digits) if digits else default_k
     if k < 1:
         raise MemsenseError(f"metric {name!r}: k must be at least 1")
     return m.group(1), k

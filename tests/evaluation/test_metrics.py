@@ -50,7 +50,8 @@ def test_metric_names_and_parsing():
     assert metric_names(4) == ("recall_any@4", "recall_all@4", "recall@4", "mrr", "ndcg@4")
     assert parse_metric("recall_all@10") == ("recall_all", 10)
     assert parse_metric("mrr") == ("mrr", 4)
-    for bad in ("recall_some@4", "mrr@3", "ndcg@0", ""):
+    assert parse_metric("ndcg@50") == ("ndcg", 50)
+    for bad in ("recall_some@4", "mrr@3", "ndcg@0", "", "recall_all@51", "recall_all@99999999999999999999999"):
         with pytest.raises(MemsenseError, match="metric"):
             parse_metric(bad)
 
