@@ -23,7 +23,6 @@ from memsense_gui.models.evaluation import PresetMetricsModel
 from memsense_gui.workers.runner import Job, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
 
-"""The row of the settings on screen (saved or not) in the evaluation table."""
 STALE_NOTE = "re-scoring the current settings row for the settings on screen…"
 
 EvaluateFn = Callable[[Mapping[str, Config], int, Callable[[int, int, str], None], threading.Event],

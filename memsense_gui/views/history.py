@@ -75,9 +75,11 @@ class HistoryView(QWidget):
         self.config_a.setObjectName("history-config-a")
         self.config_b = QComboBox()
         self.config_b.setObjectName("history-config-b")
+        self.config_choice = {self.config_a: "", self.config_b: ""}
+        """The config last chosen in each combo: chosen again when the runs are read anew or selected again."""
         for combo in (self.config_a, self.config_b):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-            combo.currentTextChanged.connect(lambda _t: self._compare())
+            combo.currentTextChanged.connect(lambda text, c=combo: self._config_chosen(c, text))
         self.reopen_button = QPushButton("Re-open settings…")
         self.reopen_button.setObjectName("history-reopen")
         self.reopen_button.setToolTip("The chosen config of the selected run: its settings diff and the rank movement "
@@ -185,6 +187,8 @@ class HistoryView(QWidget):
             combo.clear()
             if run is not None:
                 combo.addItems(list(run.configs))
+                if self.config_choice[combo] in run.configs:  # a re-read of the runs keeps the user's choice
+                    combo.setCurrentText(self.config_choice[combo])
             combo.setEnabled(run is not None)
             combo.blockSignals(False)
         self.reopen_button.setEnabled(len(runs) == 1 and bool(runs[0].configs))
@@ -194,6 +198,11 @@ class HistoryView(QWidget):
         self.comparison.set_runs(runs, self.ctx.runs.names, self.metric_combo.currentText())
         if len(runs) > 2:
             self.tabs.setCurrentWidget(self.comparison)
+
+    def _config_chosen(self, combo: QComboBox, text: str) -> None:
+        if text:
+            self.config_choice[combo] = text
+        self._compare()
 
     def _compare(self) -> None:
         runs = self.selected_runs()

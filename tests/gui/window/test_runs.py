@@ -146,6 +146,11 @@ def test_history_keeps_runs_across_windows_compares_and_reopens_settings(qtbot, 
     model = history.diff_model
     assert model.rowCount() == len(expected.rows) > 0
     assert [tuple(model.raw(r, c) for c in range(3)) for r in range(model.rowCount())] == list(expected.rows)
+    # the runs read again (a run kept, another process): the configs chosen stay chosen
+    with qtbot.waitSignal(again.ctx.runs.listed, timeout=10_000):
+        again.ctx.runs.list_runs()
+    qtbot.waitUntil(lambda: [r.id for r in history.selected_runs()] == ids, timeout=10_000)
+    assert (history.config_a.currentText(), history.config_b.currentText()) == ("memsense", "bm25_only")
     # one run: re-open its settings through the Apply dialog (diff and rank movement), then undo
     again.query_edit.setText(QUERIES[0])
     with qtbot.waitSignal(again.ctx.ranking_updated, timeout=10_000):
