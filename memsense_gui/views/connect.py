@@ -9,8 +9,9 @@ from PySide6.QtWidgets import (
 )
 
 from core.recall.memsense.session import is_postgres
-from core.redact import split_password, with_password
+from core.redact import with_password
 from core.recall.memsense.database import DEFAULT_SCOPE, DEFAULT_TENANT
+from memsense_gui.views.dialogs import take_password
 
 
 @dataclass(frozen=True)
@@ -83,11 +84,7 @@ class ConnectDialog(QDialog):
             self.embedder.setText(path)
 
     def _take_password(self) -> None:
-        """A password in the address moves to the masked field: never shown in clear on screen."""
-        address, password = split_password(self.database.text().strip())
-        if password is not None:
-            self.database.setText(address)
-            self.password.setText(password)
+        take_password(self.database, self.password)
 
     def _problem(self) -> str:
         if not is_postgres(self.database.text().strip()):

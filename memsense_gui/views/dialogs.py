@@ -12,13 +12,21 @@ from PySide6.QtWidgets import (
 
 from core.errors import MemsenseError
 from core.evaluation.fix import FixCandidate
-from core.redact import redact
+from core.redact import redact, split_password
 
 MODES = {
     "hybrid": "hybrid — a chunk per session and per exchange (Memsense default)",
     "session": "session — whole sessions only",
     "turn": "turn — exchanges only",
 }
+
+
+def take_password(address: QLineEdit, password: QLineEdit) -> None:
+    """A password typed into a database address moves to the masked field: never shown in clear on screen."""
+    text, secret = split_password(address.text().strip())
+    if secret is not None:
+        address.setText(text)
+        password.setText(secret)
 
 
 def error_message(exc: BaseException, context: str = "") -> tuple[str, str, str]:

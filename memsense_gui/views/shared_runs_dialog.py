@@ -10,7 +10,8 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QL
 
 from core.errors import MemsenseError
 from core.evaluation.shared_runs import who
-from core.redact import redact, split_password
+from core.redact import redact
+from memsense_gui.views.dialogs import take_password
 from memsense_gui.state.shared_runs import SharedRuns
 
 
@@ -51,11 +52,7 @@ class SharedRunsDialog(QDialog):
         self.resize(600, self.sizeHint().height())
 
     def _take_password(self) -> None:
-        """A password in the address moves to the masked field: never shown in clear."""
-        address, password = split_password(self.address.text().strip())
-        if password is not None:
-            self.address.setText(address)
-            self.password.setText(password)
+        take_password(self.address, self.password)
 
     def _accept(self) -> None:
         self._take_password()

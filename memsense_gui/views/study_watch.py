@@ -19,7 +19,8 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QL
 from core.errors import MemsenseError
 from core.evaluation.shared_study import Watched, open_watched, watch_study
 from core.evaluation.study_storage import StudyStorage, parse_storage, storage_error
-from core.redact import redact, split_password, with_password
+from core.redact import redact, with_password
+from memsense_gui.views.dialogs import take_password
 from memsense_gui.state.trial_feed import SPLIT_RUN
 from memsense_gui.workers.runner import Task, TaskRunner
 
@@ -59,10 +60,7 @@ class WatchDialog(QDialog):
         self.resize(560, self.sizeHint().height())
 
     def _take_password(self) -> None:
-        address, password = split_password(self.address.text().strip())
-        if password is not None:
-            self.address.setText(address)
-            self.password.setText(password)
+        take_password(self.address, self.password)
 
     def _accept(self) -> None:
         self._take_password()

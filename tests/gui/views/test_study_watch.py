@@ -13,13 +13,16 @@ from core.evaluation.study_storage import open_storage, parse_storage
 from memsense_gui.views.autotune import AutoTuneView
 from tests.evaluation.test_shared_study_pg import _worker
 
-pytestmark = pytest.mark.slow  # a worker process recalls the demo store and runs 30 trials
+pytestmark = pytest.mark.slow  # a worker process recalls the demo store and runs TRIALS trials
+TRIALS = 80
+"""Enough that the once-a-second watch sees the study part filled even on a loaded machine (30 could all land
+between two of its reads)."""
 
 
 def test_the_tab_shows_a_running_studys_trials_as_they_arrive_and_applies_the_best(qtbot, tmp_path, demo_store,
                                                                                     model_cache):
     journal = str(tmp_path / "team.journal")
-    worker = _worker(journal, demo_store, model_cache, "--trials", "30")
+    worker = _worker(journal, demo_store, model_cache, "--trials", str(TRIALS))
     view = AutoTuneView()
     qtbot.addWidget(view)
     view.resize(1280, 720)
@@ -48,7 +51,7 @@ def test_the_tab_shows_a_running_studys_trials_as_they_arrive_and_applies_the_be
         assert len({t.user_attrs["worker"] for t in study.trials}) == 1  # every trial is the worker's: none here
         rule = max(complete, key=lambda t: (t.user_attrs["train"], t.user_attrs["tiebreak"], -t.number))
         assert view.best_trial() is not None and view.best_trial().number == rule.number
-        assert view.model.rowCount() == len(complete) and f"{len(complete)} complete trials of 30" in view.status.text()
+        assert view.model.rowCount() == len(complete) and f"{len(complete)} complete trials of {TRIALS}" in view.status.text()
         assert view.apply_button.isEnabled()
         view.grab().save(str(tmp_path / "watch.png"))
         with qtbot.waitSignal(view.apply_requested, timeout=5_000) as applied:
