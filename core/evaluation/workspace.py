@@ -161,11 +161,11 @@ class Workspace:
         """How deep a recall goes at least, so later runs at other settings re-rank it (`planned_depth`)."""
         self._recall = recall
         self.warm = warm
+        """Embeds a batch of query texts ahead of their recalls (None: each recall embeds its own)."""
         self.shared_runs = shared_runs
         """Where a team keeps its runs instead of the store's history, asked at each keep (None: the store's)."""
         self.on_kept = on_kept
         """Told (on the keeping thread) the id of each run kept, shown or not (the app: these runs are its own)."""
-        """Embeds a batch of query texts ahead of their recalls (None: each recall embeds its own)."""
         self._known: dict[Asked, RecallPool] = {}
         self._lock = threading.Lock()
         self._progress: tuple[int, int, str] | None = None
