@@ -102,7 +102,8 @@ class ReadOnlySession:
             except psycopg.OperationalError as exc:
                 if self.conn.broken:
                     raise MemsenseError(f"the connection to the Memsense database {self.location} was lost "
-                                        f"({redact(' '.join(str(exc).split()))}); the next search reconnects") from None
+                                        f"({redact(' '.join(str(exc).split()))}); what was running stopped there "
+                                        "(no figure of it is shown), and the next search or run reconnects") from None
                 raise connection_error(self.dsn, exc) from None
             except psycopg.errors.UndefinedColumn as exc:  # a Memsense of another version
                 column = re.search(r'column "?([\w.]+)"? does not exist', str(exc))
