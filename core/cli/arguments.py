@@ -259,7 +259,7 @@ def logging_to(args: argparse.Namespace, stream: Any) -> Iterator[None]:
     if getattr(args, "log_file", None):
         _check_log_file(args.log_file)
         try:
-            log_file = logging.FileHandler(args.log_file, encoding="utf-8")
+            log_file = _LogFile(args.log_file, encoding="utf-8")
         except OSError as exc:
             raise MemsenseError(f"cannot write the log file {args.log_file} ({exc.strerror}); "
                                 "choose a writable path") from None
@@ -279,6 +279,35 @@ def logging_to(args: argparse.Namespace, stream: Any) -> Iterator[None]:
             root.removeHandler(handler)
             handler.close()
         root.setLevel(old_level)
+        for handler in handlers:
+            if isinstance(handler, _LogFile) and handler.fault:  # the command's output stands; one line says so
+                print(f"memsense: warning: the log file {handler.baseFilename} was not written whole "
+                      f"({handler.fault}); choose a path on a disk with room", file=stream)
+
+
+class _LogFile(logging.FileHandler):
+    """`--log-file`: a write that fails (a full disk) is kept as `fault` and said once at the end, never
+    printed as logging's own traceback in the middle of the command's output."""
+
+    fault = ""
+
+    def handleError(self, record: logging.LogRecord | None) -> None:  # noqa: N802 - logging's name
+        import sys
+
+        exc = sys.exc_info()[1]
+        self.fault = self.fault or (getattr(exc, "strerror", None) or str(exc))
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError:
+            self.handleError(None)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:
+            self.handleError(None)
 
 
 def _lower_level_name(record: logging.LogRecord) -> bool:

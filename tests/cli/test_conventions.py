@@ -163,3 +163,23 @@ def test_options_before_the_command_are_read_as_argparse_reads_them(argv, tmp_pa
     argv = [a.replace("{log}", str(tmp_path / "log")) for a in argv]
     code, _, err, tb = run_cli(argv)
     assert (code, tb) == (0, None), err
+
+
+def test_a_log_file_on_a_full_disk_is_one_warning_line_not_a_logging_traceback(capsys):
+    """`--log-file /dev/full`: the command's output stands; one line at the end says the log was not written."""
+    import argparse
+    import io
+    import logging
+
+    from core.cli.arguments import logging_to
+
+    stream = io.StringIO()
+    args = argparse.Namespace(quiet=False, verbose=True, log_file="/dev/full")
+    with logging_to(args, stream):
+        for n in range(3):
+            logging.getLogger("memsense.test").warning("record %d", n)
+    lines = stream.getvalue().splitlines()
+    assert lines[:3] == [f"memsense: warning: record {n}" for n in range(3)]
+    assert lines[3:] == ["memsense: warning: the log file /dev/full was not written whole (No space left on device); "
+                         "choose a path on a disk with room"]
+    assert "Logging error" not in capsys.readouterr().err + stream.getvalue()
