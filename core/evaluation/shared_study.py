@@ -60,8 +60,9 @@ def join_study(backend: optuna.storages.BaseStorage, storage: StudyStorage, stud
     try:
         study = optuna.create_study(storage=backend, study_name=study_name, direction="maximize", sampler=sampler,
                                     load_if_exists=True)
-        if not study.user_attrs:
-            for key, value in identity.items():
+        held = study.user_attrs
+        for key, value in identity.items():  # a study just made, by this worker or by another still writing its
+            if key not in held:              # identity at this instant: the same value written twice is harmless
                 study.set_user_attr(key, value)
         held = study.user_attrs  # read again: two workers may have made the study at once
     except Exception as exc:
