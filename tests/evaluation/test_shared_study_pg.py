@@ -64,13 +64,15 @@ def _running_trial_of(url: str, pid: int):
     return None
 
 
-def _kill_mid_trial(url: str, proc: subprocess.Popen, deadline: float) -> int:
-    """Freeze the worker (SIGSTOP) until it is caught with a trial of its own RUNNING, then SIGKILL it."""
+def _kill_mid_trial(url: str, proc: subprocess.Popen, others: list[subprocess.Popen], deadline: float) -> int:
+    """Once every worker has finished a trial of its own, freeze `proc` (SIGSTOP) until it is caught with a
+    trial of its own RUNNING, then SIGKILL it. (Waiting for five trials in all was not enough: the CI run
+    saw the other two finish them before the first had finished any.)"""
     while time.monotonic() < deadline:
-        complete = sum(t.state.name == "COMPLETE" for t in _trials(url)) if proc.poll() is None else -1
-        if complete < 0:
+        if proc.poll() is not None:
             break
-        if complete >= 5:
+        done = {str(t.user_attrs.get("worker", "")).rsplit(":", 1)[-1] for t in _trials(url) if t.state.name == "COMPLETE"}
+        if all(str(w.pid) in done for w in (proc, *others)):
             os.kill(proc.pid, signal.SIGSTOP)
             number = _running_trial_of(url, proc.pid)
             if number is not None:
@@ -89,7 +91,7 @@ def test_three_workers_share_a_study_and_a_killed_ones_trial_is_never_counted(st
     url = study_pg.dsn("studies")
     workers = [_worker(url, demo_store, model_cache) for _ in range(3)]
     try:
-        killed = _kill_mid_trial(url, workers[0], time.monotonic() + 180)
+        killed = _kill_mid_trial(url, workers[0], workers[1:], time.monotonic() + 180)
         outs = [w.communicate(timeout=300) for w in workers[1:]]
     finally:
         for w in workers:
