@@ -3,7 +3,9 @@
 Re-ranking never searches: a config is re-ranked on the deepest pool held (cut to its
 `route_limit`) once that pool serves it. Deeper route lists are an explicit job, `deepen_pool`,
 submitted to a task runner (ranking lists thousands deep on a large user takes a while, so never
-on the UI thread); `deepened` follows on the UI thread. One deepening of the current pool at a
+on the UI thread), which also re-ranks the deeper pool under the configs that wait for it (as
+long again); `deepened` follows on the UI thread, and `ranked(cfg)` hands each such ranking
+over once. One deepening of the current pool at a
 time: asks meanwhile are asked again when it ends. A new query drops the last one's deepening
 (cancelled if it has not started, its result ignored if it has).
 """
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
+from core.config import Config
+from core.rank.ranking import Ranking
 from core.recall.pool import RecallPool, deepen
 from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import Task, TaskRunner
@@ -30,6 +34,7 @@ class PoolHolder(QObject):
         self.deep: RecallPool | None = None
         self._task: Task | None = None
         self._token: object = None
+        self._ranked: list[Ranking] = []  # rankings of `deep` made with it on the runner, not yet handed over
 
     @property
     def is_deepening(self) -> bool:
@@ -42,6 +47,7 @@ class PoolHolder(QObject):
             self._task, self._token = None, None
             self.deepening.emit(False)
         self.pool = self.deep = pool
+        self._ranked = []
 
     def ready(self, depth: int) -> bool:
         """Whether a re-rank `depth` deep can read a pool now, with no route list to rank."""
@@ -64,18 +70,27 @@ class PoolHolder(QObject):
         """Whether the query's deepest lists can be read now (`pool_for(max_depth)`)."""
         return self.pool is not None and self.ready(self.pool.max_depth)
 
-    def deepen(self, depth: int) -> None:
-        """Rank the current pool `depth` deep on the runner (nothing if one is under way)."""
+    def deepen(self, depth: int, configs: tuple[Config, ...] = ()) -> None:
+        """Rank the current pool `depth` deep on the runner, and re-rank it there under each of
+        `configs` (nothing if a deepening is under way)."""
         pool = self.pool
         if pool is None or self._task is not None or self.ready(depth):
             return
         token = self._token = object()
-        self._task = self.runner.submit("deepen the recall pool", jobs.deepen_pool, pool, depth,
-                                        succeeded=lambda deeper: self._done(token, deeper, None),
+        self._task = self.runner.submit("deepen the recall pool", jobs.deepen_pool, pool, depth, configs,
+                                        succeeded=lambda done: self._done(token, done, None),
                                         failed=lambda exc: self._done(token, None, exc))
         self.deepening.emit(True)
 
-    def _done(self, token: object, deeper: RecallPool | None, error: BaseException | None) -> None:
+    def ranked(self, cfg: Config) -> Ranking | None:
+        """The ranking under `cfg` that the last deepening made on the runner, handed over once
+        (None: re-rank it here)."""
+        for i, ranking in enumerate(self._ranked):
+            if ranking.config == cfg:
+                return self._ranked.pop(i)
+        return None
+
+    def _done(self, token: object, done: jobs.Deepened | None, error: BaseException | None) -> None:
         if token is not self._token:
             return  # an earlier query's deepening
         self._task, self._token = None, None
@@ -83,7 +98,8 @@ class PoolHolder(QObject):
         if error is not None:
             self.failed.emit(error)
             return
-        assert deeper is not None and self.deep is not None
-        if deeper.depth > self.deep.depth:
-            self.deep = deeper
+        assert done is not None and self.deep is not None
+        if done.pool.depth > self.deep.depth:
+            self.deep = done.pool
+        self._ranked = list(done.rankings)
         self.deepened.emit(self.pool)

@@ -115,9 +115,12 @@ class QuerySession(QObject):
             self._rerank()
 
     def rerank(self, cfg: Config) -> Ranking:
-        """The current pool re-ranked under `cfg` (`deep_enough(cfg)` first, else `PoolTooShallow`)."""
+        """The current pool re-ranked under `cfg` (`deep_enough(cfg)` first, else `PoolTooShallow`):
+        when the deepening `cfg` waited for re-ranked it on the runner already, that ranking."""
         assert self.pool is not None
-        return rerank(self.pools.pool_for(cfg.route_limit) if self.pools.ready(cfg.route_limit) else self.pool, cfg)
+        if not self.pools.ready(cfg.route_limit):
+            return rerank(self.pool, cfg)
+        return self.pools.ranked(cfg) or rerank(self.pools.pool_for(cfg.route_limit), cfg)
 
     def _rerank(self) -> None:
         """Re-rank under the settings, and rank the pinned baseline if it is due, each once the
@@ -174,10 +177,10 @@ class QuerySession(QObject):
     def deep_enough(self, *configs: Config) -> bool:
         """Whether re-ranking the pool under each of `configs` is quick (no route list to rank
         deeper than before). If not, the pool deepens on the runner, as deep as top_k's slider
-        can ask of any of them, and `pool_deepened` follows: ask again then."""
+        can ask of any of them (and re-ranks it there under each), and `pool_deepened` follows: ask again then."""
         if self.pool is None or all(self.pools.ready(cfg.route_limit) for cfg in configs):
             return True
-        self.pools.deepen(max(max(cfg.route_limit, replace(cfg, top_k=TOP_K_MAX).route_limit) for cfg in configs))
+        self.pools.deepen(max(max(cfg.route_limit, replace(cfg, top_k=TOP_K_MAX).route_limit) for cfg in configs), configs)
         return False
 
     def fate(self, ranking: Ranking, memory_id: str) -> Fate:

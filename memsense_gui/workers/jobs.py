@@ -17,6 +17,7 @@ from core.evaluation.evaluate import Progress, QuestionOutcome, evaluate_config
 from core.evaluation.judged import session_docid
 from core.evaluation.metrics import metric_key
 from core.evaluation.workspace import QuestionSetRecall, pools_at
+from core.rank.ranking import Ranking
 from core.rank.rerank import rerank
 from core.evaluation.fix import FixCandidate, judge
 from core.rank.whatif import WhatIf, what_would_change
@@ -85,10 +86,28 @@ def recall(engine: RecallEngine, request: RecallRequest, task: Job | None = None
     return RecallResult(request, pool, engine.note(request.user_id), elapsed_ms)
 
 
-def deepen_pool(pool: RecallPool, depth: int, task: Job | None = None) -> RecallPool:
+@dataclass(frozen=True)
+class Deepened:
+    """A deeper pool, and its rankings under the configs that waited for it (a config whose
+    re-rank failed is left out: the UI thread re-ranks it and reports the failure)."""
+
+    pool: RecallPool
+    rankings: tuple[Ranking, ...]
+
+
+def deepen_pool(pool: RecallPool, depth: int, configs: tuple[Config, ...] = (), task: Job | None = None) -> Deepened:
     """The query's pool `depth` deep, ranked from its cached route scores (no new search, but
-    route lists thousands deep on large users: never on the UI thread)."""
-    return deepen(pool, depth)
+    route lists thousands deep on large users: never on the UI thread), and re-ranked under
+    each of `configs`: a re-rank that reads lists thousands deep takes 40-130 ms on a
+    30,000-chunk user, too long for the UI thread too."""
+    deeper = deepen(pool, depth)
+    rankings = []
+    for cfg in configs:
+        try:
+            rankings.append(rerank(deeper, cfg))
+        except Exception:  # noqa: BLE001, S112 - the UI thread re-ranks this config and reports why it failed
+            continue
+    return Deepened(deeper, tuple(rankings))
 
 
 def preset_run(recalled: Callable[[int, Progress, threading.Event], QuestionSetRecall], cfg: Config,

@@ -123,6 +123,37 @@ def test_a_knob_that_needs_deeper_lists_deepens_the_pool_off_the_ui_thread(qtbot
     assert not s.is_deepening and s.ranking.pool.depth == Config().route_limit
 
 
+def test_the_deeper_pool_is_re_ranked_on_the_runner_under_the_settings_that_waited(qtbot, scan_engine, monkeypatch):
+    """Re-ranking lists thousands deep takes as long as ranking them: the deepening job re-ranks
+    the deeper pool under the settings that waited for it, and the UI thread shows that ranking
+    (equal to its own re-rank) without re-ranking it; settings that came later are re-ranked here."""
+    import memsense_gui.state.session as session_module
+    import memsense_gui.workers.jobs as jobs_module
+
+    made: list[tuple[bool, Config]] = []
+
+    def recorded(real):
+        def rerank_here(pool, cfg):
+            made.append((threading.current_thread() is threading.main_thread(), cfg))
+            return real(pool, cfg)
+        return rerank_here
+
+    monkeypatch.setattr(session_module, "rerank", recorded(session_module.rerank))
+    monkeypatch.setattr(jobs_module, "rerank", recorded(jobs_module.rerank))
+    s = _session(throttle_ms=0)
+    s.set_pool(scan_engine.recall("u", "w3 w4 w5", Config().route_limit))
+    deep = replace(Config(), top_k=50)
+    made.clear()
+    with qtbot.waitSignal(s.ranking_changed, timeout=10000) as blocker:
+        _set(s, deep, "top_k")
+    assert made == [(False, deep)]  # on the runner only
+    assert blocker.args[0].config == deep
+    assert blocker.args[0].results == rerank(fresh(scan_engine, "w3 w4 w5", deep.route_limit), deep).results
+    made.clear()
+    _set(s, replace(deep, mmr_lambda=0.5), "mmr_lambda")  # the pool serves it now: a re-rank here, as before
+    assert made == [(True, replace(deep, mmr_lambda=0.5))] and s.ranking.config.mmr_lambda == 0.5
+
+
 def test_a_pinned_baseline_that_needs_deeper_lists_is_ranked_off_the_ui_thread(qtbot, scan_engine, monkeypatch):
     """A baseline pinned with top_k 50 on a pool recalled for top_k 4, and kept for the next
     query: the results come at once, the baseline once a worker deepened the pool (no movement
