@@ -12,7 +12,8 @@ the app runs the real engine (recall pools as deep as the settings need, deepene
 cached scores when a knob asks for more) over a synthetic store of N chunks with random
 vectors (no model); a change that deepens the pool is timed until its deeper ranking is on
 screen, and a second pass moves top_k and the pool limits to their maximum (route lists
-`MAX_ROUTE_DEPTH` deep), reported apart. Each figure comes with the GUI thread's own CPU time
+`MAX_ROUTE_DEPTH` deep) and back, once per each of `--deep-queries` fresh queries, reported apart,
+with the changes that deepened the pool also on their own. Each figure comes with the GUI thread's own CPU time
 per change (`time.thread_time`: what waiting for a core on a busy machine does not inflate) and
 the load average.
 Start: with --store, a fresh process opens the store through the real entry point, with the
@@ -186,12 +187,23 @@ def slider_changes(args: argparse.Namespace) -> tuple[list[float], list[float]]:
     steps = [(k, v) for k, values in SLIDER_STEPS for v in values]
     times = [change(*steps[i % len(steps)]) for i in range(args.changes)]
     slider_cpu = cpu[:]
-    deepest, depths = [], []
-    for knob, value in DEEPEST_STEPS if args.synthetic or args.store else ():
-        deepest.append(change(knob, value))
-        depths.append(session.ranking.pool.depth)
+    deepest, depths, deepening = [], [], []  # deepening: (wall, CPU) of each change that deepened the pool
+    for n in range(args.deep_queries if args.synthetic or args.store else 0):
+        if n:  # a fresh query each pass: its pool is recalled for the settings, and deepens again
+            window.ctx.current.edit(replace(window.ctx.current.config, **dict(DEEPEST_STEPS[-1:])), "top_k")
+            window.query_edit.setText(f"{args.query} ({n})")
+            window.queries.run_query()
+            _wait(app, window.ctx.ranking_updated)
+        for knob, value in DEEPEST_STEPS:
+            depth = session.ranking.pool.depth
+            deepest.append(change(knob, value))
+            if session.ranking.pool.depth > depth:
+                deepening.append((deepest[-1], cpu[-1]))
+            if not n:
+                depths.append(session.ranking.pool.depth)
     if deepest:
-        print(f"pool limits pass: lists up to {max(depths)} deep per route ({' → '.join(map(str, depths))})")
+        print(f"pool limits pass: lists up to {max(depths)} deep per route ({' → '.join(map(str, depths))}), "
+              f"{args.deep_queries} queries")
     window.close()
     shutil.rmtree(home, ignore_errors=True)
     if args.synthetic:  # hundreds of MB a run: never left behind
@@ -199,6 +211,9 @@ def slider_changes(args: argparse.Namespace) -> tuple[list[float], list[float]]:
     report(slider_cpu, "slider change, the GUI thread's CPU time")
     if deepest:
         report(cpu[len(slider_cpu):], "pool limits pass, the GUI thread's CPU time")
+    if deepening:
+        report([wall for wall, _ in deepening], "a change that deepens the pool, to the deeper ranking on screen")
+        report([gui for _, gui in deepening], "a change that deepens the pool, the GUI thread's CPU time")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     return times, deepest
 
@@ -305,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--user", help="user (conversation) to query")
     parser.add_argument("--query", default="How many races has Ana run in 2024?")
     parser.add_argument("--changes", type=int, default=200)
+    parser.add_argument("--deep-queries", type=int, default=6,
+                        help="queries whose pool the pool-limit pass deepens (each deepens a fresh pool)")
     parser.add_argument("--make-store", metavar="DIR", help="build a one-user store of --chunks LoCoMo chunks, then exit")
     parser.add_argument("--chunks", type=int, default=30000)
     parser.add_argument("--dataset", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "datasets"
