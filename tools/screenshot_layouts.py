@@ -2,15 +2,21 @@
 `tools/screenshot.py` takes the main window), each switched to as a user does (the layouts'
 toolbar) on the demo store and its questions.
 
-    python -m tools.screenshot_layouts [--store DIR] [--questions FILE] [--out-dir docs/screenshots] [--trials 60]
+    python -m tools.screenshot_layouts [--store DIR] [--questions FILE] [--out-dir docs/screenshots] [--trials 60] \
+        [--start-memsense | --memsense-database postgresql://… --memsense-embedder URL --memsense-service URL]
 
 Writes `layout-inspect.png` (the first demo question, its gold sessions starred, a missed one
 pinned in Why not?, the first result graded 3), `explain-tree.png` (the same layout, Explain's
 Formula tree of the second result), `layout-evaluate.png` (every preset evaluated, memsense against bm25_only,
 one question opened in the A/B list), `layout-diagnose.png` (the question set diagnosed),
-`layout-tune.png` (Find a fix on the failing cases of the diagnosis) and `layout-production.png`
-(the Production layout; its view joins it once a live Memsense is connected, File > Connect to
-Memsense…). The app home is a temporary folder, so your settings are untouched.
+`layout-tune.png` (Find a fix on the failing cases of the diagnosis), `case-runs.png` and
+`question-picker.png` (the rating loop), and `layout-production.png`: the Production layout
+connected to a live Memsense (File > Connect to Memsense…, as `tools/screenshot_memsense.py`
+connects) with the first demo question run, the service's results beside the app's. Give a
+running Memsense (`--memsense-database`, `--memsense-embedder`, `--memsense-service`) or
+`--start-memsense` (a real one started here, fed the demo conversations, stopped at the end);
+without either the Production layout is taken unconnected (Results and Tuning only). The app
+home is a temporary folder, so your settings are untouched.
 """
 from __future__ import annotations
 
@@ -24,12 +30,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script from any folder: the project first
 
 from tools.screenshot import _settle, until, _wait, open_window, under_xvfb  # noqa: E402
+from memsense_gui.views.connect import MemsenseConnection  # noqa: E402
+from tools.screenshot_memsense import (add_memsense_arguments, ask_production,  # noqa: E402
+                                       check_memsense_arguments, memsense_connection)
 
 DEFAULT_DIR = ROOT / "docs" / "screenshots"
 SIZE = (1280, 720)
 WAIT_S = 900.0
 """The longest wait for the app's work before the run stops."""
 FIX_CASES = 5
+MEMSENSE = "memsense-"
+"""The prefix of the live Memsense's options (--memsense-database …)."""
 
 
 def _grab(app, window, path: Path) -> Path:
@@ -40,7 +51,10 @@ def _grab(app, window, path: Path) -> Path:
     return path
 
 
-def take(store: Path | None, questions: Path, out_dir: Path, trials: int) -> list[Path]:
+def take(store: Path | None, questions: Path, out_dir: Path, trials: int,
+         memsense: MemsenseConnection | None = None) -> list[Path]:
+    """Every layout's screenshot; `memsense` (a MemsenseConnection, or None) is connected last, for
+    the Production layout, since it replaces the store the others are taken on."""
     from PySide6.QtCore import QItemSelectionModel
 
     from memsense_gui.views.dock import DockId
@@ -116,10 +130,6 @@ def take(store: Path | None, questions: Path, out_dir: Path, trials: int) -> lis
         until(app, lambda: fix.run is not None, WAIT_S)
     shots.append(_grab(app, window, out_dir / "layout-tune.png"))
 
-    # Production: Results and the sliders; the Production view joins once a Memsense is connected
-    switch(Layout.PRODUCTION)
-    shots.append(_grab(app, window, out_dir / "layout-production.png"))
-
     # The rating loop: the picker's pass or fail in the last kept run, a case's metric run by run
     until(app, lambda: len(window.picker.runs.runs) >= 2, WAIT_S)
     switch(Layout.EVALUATE)
@@ -129,6 +139,12 @@ def take(store: Path | None, questions: Path, out_dir: Path, trials: int) -> lis
     shots.append(_grab(app, window.docks[DockId.CASES], out_dir / "case-runs.png"))
     shots.append(_grab(app, window.picker.show_list(), out_dir / "question-picker.png"))
     window.picker.list.hide()
+
+    # Production: the same question asked of the live Memsense and reproduced from its database
+    switch(Layout.PRODUCTION)
+    if memsense is not None:
+        print(ask_production(app, window, memsense, q["user"], q["question"], gold))
+    shots.append(_grab(app, window, out_dir / "layout-production.png"))
     window.close()
     return shots
 
@@ -142,12 +158,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=Path, default=Path(DEMO_QUESTIONS))
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_DIR)
     parser.add_argument("--trials", type=int, default=60)
+    add_memsense_arguments(parser, MEMSENSE)
     args = parser.parse_args(argv)
+    check_memsense_arguments(parser, args, MEMSENSE, required=False)
     if not os.environ.get("MEMSENSE_SCREENSHOT_CHILD"):
         return under_xvfb(["-m", "tools.screenshot_layouts", *argv], cwd=ROOT)
     store = args.store.resolve() if args.store else None
-    for path in take(store, args.questions.resolve(), args.out_dir.resolve(), args.trials):
-        print(path)
+    with memsense_connection(args, MEMSENSE) as conn:
+        for path in take(store, args.questions.resolve(), args.out_dir.resolve(), args.trials, conn):
+            print(path)
     return 0
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from core.ingest.dates import parse_date_time
 from core.ingest.files import fail, kind_of, required_str, text_field, urls_field
@@ -17,6 +17,41 @@ def locomo_conversations(data: list, path: Path) -> list[Conversation]:
     conversations = [_locomo_sample(sample, i, path) for i, sample in enumerate(data)]
     _check_unique_users(conversations, path)
     return conversations
+
+
+def locomo_samples(conversations: Sequence[Conversation]) -> list[dict]:
+    """Conversations as LoCoMo JSON samples, what `locomo_conversations` reads back (Memsense's
+    evaluation ingest takes only this shape): `sample_id` the user, speaker_a/b, each session's
+    messages and date text, facts and events when the conversation has them."""
+    samples = []
+    for conv in conversations:
+        body: dict[str, Any] = {"speaker_a": conv.speakers[0], "speaker_b": conv.second_speaker or conv.speakers[0]}
+        observation: dict[str, Any] = {}
+        events: dict[str, Any] = {}
+        for s in conv.sessions:
+            body[f"session_{s.number}_date_time"] = s.date_time
+            body[f"session_{s.number}"] = [
+                {"speaker": m.speaker, "text": m.text, "dia_id": m.dia_id,
+                 **({"img_url": list(m.img_urls)} if m.img_urls else {}),
+                 **({"blip_caption": m.caption} if m.caption else {})} for m in s.messages]
+            if s.observation:
+                observation[f"session_{s.number}_observation"] = _by_speaker(s.observation, lambda f: [f])
+            if s.event_summary:
+                events[f"events_session_{s.number}"] = _by_speaker(s.event_summary, lambda e: e)
+        sample: dict[str, Any] = {"sample_id": conv.user_id, "conversation": body, "qa": list(conv.qa)}
+        if observation:
+            sample["observation"] = observation
+        if events:
+            sample["event_summary"] = events
+        samples.append(sample)
+    return samples
+
+
+def _by_speaker(items: tuple[tuple[str, str], ...], shape: Callable[[str], Any]) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for speaker, text in items:
+        out.setdefault(speaker, []).append(shape(text))
+    return out
 
 
 def _check_unique_users(conversations: Sequence[Conversation], path: Path) -> None:

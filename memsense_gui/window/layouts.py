@@ -25,9 +25,9 @@ VERSION = 1
 """Written with every saved layout; a layout saved by another version is replaced by its plan."""
 MAXIMISE_SHORTCUT = "Ctrl+Shift+M"
 MIN_LEFT = 320
+"""The left area's least width in a plan: the sliders' labels and values whole."""
 MOST_SIDE = 0.38
 """The most of the window's width a side area takes to show its views' least width."""
-"""The left area's least width in a plan: the sliders' labels and values whole."""
 
 
 class Layout(StrEnum):
@@ -80,9 +80,10 @@ PLANS: dict[Layout, Plan] = {
     Layout.DIAGNOSE: Plan(
         "Where the question set's misses come from", False, (DockId.CASES,), (DockId.DIAGNOSE,),
         left_share=0.3, right_share=0.7),
-    Layout.PRODUCTION: Plan(
-        "A live Memsense service's results beside the app's", True, (DockId.TUNING,), (DockId.PRODUCTION,),
-        left_share=0.2, right_share=0.45),
+    Layout.PRODUCTION: Plan(  # the service's answer below the app's, full width: at 1280 px beside Results it
+        # took Results' snippet and caption and its own last column (the reproduction's final)
+        "A live Memsense service's results beside the app's", True, (DockId.TUNING,), (), (DockId.PRODUCTION,),
+        left_share=0.2),
 }
 HOME: dict[DockId, Layout] = {}
 """The layout a menu brings up for each dock: the first that holds it."""
@@ -245,13 +246,16 @@ class Layouts(QObject):
         dock.show()
         dock.raise_()
 
-    def added(self, dock: ViewDock) -> None:
-        """A dock added after the layout was restored: where the saved layout had it, else where the
-        plan puts it, else hidden (it belongs to another layout)."""
+    def added(self, dock: ViewDock, area: Qt.DockWidgetArea = BOTTOM) -> None:
+        """Put a dock added after the layout was restored (not yet in the window) where the saved
+        layout had it, else where the plan puts it, else in `area`, hidden (it belongs to another
+        layout). Qt finds a saved place only for a dock not yet added: for one in the window it
+        answers True, and the plan was never used."""
         if self.window.restoreDockWidget(dock):
             return
         plan = PLANS[self.current]
         if dock.id not in plan.docks:
+            self.window.addDockWidget(area, dock)
             dock.hide()
             return
         area, ids = next((a, ids) for a, ids in ((LEFT, plan.left), (RIGHT, plan.right), (BOTTOM, plan.bottom))

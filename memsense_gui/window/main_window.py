@@ -210,9 +210,8 @@ class MainWindow(QMainWindow):
         """Add a view (e.g. the Evaluation view) as a dock: where the current task layout puts it
         (`area` if it has no place there), hidden if it belongs to another layout."""
         dock = ViewDock(which, widget, self)
-        self.addDockWidget(area, dock)
         self.docks[which] = dock
-        self.layouts.added(dock)
+        self.layouts.added(dock, area)
         keep_columns(widget, self.ctx.settings)
         self.menus.view.insertAction(self.menus.view.actions()[len(self.docks) - 1], dock.toggleViewAction())
         self._follow_menu(dock)

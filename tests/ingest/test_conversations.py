@@ -14,6 +14,7 @@ from core.ingest import (
     load_conversations,
     load_questions,
 )
+from core.ingest.locomo import locomo_samples
 from tests.fixtures import (
     DATE,
     HEADER,
@@ -144,6 +145,17 @@ def test_locomo_samples_become_conversations(tmp_path):
     assert session_chunk.user_text == (
         f"{HEADER}\n\nAnn: hi\nhttp://a/1.jpg: a photo of a dog\n\nBob: hey\n(a photo)"
     )
+
+
+@pytest.mark.parametrize("source", ["tiny LoCoMo", "demo"])
+def test_conversations_written_as_locomo_read_back_the_same(tmp_path, source):
+    path = (write(tmp_path, json.dumps(tiny_locomo()), "in.json") if source == "tiny LoCoMo"
+            else DEMO / "demo-conversations.jsonl")
+    before = load_conversations(path)
+    after = load_conversations(write(tmp_path, json.dumps(locomo_samples(before)), "out.json"))
+    assert [(c.user_id, c.speakers, c.sessions) for c in after] == [(c.user_id, c.speakers, c.sessions) for c in before]
+    assert any(s.observation for c in before for s in c.sessions) == (source == "tiny LoCoMo")
+    assert [c.content for c in build_chunks(after, mode="hybrid")] == [c.content for c in build_chunks(before, mode="hybrid")]
 
 
 # ---------------------------------------------------------------- demo data

@@ -148,3 +148,23 @@ def test_the_production_view_joins_its_own_layout(qtbot, make_window):
     assert not w.showing(DockId.PRODUCTION)  # Inspect does not hold it
     w.raise_dock(DockId.PRODUCTION)
     assert w.layouts.current is Layout.PRODUCTION and w.showing(DockId.PRODUCTION) and w.results.isVisible()
+
+
+def test_a_view_added_while_its_layout_is_shown_takes_its_place_in_the_plan(qtbot, make_window):
+    """Qt's restoreDockWidget answers True for a dock already in the window: the Production view
+    joined its layout at the bottom whatever the plan said, and an Evaluation view installed in
+    Evaluate went to the bottom, not to the right beside Cases."""
+    from PySide6.QtWidgets import QLabel
+
+    w = make_window(open_store=False)
+    _at_1280(qtbot, w)
+    w.layouts.switch(Layout.EVALUATE)
+    install_evaluation(w)
+    qtbot.wait(50)
+    assert w.dockWidgetArea(w.docks[DockId.EVALUATION]) == Qt.DockWidgetArea.RightDockWidgetArea
+    assert w.showing(DockId.EVALUATION)
+    w.add_view(DockId.PRODUCTION, QLabel("live"))  # not Evaluate's: put away, hidden
+    assert w.docks[DockId.PRODUCTION].isHidden()
+    w.layouts.switch(Layout.PRODUCTION)
+    assert w.showing(DockId.PRODUCTION) and w.results.isVisible()
+    assert w.dockWidgetArea(w.docks[DockId.PRODUCTION]) == Qt.DockWidgetArea.BottomDockWidgetArea

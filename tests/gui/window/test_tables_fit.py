@@ -3,7 +3,8 @@ of its docks in turn and counts the tables whose key columns are not whole insid
 (they would need a sideways scroll). The key columns of the four tables the issue names are
 written here from their models: Results (#, the grade given, snippet, final, the MMR score its order follows),
 Cases (question, pass, the metric), Evaluation (preset, each metric), Why not? (chunk, fate,
-rank); any other table's key column is its first shown one."""
+rank), and Production's (each side's id and final, = or ≠); any other table's key column is its
+first shown one."""
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import QTableView, QWidget
 from memsense_gui.models.cases import CasesModel
 from memsense_gui.models.evaluation import PresetMetricsModel
 from memsense_gui.models.pins import PinsModel
+from memsense_gui.models.production import ProductionModel
 from memsense_gui.models.results import ResultsModel
 from memsense_gui.views.dock import DockId, ViewDock
 from memsense_gui.views.production import ProductionPanel
@@ -33,6 +35,9 @@ def key_columns(view: QTableView) -> list[int]:
         return [PresetMetricsModel.PRESET, *range(PresetMetricsModel.QUESTIONS + 1, source.columnCount())]
     if isinstance(source, PinsModel):
         return [PinsModel.CHUNK, PinsModel.STATUS, PinsModel.RANK]
+    if isinstance(source, ProductionModel):
+        return [ProductionModel.RANK, ProductionModel.PROD, ProductionModel.PROD_FINAL, ProductionModel.MATCH,
+                ProductionModel.OURS, ProductionModel.OURS_FINAL]
     header = view.horizontalHeader()
     return [header.logicalIndex(v) for v in range(header.count())
             if not header.isSectionHidden(header.logicalIndex(v))][:1]
