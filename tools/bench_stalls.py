@@ -38,6 +38,8 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the project first, from any folder
 
+from tools.screenshot import _settle, start_app, until  # noqa: E402
+
 BEAT_MS = 20
 STALL_MS = 100.0
 """A gap between heartbeats longer than this is a stall a user feels."""
@@ -134,22 +136,6 @@ class Heartbeat:
         self.timer.stop()
 
 
-def _spin(app, ms: int) -> None:
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    loop = QEventLoop()
-    QTimer.singleShot(ms, loop.quit)
-    loop.exec()
-
-
-def _until(app, condition: Callable[[], Any], what: str, timeout_s: float = WAIT_S) -> None:
-    end = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > end:
-            raise SystemExit(f"bench: timed out waiting for {what}")
-        _spin(app, 10)
-
-
 def _load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
@@ -158,31 +144,14 @@ def _load() -> str:
 def open_app(store: Path, questions: Path):
     """The app's window as `memsense_gui.app.create_window` builds it, in a temporary home, with a
     copy of `store` open, its model loaded and `questions` its question set."""
-    os.environ["MEMSENSE_GUI_HOME"] = tempfile.mkdtemp(prefix="memsense-stalls-home-")
-    from PySide6.QtWidgets import QApplication
-
-    from memsense_gui.state import paths
-    from memsense_gui.window.evaluation import install_evaluation
-    from memsense_gui.window.failures_actions import install_failures
-    from memsense_gui.window.main_window import MainWindow
-    from memsense_gui.window.run_actions import install_runs
-
     copy = Path(tempfile.mkdtemp(prefix="memsense-stalls-")) / store.name
     shutil.copytree(store, copy)
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    home = paths.app_home()
-    window = MainWindow(home, paths.settings(home))
-    evaluation = install_evaluation(window)
-    runs = install_runs(window, evaluation)
-    failures = install_failures(window)
-    window.resize(1280, 720)
-    window.show()
-    _spin(app, 200)
-    window.default_layout()
+    app, window, evaluation, runs, failures = start_app((1280, 720), failures=True)
     window.stores.open_store(str(copy))
-    _until(app, lambda: window.ctx.model_ready and window.ctx.engine is not None, "the store and its model", 600)
+    until(app, lambda: window.ctx.model_ready and window.ctx.engine is not None, 600, "the store and its model",
+          step_ms=10)
     evaluation.source.set_path(questions)
-    _spin(app, 300)
+    _settle(app, 300)
     return app, window, evaluation, runs, failures, copy
 
 
@@ -267,13 +236,13 @@ def run_jobs(args: argparse.Namespace) -> list[str]:
     for name in args.jobs:
         if name in docks:  # the user opens the job's view first (switching to its task layout): not the job's cost
             window.raise_dock(docks[name])
-        _spin(app, 500)
+        _settle(app, 500)
         beat.start()
         started = time.perf_counter()
         done = starters[name]()
-        _until(app, done, name)
+        until(app, done, WAIT_S, name, step_ms=10)
         seconds = time.perf_counter() - started
-        _spin(app, SETTLE_MS)
+        _settle(app, SETTLE_MS)
         beat.stop()
         over = [s for s in beat.stalls if s.ms > STALL_MS]
         busy = [s for s in beat.stalls if s.cpu_ms > STALL_MS]

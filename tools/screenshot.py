@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script from any folder: the project first
@@ -54,43 +55,73 @@ def _settle(app, ms: int = 400) -> None:
     loop.exec()
 
 
-def until(app, condition, timeout_s: float) -> None:
-    """Let the app run until `condition()` holds; past `timeout_s` the screenshot run stops, saying so."""
+def until(app, condition, timeout_s: float, what: str = "the app", step_ms: int = 100) -> None:
+    """Let the app run until `condition()` holds, looking every `step_ms`; past `timeout_s` the tool
+    stops, saying what it waited for."""
     import time
 
     end = time.monotonic() + timeout_s
     while not condition() and time.monotonic() < end:
-        _settle(app, 100)
+        _settle(app, step_ms)
     if not condition():
-        raise SystemExit("screenshot: timed out waiting for the app")
+        raise SystemExit(f"{Path(sys.argv[0]).stem}: timed out waiting for {what}")
 
 
-def open_window(store: Path | None, size: tuple[int, int], dark: bool = False):
-    """The app's window in a fresh temporary home, laid out at `size`, with `store` (or the demo
-    store, built first) open and its model loaded; returns (app, window)."""
+class Started(NamedTuple):
+    """The app, its window and the views installed on it (`start_app`)."""
+
+    app: Any
+    window: Any
+    evaluation: Any
+    runs: Any
+    failures: Any  # None unless asked for
+
+
+def start_app(size: tuple[int, int], dark: bool | None = None, *, demo: bool = False, failures: bool = False,
+              restore: bool = False) -> Started:
+    """The app and its window as `memsense_gui.app.create_window` builds them, in a fresh temporary home
+    (your settings and presets untouched), shown and laid out at `size`, no store open yet. `demo`: the
+    demo store is built in the home first (as the first-run screen builds it); `failures`: with the
+    Diagnose and Find a fix docks; `restore`: the last layout (Inspect on a first start) restored first,
+    as a start does; `dark`: the appearance set (None: the settings' own)."""
     os.environ["MEMSENSE_GUI_HOME"] = tempfile.mkdtemp(prefix="memsense-screenshot-")
     from PySide6.QtWidgets import QApplication
 
     from core.recall.engine import DEMO_DATASET, build_store
     from memsense_gui.state import paths
     from memsense_gui.window.evaluation import install_evaluation
+    from memsense_gui.window.failures_actions import install_failures
     from memsense_gui.window.main_window import MainWindow
     from memsense_gui.window.run_actions import install_runs
 
-    app = QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationDisplayName("memsense")
     home = paths.app_home()
-    if store is None:
-        store = paths.demo_store_dir(home)
-        build_store(DEMO_DATASET, store)
+    if demo:
+        build_store(DEMO_DATASET, paths.demo_store_dir(home))
     window = MainWindow(home, paths.settings(home))
-    install_runs(window, install_evaluation(window))  # as the app does
+    evaluation = install_evaluation(window)
+    runs = install_runs(window, evaluation)  # as the app does
+    fixes = install_failures(window) if failures else None
+    if restore:
+        window.restore_layout()
     window.resize(*size)
     window.show()
-    window.set_dark(dark)
+    if dark is not None:
+        window.set_dark(dark)
     _settle(app, 200)  # as the app does, lay out once the window has its size: before, the docks take a
     window.default_layout()  # share of the size asked for and at 1280×720 Results showed 2½ of 4 rows
-    window.stores.open_store(store)
+    return Started(app, window, evaluation, runs, fixes)
+
+
+def open_window(store: Path | None, size: tuple[int, int], dark: bool = False):
+    """The app's window in a fresh temporary home, laid out at `size`, with `store` (or the demo
+    store, built first) open and its model loaded; returns (app, window)."""
+    from memsense_gui.state import paths
+
+    app, window, *_ = start_app(size, dark, demo=store is None)
+    window.stores.open_store(store or paths.demo_store_dir(paths.app_home()))
     _wait(app, window.ctx.model_loaded)
     return app, window
 
@@ -117,6 +148,11 @@ def take(store: Path | None, out: Path, dark: bool) -> Path:
     window.results.view.selectRow(0)
     window.results.view.setFocus()
     _settle(app)
+    return save_shot(window, out)
+
+
+def save_shot(window, out: Path) -> Path:
+    """Write the window's picture to `out` (its folder made), then close the window; `out`."""
     out.parent.mkdir(parents=True, exist_ok=True)
     if not window.grab().save(str(out)):
         raise SystemExit(f"screenshot: cannot write {out}")

@@ -13,50 +13,27 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script from any folder: the project first
 
-from tools.screenshot import _settle, _wait, under_xvfb, until  # noqa: E402
+from tools.screenshot import _settle, _wait, save_shot, start_app, under_xvfb, until  # noqa: E402
 
 DEFAULT_OUT = ROOT / "docs" / "screenshots" / "first-start.png"
 SIZE = (1280, 720)
 
 
 def take(out: Path) -> Path:
-    os.environ["MEMSENSE_GUI_HOME"] = tempfile.mkdtemp(prefix="memsense-screenshot-")
-    from PySide6.QtWidgets import QApplication
-
-    from core.recall.engine import DEMO_DATASET, build_store
-    from memsense_gui.state import paths
-    from memsense_gui.window.evaluation import install_evaluation
-    from memsense_gui.window.failures_actions import install_failures
-    from memsense_gui.window.main_window import MainWindow
-    from memsense_gui.window.run_actions import install_runs
-
-    app = QApplication(sys.argv[:1])
-    app.setApplicationDisplayName("memsense")
-    home = paths.app_home()
-    build_store(DEMO_DATASET, paths.demo_store_dir(home))  # what the first-run screen does, without its dialog
-    window = MainWindow(home, paths.settings(home))
-    install_runs(window, install_evaluation(window))
-    install_failures(window)
-    window.restore_layout()  # a first start: Inspect, at the default size; then the laptop's size
-    window.resize(*SIZE)
-    window.show()
-    _settle(app, 200)
-    window.default_layout()  # laid out at that size, as a first start on a 1280×720 screen is
+    # the demo store built first (what the first-run screen does, without its dialog); the last layout, Inspect
+    # on a first start, restored; then laid out at the laptop's size, as a first start on a 1280×720 screen is
+    app, window, *_ = start_app(SIZE, demo=True, failures=True, restore=True)
     window.stores.start()  # no settings: the demo opens and its first question runs
     _wait(app, window.ctx.ranking_updated)
-    until(app, lambda: bool(window.ctx.session.pins) or "gold session" in window.statusBar().currentMessage(), 60)
+    until(app, lambda: bool(window.ctx.session.pins) or "gold session" in window.statusBar().currentMessage(), 60,
+          "the first question's gold sessions")
     _settle(app, 800)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if not window.grab().save(str(out)):
-        raise SystemExit(f"screenshot: cannot write {out}")
-    window.close()
-    return out
+    return save_shot(window, out)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,8 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools.screenshot import _settle, open_window, under_xvfb
-from tools.screenshot_autotune import _until
+from tools.screenshot import _settle, open_window, under_xvfb, until
 from memsense_gui.views.dock import DockId
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,11 +43,11 @@ def take(store: Path | None, out: Path) -> Path:
         dock.setFloating(True)
         dock.resize(*SIZE)
         dock.show()
-        if not _until(app, lambda: journal.exists() and b'"team"' in journal.read_bytes(), 300):
-            raise SystemExit("screenshot: the worker made no study")
+        until(app, lambda: journal.exists() and b'"team"' in journal.read_bytes(), 300, "the worker's study")
         panel.watcher.attach(str(journal), "team")
         shown = lambda: panel.model.rowCount() >= SHOWN and "trials/s" in panel.eta_label.text()  # noqa: E731
-        if not _until(app, lambda: shown() or "Cannot watch" in panel.status.text(), 600) or not shown():
+        until(app, lambda: shown() or "Cannot watch" in panel.status.text(), 600, f"{SHOWN} trials shown")
+        if not shown():
             raise SystemExit(f"screenshot: no {SHOWN} trials shown: {panel.status.text()}")
         _settle(app, 300)
         out.parent.mkdir(parents=True, exist_ok=True)

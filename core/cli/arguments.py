@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypedDict
 
+from core.config.schema import TOP_K_MAX
 from core.errors import MemsenseError
 from core.redact import redact, redact_url
 
@@ -183,6 +184,18 @@ def seed_number(text: str) -> int:
         value = -1
     if not 0 <= value < SEED_LIMIT:
         raise argparse.ArgumentTypeError(f"must be a whole number from 0 to {SEED_LIMIT - 1}, got {text!r}")
+    return value
+
+
+def top_k_number(text: str) -> int:
+    """`--k` and `--top-k`: how many results, a whole number from 1 to the controls' `TOP_K_MAX`
+    (argparse names the option; a number past it was the config's error, exit 1, not a usage one)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= TOP_K_MAX:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {TOP_K_MAX}, got {text!r}")
     return value
 
 

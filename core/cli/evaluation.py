@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from core.cli.arguments import UsageError, check_trials, not_printed, printed, store_folder
+from core.cli.arguments import UsageError, check_trials, not_printed, printed, store_folder, top_k_number
 from core.cli.workspace import (Ordered, common_options, dataset_argument, fmt, named, preset_store, presets,
                                 progress, questions, recall_until_ctrl_c, warn, warn_not_kept, workspace)
 from core.errors import MemsenseError
@@ -32,8 +32,6 @@ def cmd_eval(args: argparse.Namespace) -> Any:
     from core.evaluation.evaluate import category_name
     from core.evaluation.metrics import metric_names
 
-    if args.k < 1:
-        raise UsageError("--k must be at least 1")
     chosen = presets(args)
     qs = questions(args)
     with workspace(args) as ws:
@@ -240,7 +238,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     dataset_argument(sp)
     sp.add_argument("--preset", action=Ordered, help="a preset to evaluate (repeatable; default: every built-in)")
     sp.add_argument("--config", action=Ordered, help="a config file to evaluate (repeatable)")
-    sp.add_argument("--k", type=int, default=4, help="cut-off of the metrics (default 4)")
+    sp.add_argument("--k", type=top_k_number, default=4, help="cut-off of the metrics (default 4)")
     sp.add_argument("--users", help="only these users' questions (comma-separated)")
     common_options(sp)
     sp.set_defaults(func=cmd_eval)
@@ -250,7 +248,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--a", required=True, help="preset name or config file (A)")
     sp.add_argument("--b", required=True, help="preset name or config file (B)")
     sp.add_argument("--metric", help="metric for the per-question list (default recall_all@k)")
-    sp.add_argument("--k", type=int, default=4, help="the cut-off of the metrics (default 4)")
+    sp.add_argument("--k", type=top_k_number, default=4, help="the cut-off of the metrics (default 4)")
     sp.add_argument("--test", default="permutation", choices=("permutation", "wilcoxon"),
                     help="paired randomisation test (default) or Wilcoxon signed-rank")
     sp.add_argument("--all", action="store_true", help="list every question, not only those that differ")

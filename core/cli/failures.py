@@ -11,14 +11,12 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from core.cli.arguments import UsageError, check_trials, ctrl_c_sets, printed, seed_number
+from core.cli.arguments import UsageError, check_trials, ctrl_c_sets, printed, seed_number, top_k_number
 from core.cli.workspace import (common_options, dataset_argument, named, progress, questions, warn, warn_not_kept,
                                 workspace)
 
 
 def _k_config(args: argparse.Namespace, cfg):
-    if args.k is not None and args.k < 1:
-        raise UsageError("--k must be at least 1")
     return cfg if args.k is None else replace(cfg, top_k=args.k)
 
 
@@ -154,8 +152,6 @@ def cmd_report(args: argparse.Namespace) -> Any:
 
     check_output(args.out, "report", (".html", ".htm"))
     quiet = printed(args, "--out", args.out)
-    if args.k < 1:
-        raise UsageError("--k must be at least 1")
     name_a, cfg_a = named(args, args.a)
     name_b, cfg_b = named(args, args.b)
     qs = questions(args)
@@ -177,7 +173,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     choice = sp.add_mutually_exclusive_group()
     choice.add_argument("--config", help="config file (.toml or .json)")
     choice.add_argument("--preset", help="a preset name (default: memsense)")
-    sp.add_argument("--k", type=int, help="results per question (default: the config's top_k)")
+    sp.add_argument("--k", type=top_k_number, help="results per question (default: the config's top_k)")
     sp.add_argument("--users", help="only these users' questions (comma-separated)")
     sp.add_argument("--list", action="store_true", help="also list every lost gold session")
     common_options(sp)
@@ -200,7 +196,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     dataset_argument(sp)
     sp.add_argument("--a", required=True, help="preset name or config file (A)")
     sp.add_argument("--b", required=True, help="preset name or config file (B)")
-    sp.add_argument("--k", type=int, default=4, help="cut-off of the metrics (default 4)")
+    sp.add_argument("--k", type=top_k_number, default=4, help="cut-off of the metrics (default 4)")
     sp.add_argument("--out", required=True, help="the report file to write (.html)")
     sp.add_argument("--users", help="only these users' questions (comma-separated)")
     common_options(sp, keeps_runs=False)
@@ -210,7 +206,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("queries", help="query file: USER<TAB>QUERY a line, or JSON Lines with user and query")
     sp.add_argument("--a", required=True, help="preset name or config file (A)")
     sp.add_argument("--b", required=True, help="preset name or config file (B)")
-    sp.add_argument("--k", type=int, help="results per query (default: the configs' top_k, which must agree)")
+    sp.add_argument("--k", type=top_k_number, help="results per query (default: the configs' top_k, which must agree)")
     sp.add_argument("--user", help="the user of lines that name none")
     common_options(sp, keeps_runs=False)
     sp.set_defaults(func=cmd_impact)

@@ -1,25 +1,25 @@
-"""`memsense history`: the runs kept beside a store, two compared question by question, and one
-run's settings written out to re-open (a run is kept by the workspace that made it:
-`core.evaluation.workspace.Workspace.keep`).
+"""`memsense history`: the runs kept beside a store (or in a shared runs database, `--runs-db`), two
+compared question by question, and one run's settings written out to re-open (a run is kept by the
+workspace that made it: `core.evaluation.workspace.Workspace.keep`).
 """
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from core.cli.arguments import UsageError, printed, store_folder
+from core.cli.arguments import UsageError, printed
+from core.cli.runs import add_runs_source, listed, open_runs, print_runs
 
 
 def cmd_history(args: argparse.Namespace) -> Any:
-    from core.cli.runs import listed, print_runs
     from core.evaluation.experiments import run_names
-    from core.evaluation.history import History, compare_runs, history_path
+    from core.evaluation.history import compare_runs
 
     if args.compare and args.export is not None:
         raise UsageError("--compare and --export are two things to do; run them one at a time")
     if args.out is not None and args.export is None:
         raise UsageError("--out goes with --export RUN (the run whose settings to write)")
-    with History(history_path(args.store), create=False) as history:
+    with open_runs(args) as history:
         if args.compare:
             a, b = (history.run(i) for i in args.compare)
             diff = compare_runs(a, b, args.metric, args.config_a, args.config_b)
@@ -54,8 +54,9 @@ def cmd_history(args: argparse.Namespace) -> Any:
 
 
 def add_command(sub: argparse._SubParsersAction) -> None:
-    sp = sub.add_parser("history", help="the evaluation, tune, diagnose and fix runs kept beside a store")
-    sp.add_argument("--store", required=True, type=store_folder, help="the store the runs ranked")
+    sp = sub.add_parser("history", help="the evaluation, tune, diagnose and fix runs kept beside a store "
+                                        "(or in a shared runs database)")
+    add_runs_source(sp)
     sp.add_argument("--compare", nargs=2, type=int, metavar=("A", "B"), help="two run ids, question by question")
     sp.add_argument("--metric", default="recall_all@4", help="with --compare: the metric (default recall_all@4)")
     sp.add_argument("--config-a", help="the config of run A (or of --export's run) when it ranked several")

@@ -21,6 +21,7 @@ from core.cli.arguments import (
     logging_to,
     seconds,
     store_location,
+    top_k_number,
 )
 from core.cli.commands import (
     cmd_bench,
@@ -80,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         choice = sp.add_mutually_exclusive_group()
         choice.add_argument("--config", help="config file (.toml or .json)")
         choice.add_argument("--preset", help="a built-in preset name instead of --config")
-        sp.add_argument("--top-k", type=int, help="results to return (default: the config's top_k)")
+        sp.add_argument("--top-k", type=top_k_number, help="results to return (default: the config's top_k)")
         if extra:
             sp.add_argument("--memory", required=True, help="memory_id of the chunk to explain")
         common(sp, live=True)

@@ -18,10 +18,19 @@ from typing import Any
 from core.cli.arguments import UsageError, store_folder
 
 
-def _history(args: argparse.Namespace, write: bool = False):
+def open_runs(args: argparse.Namespace, write: bool = False):
+    """The runs `add_runs_source`'s options name: the shared runs database's, else the store's history file."""
     from core.evaluation.shared_runs import open_history
 
+    if args.store is None and not args.runs_db:
+        raise UsageError("name the store whose runs to read (--store), or a shared runs database (--runs-db)")
     return open_history(args.store, args.runs_db, create=write)
+
+
+def add_runs_source(sp: argparse.ArgumentParser) -> None:
+    """`--store` and `--runs-db` of the commands that read kept runs (`runs`, `history`): either names them."""
+    sp.add_argument("--store", type=store_folder, help="the store the runs ranked (or --runs-db)")
+    add_runs_db(sp)
 
 
 def add_runs_db(sp: argparse.ArgumentParser) -> None:
@@ -51,7 +60,7 @@ def cmd_runs(args: argparse.Namespace) -> Any:
     action = args.runs_action
     if action in ("rename", "note", "delete"):
         return _change(args)
-    with _history(args) as history:
+    with open_runs(args) as history:
         names = run_names(history)
         if action == "show":
             run = history.run(args.run)
@@ -96,7 +105,7 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
 def _change(args: argparse.Namespace) -> Any:
     from core.evaluation.experiments import delete_run, set_run_name
 
-    with _history(args, write=True) as history:
+    with open_runs(args, write=True) as history:
         history.run(args.run)  # an unknown id is one clear line
         if args.runs_action == "delete":
             delete_run(history, args.run)
@@ -144,8 +153,7 @@ def _compare(args: argparse.Namespace, history, names: dict) -> Any:
 
 def add_command(sub: argparse._SubParsersAction) -> None:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", type=store_folder, help="the store the runs ranked (or --runs-db)")
-    add_runs_db(common)
+    add_runs_source(common)
     common.add_argument("--json", action="store_true", help="machine-readable output")
     sp = sub.add_parser("runs", help="the runs kept beside a store: list, show, rename, note, delete, compare many")
     actions = sp.add_subparsers(dest="runs_action", required=True, metavar="ACTION",

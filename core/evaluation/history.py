@@ -38,6 +38,8 @@ CREATE TABLE IF NOT EXISTS runs (
 )"""
 COLUMNS = "id, kind, time, store, model, dataset, dataset_sha256, configs, summary, results"
 """The columns a run is read from, by name: a newer version's extra column is left alone."""
+WRITTEN = COLUMNS.removeprefix("id, ")
+"""The columns a new run writes (`run_row`'s values, in order); its id is the database's."""
 LOCK_WAIT_S = 10.0
 """Seconds a command waits for another process's write to the history to end."""
 SQLITE_ID_MAX = 2**63 - 1
@@ -183,6 +185,15 @@ def _runs_of(value: Any) -> bool:
             for m in per_q.values()) for per_q in value.values())
 
 
+def run_row(kind: str, store: str, model: str, dataset: str, configs: Mapping[str, Config],
+            summary: Mapping[str, Any], results: PerQuestion) -> tuple:
+    """A new run's values for `WRITTEN`, encoded as every history keeps them (this file's and the shared
+    runs database's): now as its time, the question file's SHA-256, the configs, summary and results as JSON."""
+    return (kind, time.time(), store, model, dataset, file_sha256(dataset),
+            json.dumps({n: to_dict(c) for n, c in configs.items()}), json.dumps(summary, default=str),
+            json.dumps(results))
+
+
 class History:
     """The runs of one store (`history_path`). Opened with `create=False` it only reads: no table
     is created and nothing is written (SQLite may roll back what a crash left half-written)."""
@@ -224,12 +235,9 @@ class History:
             returned: Mapping[str, Mapping[str, list[str]]] | None = None,
             categories: Mapping[str, int] | None = None) -> int:
         """Keep one run (with the ids each config returned and the questions' categories, when given); its id."""
-        row = (kind, time.time(), store, model, dataset, file_sha256(dataset),
-               json.dumps({n: to_dict(c) for n, c in configs.items()}), json.dumps(summary, default=str),
-               json.dumps(results))
+        row = run_row(kind, store, model, dataset, configs, summary, results)
         with self._faults(), self.db:
-            cur = self.db.execute("INSERT INTO runs (kind, time, store, model, dataset, dataset_sha256, configs, "
-                                  "summary, results) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            cur = self.db.execute(f"INSERT INTO runs ({WRITTEN}) VALUES ({', '.join('?' * len(row))})", row)
             run_id = int(cur.lastrowid or 0)
             if returned or categories:
                 self.db.execute(QUESTIONS_SCHEMA)

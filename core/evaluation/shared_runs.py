@@ -16,14 +16,13 @@ import contextlib
 import getpass
 import json
 import os
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from core.config import Config, to_dict
+from core.config import Config
 from core.errors import MemsenseError
-from core.evaluation.history import COLUMNS, History, PerQuestion, Run, file_sha256, history_path
+from core.evaluation.history import COLUMNS, WRITTEN, History, PerQuestion, Run, history_path, run_row
 from core.evaluation.study_storage import (CONNECT_TIMEOUT_S, POSTGRES_SCHEMES, StudyStorage, parse_storage,
                                            storage_reason)
 from core.redact import redact_url
@@ -107,13 +106,11 @@ class SharedHistory(History):
             summary: Mapping[str, Any], results: PerQuestion,
             returned: Mapping[str, Mapping[str, list[str]]] | None = None,
             categories: Mapping[str, int] | None = None) -> int:
-        row = (kind, time.time(), store, model, dataset, file_sha256(dataset),
-               json.dumps({n: to_dict(c) for n, c in configs.items()}), json.dumps(summary, default=str),
-               json.dumps(results), self.made_by, json.dumps(returned or {}), json.dumps(categories or {}))
+        row = (*run_row(kind, store, model, dataset, configs, summary, results), self.made_by,
+               json.dumps(returned or {}), json.dumps(categories or {}))
         with self._faults():
-            got = self.db.execute("INSERT INTO memsense_runs (kind, time, store, model, dataset, dataset_sha256, "
-                                  "configs, summary, results, made_by, returned, categories) VALUES "
-                                  "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id", row).fetchone()
+            got = self.db.execute(f"INSERT INTO memsense_runs ({WRITTEN}, made_by, returned, categories) VALUES "
+                                  f"({', '.join(['%s'] * len(row))}) RETURNING id", row).fetchone()
         return int(got[0])
 
     def _rows(self, where: str = "", args: tuple = ()) -> list[tuple]:

@@ -25,7 +25,8 @@ from core.evaluation.workspace import Kept, Progress, QuestionSet, Workspace, po
 from core.records import Question
 
 NOT_KEPT = Kept(None, "not kept")
-"""The entry of a run the history does not keep (a judge run, the app's row of the current settings)."""
+"""The entry of a run the history does not keep (a judge run, the app's row of the current settings, its
+re-diagnosis after a settings change)."""
 
 
 @dataclass(frozen=True)
@@ -106,19 +107,20 @@ def compare(ws: Workspace, qs: QuestionSet, a: tuple[str, Config], b: tuple[str,
 
 
 def diagnose(ws: Workspace, qs: QuestionSet, cfg: Config, name: str, progress: Progress | None = None,
-             cancel: threading.Event | None = None,
-             rank_progress: Progress | None = None) -> tuple[DiagnoseRun, Kept, str]:
-    """Where each gold session is lost under `cfg` (SPEC §13), kept as a "diagnose" run: the store's pools
-    (they carry their users' chunks), each question re-ranked once; its history entry (the run carries it
-    as `run_id` and `history_note`) and the missing-gold note. `progress` follows the recall, `rank_progress`
-    the re-ranking."""
+             cancel: threading.Event | None = None, rank_progress: Progress | None = None, *,
+             keep: bool = True) -> tuple[DiagnoseRun, Kept, str]:
+    """Where each gold session is lost under `cfg` (SPEC §13), kept as a "diagnose" run with `keep` (the app's
+    re-diagnosis that follows a settings change is not): the store's pools (they carry their users' chunks),
+    each question re-ranked once; its history entry (the run carries it as `run_id` and `history_note`) and
+    the missing-gold note. `progress` follows the recall, `rank_progress` the re-ranking."""
     recalled = ws.pools(qs, [cfg], progress=progress, cancel=cancel)
     note = ws.missing_gold_note(qs, recalled)
     result = diagnose_pools(pools_at(recalled, cfg.route_limit), qs.questions, cfg, None, rank_progress, cancel,
                             name=name)
     assert result.evaluation is not None
     kept = ws.keep("diagnose", qs.path, {name: cfg}, {name: result.evaluation},
-                   {"k": result.k, "gold_sessions": len(result.items), "stages": result.stages}, hinted=False)
+                   {"k": result.k, "gold_sessions": len(result.items), "stages": result.stages},
+                   hinted=False) if keep else NOT_KEPT
     return DiagnoseRun(cfg, qs.questions, result, kept.run_id, kept.note), kept, note
 
 

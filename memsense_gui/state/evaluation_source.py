@@ -155,10 +155,11 @@ class EvaluationSource(QObject):
         ws, qs = self.question_set()
         return runs.keep_tune(ws, qs, configs, result, progress, cancel)
 
-    def diagnose(self, cfg: Config, progress: Progress, cancel: threading.Event) -> runs.DiagnoseRun:
-        """Worker thread: where each gold session is lost under the settings on screen, kept in the history."""
+    def diagnose(self, cfg: Config, keep: bool, progress: Progress, cancel: threading.Event) -> runs.DiagnoseRun:
+        """Worker thread: where each gold session is lost under the settings on screen, kept in the history
+        with `keep`."""
         ws, qs = self.question_set()
-        return runs.diagnose(ws, qs, cfg, CURRENT, progress, cancel, rank_progress=progress)[0]
+        return runs.diagnose(ws, qs, cfg, CURRENT, progress, cancel, rank_progress=progress, keep=keep)[0]
 
     def find_fix(self, start: Config, cases: Sequence[str], trials: int, seed: int, jobs: int, progress: Progress,
                  cancel: threading.Event) -> runs.FixRun:

@@ -37,8 +37,8 @@ class ConnectDialog(QDialog):
         self.password.setObjectName("connect-password")
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
         self.password.setPlaceholderText("the database user's password (never saved)")
-        self.database.editingFinished.connect(self._take_password)
-        self._take_password()
+        self.database.editingFinished.connect(lambda: take_password(self.database, self.password))
+        take_password(self.database, self.password)
         self.tenant = QLineEdit(last.tenant)
         self.scope = QLineEdit(last.scope)
         self.embedder = QLineEdit(last.embedder)
@@ -83,9 +83,6 @@ class ConnectDialog(QDialog):
         if path:
             self.embedder.setText(path)
 
-    def _take_password(self) -> None:
-        take_password(self.database, self.password)
-
     def _problem(self) -> str:
         if not is_postgres(self.database.text().strip()):
             return "The database address starts with postgresql:// (postgresql://USER:PASSWORD@HOST:PORT/DATABASE)."
@@ -99,7 +96,7 @@ class ConnectDialog(QDialog):
         return ""
 
     def _accept(self) -> None:
-        self._take_password()
+        take_password(self.database, self.password)
         problem = self._problem()
         self.problem.setText(problem)
         if not problem:

@@ -24,7 +24,7 @@ from memsense_gui.models.failures import LostSessionsModel
 from memsense_gui.plots.stages import StageBars
 from memsense_gui.views.job_strip import JobStrip
 from memsense_gui.views.tables import fit_columns, sorting_table, with_buttons
-from memsense_gui.workers.failure_jobs import DiagnoseRun
+from memsense_gui.workers.failure_jobs import NOT_KEPT, DiagnoseRun
 
 
 class DiagnoseView(JobStrip, QWidget):
@@ -82,7 +82,9 @@ class DiagnoseView(JobStrip, QWidget):
         """A finished diagnose: its totals, bars and (by default) every lost gold session."""
         self.run, self.stale = run, ""
         d = run.diagnosis
-        kept = f"history run {run.run_id}" if run.run_id is not None else run.history_note
+        kept = (f"history run {run.run_id}" if run.run_id is not None
+                else "re-diagnosed as they changed, not kept in the history: Diagnose keeps a run"
+                if run.history_note == NOT_KEPT.note else run.history_note)
         self.status.setText(f"k = {d.k}: {d.caption()}, under the current settings ({kept}). "
                             "The bars count gold sessions; click a segment to list its questions.")
         self.bars.set_diagnosis(d)

@@ -23,11 +23,11 @@ class SharedRunsDialog(QDialog):
         self.address = QLineEdit(shared.address)
         self.address.setObjectName("shared-runs-address")
         self.address.setPlaceholderText("postgresql://USER@HOST:5432/DATABASE (empty: the store's own history)")
-        self.address.editingFinished.connect(self._take_password)
         self.password = QLineEdit(shared.password)
         self.password.setObjectName("shared-runs-password")
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
         self.password.setPlaceholderText("kept for this session only (or PGPASSWORD / ~/.pgpass)")
+        self.address.editingFinished.connect(lambda: take_password(self.address, self.password))
         self.name = QLineEdit(shared.name)
         self.name.setObjectName("shared-runs-name")
         self.name.setPlaceholderText(f"your name on the runs you keep (default {who()})")
@@ -51,11 +51,8 @@ class SharedRunsDialog(QDialog):
         layout.addWidget(buttons)
         self.resize(600, self.sizeHint().height())
 
-    def _take_password(self) -> None:
-        take_password(self.address, self.password)
-
     def _accept(self) -> None:
-        self._take_password()
+        take_password(self.address, self.password)
         try:
             self.shared.set(self.address.text(), self.password.text(), self.name.text())
         except MemsenseError as exc:

@@ -37,10 +37,10 @@ class WatchDialog(QDialog):
         self.address = QLineEdit()
         self.address.setObjectName("watch-address")
         self.address.setPlaceholderText("postgresql://USER@HOST:5432/DB, sqlite:///FILE or a journal file")
-        self.address.editingFinished.connect(self._take_password)
         self.password = QLineEdit()
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
         self.password.setPlaceholderText("not saved (or PGPASSWORD / ~/.pgpass)")
+        self.address.editingFinished.connect(lambda: take_password(self.address, self.password))
         self.study = QLineEdit()
         self.study.setObjectName("watch-study")
         self.study.setPlaceholderText("the --study its workers were given")
@@ -59,11 +59,8 @@ class WatchDialog(QDialog):
         layout.addWidget(buttons)
         self.resize(560, self.sizeHint().height())
 
-    def _take_password(self) -> None:
-        take_password(self.address, self.password)
-
     def _accept(self) -> None:
-        self._take_password()
+        take_password(self.address, self.password)
         if self.address.text().strip() and self.study.text().strip():
             self.accept()
 

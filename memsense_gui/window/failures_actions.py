@@ -9,7 +9,8 @@ sessions marked, and the chunk its stage was judged by pinned in "Why not?", whi
 fate. Find a fix runs on the cases selected in Cases or Diagnose (their buttons, context menus,
 Ctrl+Shift+F); Apply offers a candidate's settings through the window's one apply mechanism
 (`window.applying.offer`: the settings diff and the rank movement, then one undo step). Every
-run is kept in the store's history by the workspace (`core.evaluation.workspace.Workspace.keep`), as the CLI's are.
+run asked for is kept in the store's history by the workspace (`core.evaluation.workspace.Workspace.keep`),
+as the CLI's are; a re-diagnosis that follows the settings or questions is not.
 """
 from __future__ import annotations
 
@@ -134,15 +135,17 @@ class FailuresActions:
             self._out_of_date(why)
 
     # ---- diagnose ---------------------------------------------------------------------------------
-    def diagnose(self) -> Task | None:
-        """Diagnose the question set under the current settings (a running diagnose is replaced)."""
+    def diagnose(self, *, keep: bool = True) -> Task | None:
+        """Diagnose the question set under the current settings (a running diagnose is replaced); the run is
+        kept in the history with `keep`: the user's Diagnose keeps one, a re-diagnosis that follows the
+        settings does not (each slider tick would add a run to Runs)."""
         self.timer.stop()
         if self.ctx.engine is None:
             self.diagnose_view.set_running(False, "Open a store first (File > Open store…).")
             return None
         cfg = self.ctx.current.config
         self.diagnose_view.set_running(True, f"Diagnosing {self.source.label()} under the current settings…")
-        return self.diagnose_slot.start("diagnose", failure_jobs.diagnose_set, self.source, cfg)
+        return self.diagnose_slot.start("diagnose", failure_jobs.diagnose_set, self.source, cfg, keep)
 
     def _diagnosed(self, run: failure_jobs.DiagnoseRun) -> None:
         self.diagnose_view.set_running(False)
@@ -176,7 +179,7 @@ class FailuresActions:
 
     def _rediagnose(self) -> None:
         if self.diagnose_view.stale and self.window.showing(DockId.DIAGNOSE):
-            self.diagnose()
+            self.diagnose(keep=False)
 
     # ---- a case in the main view -----------------------------------------------------------------
     def open_case(self, item: LostSession) -> Task | None:

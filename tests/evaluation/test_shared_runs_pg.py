@@ -106,3 +106,22 @@ def test_a_runs_db_that_is_no_postgresql_or_has_no_runs_is_one_line(team_db, tmp
     assert code == 1 and "is not a PostgreSQL address" in err
     code, out, err = run_cli(capsys, "runs", "list", "--runs-db", team_db("alice").replace("/team", "/postgres"))
     assert code == 1 and "no shared runs in" in err and err.count("\n") == 1
+
+
+def test_history_reads_the_shared_runs_as_runs_does(team_db, tmp_path, capsys):
+    """`memsense history --runs-db`: the same runs `memsense runs --runs-db` lists, compared and exported."""
+    dataset = _questions(tmp_path, "history.json")
+    a = _keep(team_db("alice"), dataset, "alice", 0.5)
+    b = _keep(team_db("bob"), dataset, "bob", 0.0)
+    code, out, err = run_cli(capsys, "history", "--runs-db", team_db("reader"), "--json")
+    assert code == 0, err
+    listed = json.loads(out)
+    assert listed["runs"] == json.loads(run_cli(capsys, "runs", "list", "--runs-db", team_db("reader"), "--json")[1])["runs"]
+    assert {a, b} <= {r["id"] for r in listed["runs"]}
+    code, out, err = run_cli(capsys, "history", "--runs-db", team_db("reader"), "--compare", str(a), str(b), "--json")
+    assert code == 0, err
+    diff = json.loads(out)
+    assert (diff["questions"], diff["wins"], diff["losses"]) == (6, 0, 3)  # bob's 0.0 against alice's 0.5 on q1, q3, q5
+    code, out, err = run_cli(capsys, "history", "--runs-db", team_db("reader"), "--export", str(a), "--out",
+                             str(tmp_path / "a.toml"))
+    assert code == 0 and f"run {a}" in out and (tmp_path / "a.toml").exists(), err

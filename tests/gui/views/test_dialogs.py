@@ -59,3 +59,18 @@ def test_the_connect_dialog_never_shows_a_password_in_clear(qtbot):
     dialog.database.editingFinished.emit()
     assert "s3cret" not in dialog.database.text() and dialog.password.text() == "s3cret"
     assert all("s3cret" not in w.text() for w in dialog.findChildren(QLineEdit) if w is not dialog.password)
+
+
+def test_the_watch_dialog_moves_a_typed_password_to_the_masked_field(qtbot):
+    from PySide6.QtWidgets import QLineEdit
+
+    from memsense_gui.views.study_watch import WatchDialog
+
+    dialog = WatchDialog()
+    qtbot.addWidget(dialog)
+    dialog.address.setText("postgresql://tuner:s3cret@db:5432/studies")  # pasted whole
+    dialog.address.editingFinished.emit()
+    assert dialog.address.text() == "postgresql://tuner@db:5432/studies" and dialog.password.text() == "s3cret"
+    assert dialog.password.echoMode() == QLineEdit.EchoMode.Password
+    dialog.study.setText("night")
+    assert dialog.chosen() == ("postgresql://tuner:s3cret@db:5432/studies", "night")

@@ -219,3 +219,38 @@ def test_the_app_s_diagnose_reads_no_chunk_from_the_store_and_re_ranks_each_ques
     assert len(reranks) == len(run.questions)
     assert "chunks" not in engine.calls[len(calls_before):]  # every user's chunks came with the pools
     assert w.engines == [engine]  # no second store opened
+
+
+def _kept_runs(w) -> list[int]:
+    from core.evaluation.history import History
+
+    path = w.ctx.runs.path()
+    if path is None or not path.exists():
+        return []
+    with History(path, create=False) as history:
+        return history.run_ids()
+
+
+def test_settings_changes_re_diagnose_without_keeping_runs_and_diagnose_keeps_one(qtbot, make_window, tmp_path):
+    """Found in use: with Diagnose on screen every slider move re-diagnosed and kept a run, filling Runs."""
+    w, actions = _window(make_window, tmp_path)
+    view = actions.diagnose_view
+    w.ctx.open_workspace().model = "fake-model"  # the fake store names no model: with one its diagnoses are kept
+    w.raise_dock(DockId.DIAGNOSE)
+    qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: view.run is not None, timeout=30_000)
+    assert view.run.run_id is not None and _kept_runs(w) == [view.run.run_id]
+    slider = w.tuning.sliders["mmr_lambda"]
+    for value in (0.7, 0.6, 0.5):
+        slider.setValue(value)
+        qtbot.waitUntil(lambda: view.run.config == w.ctx.current.config and not view.stale, timeout=30_000)
+        assert view.run.config.mmr_lambda == value and view.run.run_id is None
+        assert "not kept in the history: Diagnose keeps a run" in view.status.text()
+    assert len(_kept_runs(w)) == 1
+
+    # the menu's Diagnose: one run more
+    menu = next(a.menu() for a in w.menuBar().actions() if a.text() == "&Diagnose")
+    next(a for a in menu.actions() if a.text().startswith("&Diagnose")).trigger()
+    qtbot.waitUntil(lambda: view.run.run_id is not None, timeout=30_000)
+    assert len(_kept_runs(w)) == 2 and _kept_runs(w)[-1] == view.run.run_id
+    assert f"history run {view.run.run_id}" in view.status.text()
