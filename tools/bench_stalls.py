@@ -273,7 +273,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--b", default="top_rank_bonus", help="the preset B of Impact and the report")
     parser.add_argument("--trace", action="store_true", help="sample the GUI thread: where each stall's time went")
     parser.add_argument("--show", type=int, default=3, help="with --trace, the longest stalls shown per job")
+    parser.add_argument("--switch-interval", type=float, metavar="MS",
+                        help="the interpreter's thread switch interval (sys.setswitchinterval) in ms instead of the app's")
     args = parser.parse_args(argv)
+    if args.switch_interval is not None:
+        sys.setswitchinterval(args.switch_interval / 1000)
     args.jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
     unknown = [j for j in args.jobs if j not in JOBS]
     if unknown:
@@ -281,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.store.is_dir():
         parser.error(f"no store at {args.store}")
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    print(f"heartbeat {BEAT_MS} ms on the GUI thread; {os.cpu_count()} cores; {_load()}", flush=True)
+    print(f"heartbeat {BEAT_MS} ms on the GUI thread; thread switch interval {sys.getswitchinterval() * 1000:g} ms; "
+          f"{os.cpu_count()} cores; {_load()}", flush=True)
     run_jobs(args)
     os._exit(0)  # the figures are out; skip tearing down the workers and Qt
 

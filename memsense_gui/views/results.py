@@ -6,11 +6,12 @@ from typing import Iterable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from core.rank.ranking import Ranking
 from memsense_gui.models.results import ResultsModel
 from memsense_gui.plots.contributions import ContributionPlot
+from memsense_gui.views.quiet_label import QuietLabel
 from memsense_gui.views.snippets import show_snippets
 from memsense_gui.views.tables import Panel, fit_columns, make_table, select_id, selected_id, set_columns
 
@@ -32,10 +33,7 @@ class ResultsPanel(Panel):
         self.view.setObjectName("results-table")
         self.plot = ContributionPlot()
         self.plot.setObjectName("contribution-plot")
-        self.caption = QLabel(NO_RESULTS)
-        self.caption.setTextFormat(Qt.TextFormat.RichText)
-        # a changing caption must not re-layout the window on every slider tick
-        self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.caption = QuietLabel(NO_RESULTS, rich=True)  # it changes on every slider tick: no re-layout
         split = QSplitter(Qt.Orientation.Vertical)
         top = QWidget()
         tv = QVBoxLayout(top)
