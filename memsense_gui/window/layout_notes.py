@@ -25,6 +25,9 @@ FIRST_STEPS: dict[Layout, str] = {
     Layout.PRODUCTION: "Start with File > Connect to Memsense…; the Production view then joins this layout.",
 }
 """How to start in each layout, after its purpose."""
+CONNECTED_STEP = ("Connected to a live Memsense: run a query, and its results sit beside the app's reproduction, "
+                  "with why they differ.")
+"""The Production layout's next step once a live Memsense is connected (its first step is done)."""
 
 
 REFIT = frozenset({QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.ActionAdded, QEvent.Type.ActionRemoved,
@@ -33,8 +36,8 @@ REFIT = frozenset({QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.ActionAdded
 later, as Diagnose is, must not go behind the bar's » for it)."""
 
 
-def note_text(layout: Layout) -> str:
-    return f"{layout.label}: {PLANS[layout].purpose}. {FIRST_STEPS[layout]}"
+def note_text(layout: Layout, step: str | None = None) -> str:
+    return f"{layout.label}: {PLANS[layout].purpose}. {step or FIRST_STEPS[layout]}"
 
 
 def dismissed_key(layout: Layout) -> str:
@@ -111,6 +114,7 @@ class LayoutNotes(QObject):
         self.show_action.setObjectName("action-layout-notes")
         self.show_action.setToolTip("The line beside the menus that says what each layout is for, back in every layout")
         self.show_action.triggered.connect(lambda _checked=False: self.bring_back())
+        self.steps: dict[Layout, str] = {}  # a layout's step now, when its first one is done
         layouts.switched.connect(self.follow)
         self.follow(layouts.current)
 
@@ -123,8 +127,17 @@ class LayoutNotes(QObject):
 
     def follow(self, layout: Layout) -> None:
         """Show `layout`'s line unless it was dismissed."""
-        self.line.set_text(note_text(layout))
+        self.line.set_text(note_text(layout, self.steps.get(layout)))
         self.line.setVisible(not self.dismissed(layout))
+
+    def set_step(self, layout: Layout, step: str | None) -> None:
+        """`layout`'s line says `step` as its next step (None: its first step again)."""
+        if step is None:
+            self.steps.pop(layout, None)
+        else:
+            self.steps[layout] = step
+        if layout is self.layouts.current:
+            self.follow(layout)
 
     def dismiss(self) -> None:
         self.settings.setValue(dismissed_key(self.layouts.current), True)

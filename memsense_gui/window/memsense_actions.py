@@ -17,6 +17,8 @@ from core.redact import is_secret_name, redact, redact_url, split_password
 from memsense_gui.views.connect import ConnectDialog, MemsenseConnection
 from memsense_gui.views.dock import DockId
 from memsense_gui.views.production import ProductionPanel
+from memsense_gui.window.layout_notes import CONNECTED_STEP
+from memsense_gui.window.layouts import Layout
 from memsense_gui.window.parts import MemsenseUi
 from memsense_gui.workers.runner import Task
 
@@ -113,8 +115,10 @@ class MemsenseActions:
             self._panel().show_message("Run a query: the service's results appear beside the reproduction."
                                        if self.connection.service else
                                        "No service URL given: only the reproduction is shown.")
+            self.window.layout_notes.set_step(Layout.PRODUCTION, CONNECTED_STEP)
         elif location != self.location:
             self.connection, self.location = None, None
+            self.window.layout_notes.set_step(Layout.PRODUCTION, None)
             if self.panel is not None:
                 self.panel.show_message(NOT_CONNECTED)
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from memsense_gui.views.why_not import WhyNotPanel
     from memsense_gui.workers.runner import Task
     from memsense_gui.state.context import EngineFactory
+    from memsense_gui.window.layout_notes import LayoutNotes
 
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
 
@@ -201,6 +202,8 @@ class MemsenseUi(Shell, Protocol):
     def inspector(self) -> Focus: ...
     @property
     def stores(self) -> StoreOpener: ...
+    @property
+    def layout_notes(self) -> LayoutNotes: ...
 
 
 class CasesUi(Shell, Protocol):

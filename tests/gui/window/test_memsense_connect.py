@@ -60,11 +60,17 @@ def test_connect_query_and_see_production_beside_the_reproduction(qtbot, window,
         engine.close()
     service.answer = [{k: r[k] for k in ("memory_id", "final_score", "explain")} for r in ours]
 
+    from memsense_gui.window.layout_notes import CONNECTED_STEP, FIRST_STEPS
+    from memsense_gui.window.layouts import Layout
+
+    window.layouts.switch(Layout.PRODUCTION)
+    assert window.layout_notes.line.full.endswith(FIRST_STEPS[Layout.PRODUCTION])  # connect first
     dialog = _connect(qtbot, window, "not-a-database", embed_endpoint.url + "/embed")
     assert dialog.isVisible() and "postgresql://" in dialog.problem.text()  # stays open and says why
     dialog.reject()
     with qtbot.waitSignal(window.ctx.model_loaded, timeout=60_000):
         _connect(qtbot, window, memsense_pg.dsn, embed_endpoint.url + "/embed", service.url)
+    assert window.layout_notes.line.full.endswith(CONNECTED_STEP)  # that step is done: the next one
     assert window.ctx.users[:3] == ["demo-ana", "demo-mei", "demo-raj"]
     assert "Memsense postgresql://" in window.store_label.text()
     assert "stored vectors: sentence-transformers/all-MiniLM-L6-v2 (384 dims)" in window.model_label.text()
