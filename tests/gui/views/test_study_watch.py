@@ -3,7 +3,11 @@ its trials show as they arrive, the best so far is the one-worker rule's, Apply 
 and the app runs no trial."""
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import threading
+import time
 
 import optuna
 import pytest
@@ -15,8 +19,30 @@ from tests.evaluation.test_shared_study_pg import _worker
 
 pytestmark = pytest.mark.slow  # a worker process recalls the demo store and runs TRIALS trials
 TRIALS = 80
-"""Enough that the once-a-second watch sees the study part filled even on a loaded machine (30 could all land
-between two of its reads)."""
+"""Enough that the worker is caught part-way twice (`_frozen_at`) before it ends."""
+
+
+def _complete(journal: str) -> int:
+    try:
+        study = optuna.load_study(study_name="team", storage=open_storage(parse_storage(journal)))
+    except KeyError:  # not made yet
+        return 0
+    return sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.get_trials(deepcopy=False))
+
+
+def _frozen_at(worker: subprocess.Popen, journal: str, at_least: int) -> int:
+    """Freeze the worker (SIGSTOP) once it has finished `at_least` trials, never while it holds the
+    journal's lock (the watch would wait for it, then break it as stale); how many it had finished.
+    (Watching a free-running worker, a CI run once saw only one count between none and all 80.)"""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and worker.poll() is None:
+        if _complete(journal) >= at_least:
+            os.kill(worker.pid, signal.SIGSTOP)
+            if not os.path.lexists(journal + ".lock"):
+                return _complete(journal)  # a trial may have ended between the two reads
+            os.kill(worker.pid, signal.SIGCONT)
+        time.sleep(0.01)
+    raise AssertionError(f"the worker ended before it was caught with {at_least} trials finished")
 
 
 def test_the_tab_shows_a_running_studys_trials_as_they_arrive_and_applies_the_best(qtbot, tmp_path, demo_store,
@@ -38,16 +64,18 @@ def test_the_tab_shows_a_running_studys_trials_as_they_arrive_and_applies_the_be
         qtbot.waitUntil(lambda: view.watcher.watching, timeout=30_000)
         assert not view.run_button.isEnabled() and view.watch_button.text() == "Stop watching"
 
-        def grew() -> bool:
-            if not counts or view.feed.count != counts[-1]:
-                counts.append(view.feed.count)
-            return bool(ended)
-        qtbot.waitUntil(grew, timeout=300_000)
+        for _ in range(2):  # twice, the worker frozen part-way: the tab catches up with what it finished so far
+            counts.append(_frozen_at(worker, journal, (counts[-1] if counts else 0) + 1))
+            try:
+                qtbot.waitUntil(lambda: view.feed.count == counts[-1], timeout=30_000)
+            finally:
+                os.kill(worker.pid, signal.SIGCONT)
+        qtbot.waitUntil(lambda: bool(ended), timeout=300_000)
         assert worker.returncode == 0, ended[0][1]
         study = optuna.load_study(study_name="team", storage=open_storage(parse_storage(journal)))
         complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
         qtbot.waitUntil(lambda: view.feed.count == len(complete), timeout=30_000)
-        assert len([c for c in counts if 0 < c < len(complete)]) >= 2  # shown while the worker was running
+        assert 0 < counts[0] < counts[1] < len(complete)  # shown while the worker was running, as they arrived
         assert len({t.user_attrs["worker"] for t in study.trials}) == 1  # every trial is the worker's: none here
         rule = max(complete, key=lambda t: (t.user_attrs["train"], t.user_attrs["tiebreak"], -t.number))
         assert view.best_trial() is not None and view.best_trial().number == rule.number
