@@ -178,7 +178,7 @@ def slider_changes(args: argparse.Namespace) -> tuple[list[float], list[float]]:
             window.ctx.current.edit(replace(window.ctx.current.config, **{knob: value}), knob)
         window.ctx.current.flush()
         app.processEvents()
-        if session.is_deepening:  # the deeper pool is ranked off the UI thread: time it to the screen
+        if session.is_updating:  # a deeper pool, or a long re-rank, is ranked off the UI thread: time it to the screen
             _wait(app, session.ranking_changed)
             app.processEvents()
         cpu.append((time.thread_time() - c0) * 1000)

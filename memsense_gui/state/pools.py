@@ -5,7 +5,8 @@ Re-ranking never searches: a config is re-ranked on the deepest pool held (cut t
 submitted to a task runner (ranking lists thousands deep on a large user takes a while, so never
 on the UI thread), which also re-ranks the deeper pool under the configs that wait for it (as
 long again); `deepened` follows on the UI thread, and `ranked(cfg)` hands each such ranking
-over once. One deepening of the current pool at a
+over once. A re-rank too long for the UI thread on a pool deep enough already is a job too
+(`rank`; `ranked_ready` follows), one at a time. One deepening of the current pool at a
 time: asks meanwhile are asked again when it ends. A new query drops the last one's deepening
 (cancelled if it has not started, its result ignored if it has).
 """
@@ -20,12 +21,17 @@ from memsense_gui.workers import jobs
 from memsense_gui.workers.runner import Task, TaskRunner
 
 
+KEEP_RANKED = 4
+"""Rankings made on the runner kept for handing over: the settings may have moved on meanwhile."""
+
+
 class PoolHolder(QObject):
     """`pool` as recalled, `deep` as deep as deepened so far; `deepen(depth)` on the runner."""
 
     deepening = Signal(bool)  # True while the current pool's deeper lists are being ranked
     deepened = Signal(object)  # RecallPool (the query's pool): `deep` is deeper; ask `ready` again
     failed = Signal(object)  # the exception of a deepening of the current pool
+    ranked_ready = Signal(object)  # Config: a re-rank asked with `rank` is done; ask `ranked` for it
 
     def __init__(self, runner: TaskRunner | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -34,18 +40,27 @@ class PoolHolder(QObject):
         self.deep: RecallPool | None = None
         self._task: Task | None = None
         self._token: object = None
-        self._ranked: list[Ranking] = []  # rankings of `deep` made with it on the runner, not yet handed over
+        self._ranked: list[tuple[Config, Ranking | Exception]] = []  # made on the runner, not yet handed over
+        self._rank_task: Task | None = None
+        self._rank_token: object = None
 
     @property
     def is_deepening(self) -> bool:
         return self._task is not None
 
+    @property
+    def is_ranking(self) -> bool:
+        return self._rank_task is not None
+
     def set(self, pool: RecallPool | None) -> None:
-        """A new query's pool (None: no query): the last one's deepening no longer counts."""
+        """A new query's pool (None: no query): the last one's deepening and re-rank no longer count."""
         if self._task is not None:
             self._task.cancel()
             self._task, self._token = None, None
             self.deepening.emit(False)
+        if self._rank_task is not None:
+            self._rank_task.cancel()
+            self._rank_task, self._rank_token = None, None
         self.pool = self.deep = pool
         self._ranked = []
 
@@ -82,13 +97,38 @@ class PoolHolder(QObject):
                                         failed=lambda exc: self._done(token, None, exc))
         self.deepening.emit(True)
 
+    def rank(self, cfg: Config) -> None:
+        """Re-rank the pool under `cfg` on the runner (`ready(cfg.route_limit)` must hold; nothing
+        if a re-rank is under way: ask again on `ranked_ready`)."""
+        if self.pool is None or self._rank_task is not None:
+            return
+        token = self._rank_token = object()
+        self._rank_task = self.runner.submit(
+            "re-rank the recall pool", jobs.rerank_each, self.pool_for(cfg.route_limit), (cfg,),
+            succeeded=lambda outcomes: self._ranked_done(token, outcomes),
+            failed=lambda exc: self._ranked_done(token, ((cfg, exc if isinstance(exc, Exception) else RuntimeError(exc)),)))
+
+    def has_ranked(self, cfg: Config) -> bool:
+        """Whether a ranking under `cfg` made on the runner waits to be handed over."""
+        return any(made == cfg for made, _ in self._ranked)
+
     def ranked(self, cfg: Config) -> Ranking | None:
-        """The ranking under `cfg` that the last deepening made on the runner, handed over once
-        (None: re-rank it here)."""
-        for i, ranking in enumerate(self._ranked):
-            if ranking.config == cfg:
-                return self._ranked.pop(i)
+        """The ranking under `cfg` made on the runner (by a deepening or `rank`), handed over once
+        (None: re-rank it here); a re-rank that failed there raises its exception here."""
+        for i, (made, outcome) in enumerate(self._ranked):
+            if made == cfg:
+                del self._ranked[i]
+                if isinstance(outcome, Exception):
+                    raise outcome
+                return outcome
         return None
+
+    def _ranked_done(self, token: object, outcomes: jobs.Reranked) -> None:
+        if token is not self._rank_token:
+            return  # an earlier query's re-rank
+        self._rank_task, self._rank_token = None, None
+        self._ranked = [*self._ranked, *outcomes][-KEEP_RANKED:]
+        self.ranked_ready.emit(outcomes[-1][0])
 
     def _done(self, token: object, done: jobs.Deepened | None, error: BaseException | None) -> None:
         if token is not self._token:
@@ -101,5 +141,5 @@ class PoolHolder(QObject):
         assert done is not None and self.deep is not None
         if done.pool.depth > self.deep.depth:
             self.deep = done.pool
-        self._ranked = list(done.rankings)
+        self._ranked = [*self._ranked, *done.rankings][-KEEP_RANKED:]
         self.deepened.emit(self.pool)

@@ -13,7 +13,9 @@ deeper route lists (top_k up, say), a pinned baseline or a compared preset that 
 while the holder deepens the pool as a job on its task runner, as deep as top_k's slider can
 then ask of any of them without another wait (`deep_enough`; `pool_deepened` follows).
 Meanwhile the ranking on screen stays, marked as updating (`updating`), and a pinned baseline
-not yet ranked on the pool measures no movement; then the newest settings apply.
+not yet ranked on the pool measures no movement; then the newest settings apply. A re-rank that
+may read `HEAVY_RERANK_ROWS` candidates runs on the runner too, the ranking on screen updating
+meanwhile; the settings newest when it is done are the next ones ranked.
 "Why not" on a chunk no route found within route_limit reads the query's deepest lists
 (`fate`): until they are ranked, its fate says it is updating.
 """
@@ -38,6 +40,10 @@ __all__ = ["UPDATING", "Baseline", "QuerySession"]
 
 UPDATING = "updating"
 """The status of a fate that waits for the query's deepest route lists (`QuerySession.fate`)."""
+HEAVY_RERANK_ROWS = 1000
+"""A re-rank under settings that may read this many candidates runs on the runner, the ranking
+on screen marked as updating meanwhile: 2,000 candidates take 40-130 ms on a 30,000-chunk user,
+a freeze on every slider tick on the UI thread. Memsense's defaults read 32."""
 
 
 class QuerySession(QObject):
@@ -50,7 +56,7 @@ class QuerySession(QObject):
     rerank_failed = Signal(object)  # exception
     deepening = Signal(bool)  # True while the pool's deeper lists are ranked on the runner
     pool_deepened = Signal(object)  # RecallPool: the current pool is deeper; ask `deep_enough` again
-    updating = Signal(bool)  # True while the ranking or pinned baseline on screen waits for a deeper pool
+    updating = Signal(bool)  # True while the ranking or pinned baseline on screen waits: a deeper pool, a long re-rank
 
     def __init__(self, settings: CurrentSettings, parent: QObject | None = None, runner: TaskRunner | None = None):
         super().__init__(parent)
@@ -66,6 +72,7 @@ class QuerySession(QObject):
         self.pools.deepening.connect(self.deepening)
         self.pools.deepened.connect(self._on_deepened)
         self.pools.failed.connect(self._on_deepening_failed)
+        self.pools.ranked_ready.connect(self._on_ranked)
         settings.changed.connect(self._settings_changed)
         settings.gesture_ended.connect(self.movement.end_gesture)
 
@@ -132,13 +139,32 @@ class QuerySession(QObject):
             self.movement.ranked(self._ranked(due))
             due = None
         cfg = self.settings.config
+        waits = False
         if self.pools.ready(cfg.route_limit):
+            if self.pools.has_ranked(cfg) or not self._heavy(cfg):
+                ranking = self._ranked(cfg)
+                if ranking is not None:
+                    self.settings.applied()
+                    self.ranking = ranking
+                    self.ranking_changed.emit(ranking)
+            else:  # too long for this thread: on the runner, and here again when it is done
+                self.pools.rank(cfg)
+                waits = True
+        self._set_updating(not self.deep_enough(cfg, *(() if due is None else (due,))) or waits)
+
+    def _on_ranked(self, cfg: Config) -> None:
+        """A re-rank made on the runner is done: shown at once even if the settings moved on
+        meanwhile (a drag stays live, marked as updating), then the newest settings are ranked."""
+        if cfg != self.settings.config:
             ranking = self._ranked(cfg)
             if ranking is not None:
-                self.settings.applied()
                 self.ranking = ranking
                 self.ranking_changed.emit(ranking)
-        self._set_updating(not self.deep_enough(cfg, *(() if due is None else (due,))))
+        self._rerank()
+
+    def _heavy(self, cfg: Config) -> bool:
+        """Whether re-ranking the pool under `cfg` may read `HEAVY_RERANK_ROWS` candidates or more."""
+        return min(cfg.candidate_limit, self.pools.pool_for(cfg.route_limit).size) >= HEAVY_RERANK_ROWS
 
     def _ranked(self, cfg: Config) -> Ranking | None:
         try:

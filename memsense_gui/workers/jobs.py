@@ -86,28 +86,36 @@ def recall(engine: RecallEngine, request: RecallRequest, task: Job | None = None
     return RecallResult(request, pool, engine.note(request.user_id), elapsed_ms)
 
 
+Reranked = tuple[tuple[Config, "Ranking | Exception"], ...]
+"""Each config and its ranking of a pool, or why its re-rank failed (the UI thread reports it)."""
+
+
+def rerank_each(pool: RecallPool, configs: tuple[Config, ...], task: Job | None = None) -> Reranked:
+    """`pool` re-ranked under each of `configs`: on the runner when a re-rank reads thousands of
+    candidates (40-130 ms for 2,000 on a 30,000-chunk user, too long for the UI thread)."""
+    outcomes: list[tuple[Config, Ranking | Exception]] = []
+    for cfg in configs:
+        try:
+            outcomes.append((cfg, rerank(pool, cfg)))
+        except Exception as exc:  # noqa: BLE001 - handed over with the others: the UI thread reports it
+            outcomes.append((cfg, exc))
+    return tuple(outcomes)
+
+
 @dataclass(frozen=True)
 class Deepened:
-    """A deeper pool, and its rankings under the configs that waited for it (a config whose
-    re-rank failed is left out: the UI thread re-ranks it and reports the failure)."""
+    """A deeper pool, and its rankings under the configs that waited for it."""
 
     pool: RecallPool
-    rankings: tuple[Ranking, ...]
+    rankings: Reranked
 
 
 def deepen_pool(pool: RecallPool, depth: int, configs: tuple[Config, ...] = (), task: Job | None = None) -> Deepened:
     """The query's pool `depth` deep, ranked from its cached route scores (no new search, but
     route lists thousands deep on large users: never on the UI thread), and re-ranked under
-    each of `configs`: a re-rank that reads lists thousands deep takes 40-130 ms on a
-    30,000-chunk user, too long for the UI thread too."""
+    each of `configs` (`rerank_each`)."""
     deeper = deepen(pool, depth)
-    rankings = []
-    for cfg in configs:
-        try:
-            rankings.append(rerank(deeper, cfg))
-        except Exception:  # noqa: BLE001, S112 - the UI thread re-ranks this config and reports why it failed
-            continue
-    return Deepened(deeper, tuple(rankings))
+    return Deepened(deeper, rerank_each(deeper, configs))
 
 
 def preset_run(recalled: Callable[[int, Progress, threading.Event], QuestionSetRecall], cfg: Config,

@@ -154,6 +154,54 @@ def test_the_deeper_pool_is_re_ranked_on_the_runner_under_the_settings_that_wait
     assert made == [(True, replace(deep, mmr_lambda=0.5))] and s.ranking.config.mmr_lambda == 0.5
 
 
+def test_a_long_re_rank_runs_on_the_runner_and_the_newest_settings_win(qtbot, scan_engine, monkeypatch):
+    """Settings that may read HEAVY_RERANK_ROWS candidates are re-ranked on the runner: the ranking
+    on screen stays, marked updating; ticks meanwhile wait; each ranking done is shown (a drag
+    stays live) and the newest settings are ranked next; a re-rank that fails there is reported, once."""
+    import memsense_gui.state.session as session_module
+    import memsense_gui.workers.jobs as jobs_module
+
+    made: list[tuple[bool, float]] = []
+    real = jobs_module.rerank
+    hold = threading.Event()
+
+    def on_the_runner(pool, cfg):
+        made.append((threading.current_thread() is threading.main_thread(), cfg.mmr_lambda))
+        hold.wait(30)
+        return real(pool, cfg)
+
+    monkeypatch.setattr(jobs_module, "rerank", on_the_runner)
+    monkeypatch.setattr(session_module, "HEAVY_RERANK_ROWS", 10)  # the scan engine's pools are small
+    s = _session(throttle_ms=0)
+    hold.set()
+    with qtbot.waitSignal(s.ranking_changed, timeout=10000):
+        s.set_pool(scan_engine.recall("u", "w3 w4 w5", Config().route_limit))
+    assert made == [(False, Config().mmr_lambda)] and not s.is_updating
+    shown = s.ranking
+    hold.clear()
+    made.clear()
+    _set(s, replace(Config(), mmr_lambda=0.5), "mmr_lambda")
+    assert s.is_updating and s.ranking is shown  # what is on screen stays meanwhile
+    _set(s, replace(Config(), mmr_lambda=0.6), "mmr_lambda")
+    _set(s, replace(Config(), mmr_lambda=0.7), "mmr_lambda")
+    with qtbot.waitSignal(s.ranking_changed, timeout=10000) as first:
+        hold.set()
+    qtbot.waitUntil(lambda: not s.is_updating, timeout=10000)
+    assert first.args[0].config.mmr_lambda == 0.5 and s.ranking.config.mmr_lambda == 0.7
+    assert made == [(False, 0.5), (False, 0.7)]  # 0.6 was never ranked: the newest won
+    fresh_pool = scan_engine.recall("u", "w3 w4 w5", Config().route_limit)
+    assert s.ranking.results == rerank(fresh_pool, replace(Config(), mmr_lambda=0.7)).results
+
+    bad = replace(Config(), mmr_lambda=0.8)
+    object.__setattr__(bad, "scheme", "no-such-scheme")  # bypass validation: a scheme the core lacks
+    failures: list[object] = []
+    s.rerank_failed.connect(failures.append)
+    _set(s, bad)
+    qtbot.waitUntil(lambda: bool(failures) and not s.pools.is_ranking, timeout=10000)
+    qtbot.wait(50)
+    assert len(failures) == 1 and s.ranking.config.mmr_lambda == 0.7  # reported once; the last ranking stays
+
+
 def test_a_pinned_baseline_that_needs_deeper_lists_is_ranked_off_the_ui_thread(qtbot, scan_engine, monkeypatch):
     """A baseline pinned with top_k 50 on a pool recalled for top_k 4, and kept for the next
     query: the results come at once, the baseline once a worker deepened the pool (no movement
