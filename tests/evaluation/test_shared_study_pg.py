@@ -64,17 +64,6 @@ def _running_trial_of(url: str, pid: int):
     return None
 
 
-def until_stopped(pid: int) -> None:
-    """Wait until the process is stopped (state T in /proc/PID/stat): SIGSTOP is delivered after `kill` returns."""
-    stat = Path(f"/proc/{pid}/stat")
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if stat.read_text().rsplit(")", 1)[1].split()[0] in ("T", "t"):
-            return
-        time.sleep(0.001)
-    raise AssertionError(f"process {pid} did not stop")
-
-
 def _kill_mid_trial(url: str, proc: subprocess.Popen, others: list[subprocess.Popen], deadline: float) -> int:
     """Once every worker has finished a trial of its own, freeze `proc` (SIGSTOP) until it is caught with a
     trial of its own RUNNING, then SIGKILL it. (Waiting for five trials in all was not enough: the CI run
@@ -85,7 +74,6 @@ def _kill_mid_trial(url: str, proc: subprocess.Popen, others: list[subprocess.Po
         done = {str(t.user_attrs.get("worker", "")).rsplit(":", 1)[-1] for t in _trials(url) if t.state.name == "COMPLETE"}
         if all(str(w.pid) in done for w in (proc, *others)):
             os.kill(proc.pid, signal.SIGSTOP)
-            until_stopped(proc.pid)  # else the trial read as RUNNING could still finish before the kill
             number = _running_trial_of(url, proc.pid)
             if number is not None:
                 os.kill(proc.pid, signal.SIGKILL)

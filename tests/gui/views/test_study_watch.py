@@ -8,6 +8,7 @@ import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import optuna
 import pytest
@@ -15,7 +16,7 @@ from PySide6.QtCore import Qt
 
 from core.evaluation.study_storage import open_storage, parse_storage
 from memsense_gui.views.autotune import AutoTuneView
-from tests.evaluation.test_shared_study_pg import _worker, until_stopped
+from tests.evaluation.test_shared_study_pg import _worker
 
 pytestmark = pytest.mark.slow  # a worker process recalls the demo store and runs TRIALS trials
 TRIALS = 80
@@ -30,6 +31,17 @@ def _complete(journal: str) -> int:
     return sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.get_trials(deepcopy=False))
 
 
+def _until_stopped(pid: int) -> None:
+    """Wait until the process is stopped (state T in /proc/PID/stat)."""
+    stat = Path(f"/proc/{pid}/stat")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if stat.read_text().rsplit(")", 1)[1].split()[0] in ("T", "t"):
+            return
+        time.sleep(0.001)
+    raise AssertionError(f"process {pid} did not stop")
+
+
 def _frozen_at(worker: subprocess.Popen, journal: str, at_least: int) -> int:
     """Freeze the worker (SIGSTOP) once it has finished `at_least` trials, never while it holds the
     journal's lock (the watch would wait for it, then break it as stale); how many it had finished.
@@ -38,7 +50,7 @@ def _frozen_at(worker: subprocess.Popen, journal: str, at_least: int) -> int:
     while time.monotonic() < deadline and worker.poll() is None:
         if _complete(journal) >= at_least:
             os.kill(worker.pid, signal.SIGSTOP)
-            until_stopped(worker.pid)  # a signal is delivered after kill returns: the lock is read once it is
+            _until_stopped(worker.pid)  # a signal is delivered after kill returns: the lock is read once it is
             if not os.path.lexists(journal + ".lock"):
                 return _complete(journal)  # a trial may have ended between the two reads
             os.kill(worker.pid, signal.SIGCONT)
