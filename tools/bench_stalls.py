@@ -24,6 +24,7 @@ prints the project functions seen most in its samples (where the time went).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import signal
@@ -55,6 +56,7 @@ class Stall:
     start: float
     ms: float
     cpu_ms: float  # the GUI thread's own CPU time in the gap: the rest it waited (the GIL, the OS)
+    gc_ms: float = 0.0  # of the gap, the garbage collector's (on any thread: it holds the GIL)
     where: list[tuple[str, int]] = field(default_factory=list)
 
 
@@ -101,10 +103,37 @@ class Sampler:
         return [("samples taken", taken), *seen.most_common(top)]
 
 
+class Collections:
+    """Every run of Python's cyclic garbage collector, on any thread: (start, end, generation).
+    A collection holds the GIL from start to end, so the GUI thread cannot run meanwhile."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[float, float, int]] = []
+        self._started = 0.0
+        gc.callbacks.append(self._note)
+
+    def _note(self, phase: str, info: dict[str, int]) -> None:
+        now = time.perf_counter()
+        if phase == "start":
+            self._started = now
+        else:
+            self.runs.append((self._started, now, info["generation"]))
+
+    def within(self, start: float, end: float) -> list[tuple[float, float, int]]:
+        return [(max(a, start), min(b, end), g) for a, b, g in self.runs if a < end and b > start]
+
+    def summary(self, start: float, end: float) -> str:
+        runs = self.within(start, end)
+        full = [(b - a) * 1e3 for a, b, g in runs if g == 2]
+        total = sum(b - a for a, b, _ in runs) * 1e3
+        return (f"garbage collections {len(runs)} ({total:.0f} ms), full ones {len(full)}"
+                + (f", longest {max(full):.0f} ms" if full else ""))
+
+
 class Heartbeat:
     """A 20 ms timer on the GUI thread; the gaps between its ticks are the stalls."""
 
-    def __init__(self, sampler: Sampler | None = None):
+    def __init__(self, sampler: Sampler | None = None, collections: Collections | None = None):
         from PySide6.QtCore import Qt, QTimer
 
         self.timer = QTimer()
@@ -112,6 +141,7 @@ class Heartbeat:
         self.timer.setInterval(BEAT_MS)
         self.timer.timeout.connect(self._tick)
         self.sampler = sampler
+        self.collections = collections or Collections()
         self.stalls: list[Stall] = []
         self.last = self.last_cpu = 0.0
         self.longest = self.longest_cpu = 0.0
@@ -121,7 +151,8 @@ class Heartbeat:
         gap, busy = (now - self.last) * 1e3, (cpu - self.last_cpu) * 1e3
         if gap > STALL_MS:
             where = self.sampler.between(self.last, now) if self.sampler is not None else []
-            self.stalls.append(Stall(self.last, gap, busy, where))
+            collected = sum(b - a for a, b, _ in self.collections.within(self.last, now)) * 1e3
+            self.stalls.append(Stall(self.last, gap, busy, collected, where))
         self.longest = max(self.longest, gap)
         self.longest_cpu = max(self.longest_cpu, busy)
         self.last, self.last_cpu = now, cpu
@@ -251,9 +282,12 @@ def run_jobs(args: argparse.Namespace) -> list[str]:
                 f"{len(busy):3d}   ({_load()})")
         print(line, flush=True)
         lines.append(line)
+        gc_in_stalls = sum(s.gc_ms for s in over)
+        print(f"    {beat.collections.summary(started, time.perf_counter())}; in the stalls over {STALL_MS:.0f} ms: "
+              f"{gc_in_stalls:.0f} ms of {sum(s.ms for s in over):.0f} ms", flush=True)
         for stall in sorted(over, key=lambda s: -s.cpu_ms)[:args.show]:
-            print(f"    stall {stall.ms:6.0f} ms (GUI thread busy {stall.cpu_ms:4.0f} ms) at +{stall.start - started:6.2f} s",
-                  flush=True)
+            print(f"    stall {stall.ms:6.0f} ms (GUI thread busy {stall.cpu_ms:4.0f} ms, garbage collection "
+                  f"{stall.gc_ms:4.0f} ms) at +{stall.start - started:6.2f} s", flush=True)
             for frame, n in stall.where:
                 print(f"        {n:4d} samples  {frame}", flush=True)
     if sampler is not None:
