@@ -53,6 +53,7 @@ from memsense_gui.window.recent_actions import RecentActions
 from memsense_gui.window.apply_actions import ApplyActions
 from memsense_gui.window.restore_choices import ChoiceMemory
 from memsense_gui.window.whatif_actions import WhatIfActions
+from memsense_gui.workers import heap
 
 DEFAULT_SIZE = (1500, 940)
 """The first run's window size (width, height), shrunk to fit smaller screens."""
@@ -293,4 +294,5 @@ class MainWindow(QMainWindow):
         self.ctx.settings.sync()
         self.ctx.closing.emit()
         self.stores.shut_down()
+        heap.release()
         super().closeEvent(event)

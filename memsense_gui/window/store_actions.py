@@ -19,7 +19,7 @@ from memsense_gui.state.context import AppContext, EngineFactory
 from memsense_gui.views.dialogs import NewStoreDialog, ProgressDialog, ProgressOwner
 from memsense_gui.views.file_dialogs import ask_folder
 from memsense_gui.views.first_run import FirstRunDialog, model_prepared
-from memsense_gui.workers import jobs
+from memsense_gui.workers import heap, jobs
 from memsense_gui.workers.runner import Task
 from memsense_gui.window.parts import StoreUi
 from memsense_gui.workers.slot import TaskSlot
@@ -108,6 +108,7 @@ class StoreActions(ProgressOwner):
         if engine is not self.ctx.engine:
             return  # another store was opened meanwhile
         self.ctx.model_ready = True
+        heap.settle()  # the store's long-lived objects exist now: later collections skip them
         self.window.model_label.setText("model: ready")
         self.ctx.model_loaded.emit()
 
