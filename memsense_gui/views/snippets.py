@@ -6,9 +6,10 @@ sorting and the CSV exports read the same words; only the painting differs.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt
-from PySide6.QtGui import QFont, QPainter, QPalette
+from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTableView
 
 _MARKED = re.compile(r"«([^»]*)»")
@@ -49,21 +50,33 @@ class SnippetDelegate(QStyledItemDelegate):
     def _draw(painter: QPainter, rect: QRect, text: str, font: QFont) -> None:
         bold = QFont(font)
         bold.setBold(True)
-        x = rect.left()
-        for piece, marked in segments(text):
-            f = bold if marked else font
-            painter.setFont(f)
-            metrics = painter.fontMetrics()
-            room = rect.right() - x
-            width = metrics.horizontalAdvance(piece)
-            if width > room:
-                piece = metrics.elidedText(piece, Qt.TextElideMode.ElideRight, max(room, 0))
-                painter.drawText(QRect(x, rect.top(), room, rect.height()),
-                                 int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), piece)
-                return
-            painter.drawText(QRect(x, rect.top(), width, rect.height()),
-                             int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), piece)
-            x += width
+        flags = int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft)
+        for x, width, piece, marked in _placed(text, rect.right() - rect.left(), font.toString()):
+            painter.setFont(bold if marked else font)
+            painter.drawText(QRect(rect.left() + x, rect.top(), width, rect.height()), flags, piece)
+
+
+@lru_cache(maxsize=4096)
+def _placed(text: str, room: int, font: str) -> tuple[tuple[int, int, str, bool], ...]:
+    """Where each piece of a marked snippet goes in a cell `room` px wide: (x, width, piece,
+    marked), the last piece that does not fit cut with "…" and nothing after it. A slider tick
+    repaints the same snippets in the same columns, so their measuring is done once."""
+    plain = QFont()
+    plain.fromString(font)
+    bold = QFont(plain)
+    bold.setBold(True)
+    metrics = {False: QFontMetrics(plain), True: QFontMetrics(bold)}
+    out, x = [], 0
+    for piece, marked in segments(text):
+        m = metrics[marked]
+        left = room - x
+        width = m.horizontalAdvance(piece)
+        if width > left:
+            out.append((x, left, m.elidedText(piece, Qt.TextElideMode.ElideRight, max(left, 0)), marked))
+            break
+        out.append((x, width, piece, marked))
+        x += width
+    return tuple(out)
 
 
 def show_snippets(view: QTableView, column: int) -> SnippetDelegate:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView, QHBoxLayout, QHeaderView, QMenu, QTableView, QToolTip, QVBoxLayout, QWidget,
 )
 
+from memsense_gui import theme
 from memsense_gui.models.table import ID_ROLE, RAW_ROLE
 
 CELL_PADDING = 8
@@ -60,6 +61,7 @@ def make_table(model, *, sortable: bool = False, stretch: int | None = None) -> 
     """A row-selecting, compact table view (`RowTable`) with a column chooser on its header;
     sortable tables sort on the raw-value role."""
     view = RowTable()
+    view.setStyle(theme.cell_style())  # cells never reach a Python style override
     if sortable:
         proxy = QSortFilterProxyModel(view)
         proxy.setSourceModel(model)

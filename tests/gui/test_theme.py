@@ -45,3 +45,29 @@ def test_an_unchecked_mark_has_an_edge_that_reads_against_the_window(qtbot, ligh
     best = max(contrast(image.pixelColor(x, y), window)
                for x in range(rect.left(), rect.right() + 1) for y in range(rect.top(), rect.bottom() + 1))
     assert best >= NON_TEXT_CONTRAST, (dark, kind.__name__, round(best, 2))
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_tables_paint_their_cells_as_the_app_style_would_without_its_python_override(qtbot, light_after, dark):
+    from memsense_gui.models.table import RowsModel
+    from memsense_gui.views.tables import make_table
+
+    class Rows(RowsModel):
+        HEADERS = ("#", "text", "score")
+
+        def display(self, row, col):
+            return (str(row + 1), f"row {row} of the table", f"{row / 7:.3f}")[col]
+
+    theme.apply(QApplication.instance(), dark)
+    model = Rows()
+    model.set_rows(range(12))
+    view = make_table(model)
+    qtbot.addWidget(view)
+    view.resize(420, 300)
+    view.show()
+    view.selectRow(2)
+    assert view.style() is theme.cell_style() and not isinstance(view.style(), theme.OutlinedStyle)
+    cells = view.viewport().grab().toImage()
+    view.setStyle(QApplication.style())  # the app's OutlinedStyle
+    assert isinstance(view.style(), theme.OutlinedStyle)
+    assert view.viewport().grab().toImage() == cells

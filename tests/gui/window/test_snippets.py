@@ -45,3 +45,25 @@ def test_results_pool_and_matrix_show_a_snippet_after_the_rank(qtbot, make_windo
             marked += "«" in text
         assert marked, "no snippet marks a query word"
         assert not view.grab().isNull()  # the delegate paints every visible row
+
+
+def test_a_snippet_is_placed_piece_after_piece_and_cut_with_an_ellipsis_where_the_cell_ends(qtbot):
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from memsense_gui.views.snippets import _placed
+
+    font = QFont()
+    bold = QFont(font)
+    bold.setBold(True)
+    text = "she ran «three» races in «2024» and one more after the summer break"
+    wide = _placed(text, 10_000, font.toString())
+    assert [p for _x, _w, p, _m in wide] == [p for p, _m in segments(text)]  # all of it, in order
+    x = 0
+    for left, width, piece, marked in wide:
+        assert left == x and width == QFontMetrics(bold if marked else font).horizontalAdvance(piece)
+        x += width
+    room = wide[2][0] + wide[2][1] // 2  # the cell ends halfway through " races in "
+    cut = _placed(text, room, font.toString())
+    assert cut[:-1] == wide[:len(cut) - 1] and len(cut) < len(wide)  # nothing after the cut piece
+    last_x, last_width, last, _ = cut[-1]
+    assert last.endswith("…") and last_x + last_width == room
