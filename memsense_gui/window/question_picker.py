@@ -82,7 +82,7 @@ class QuestionPicker(QObject):
         ctx.ranking_updated.connect(self._ranked)
         ctx.chunks_loaded.connect(self._chunks_loaded)
         self.runs.connect_signals()
-        self.runs.changed.connect(self._annotate)
+        self.runs.changed.connect(self._runs_changed)
 
     # ---- the questions ---------------------------------------------------------------------------
     def _source(self) -> Path | None:
@@ -117,6 +117,12 @@ class QuestionPicker(QObject):
         self.button.setToolTip(f"Pick one of the store's {n} judged questions: its ranking, its gold sessions "
                                "marked, and why not a gold session that is missed (Down in an empty query box); "
                                f"pass or fail as in {SOURCE_LABEL}" if n else self.note)
+
+    def _runs_changed(self) -> None:
+        """A run was kept or the history read again: a hidden list is annotated when it is shown
+        (`show_list`), not now (760 LoCoMo questions: 35 ms of the GUI thread each time)."""
+        if self.list.isVisible():
+            self._annotate()
 
     def _annotate(self) -> None:
         """Each question's pass or fail and value in the last run of the file that scored it."""

@@ -63,6 +63,13 @@ def test_the_picker_shows_each_questions_last_run_and_a_case_its_runs(qtbot, mak
     panel.select_row(next(r for r in range(6) if panel.model.question(r).question_id == ids[2]))
     assert "No kept run of this question file scored it" in panel.details.toPlainText()
 
+    picker.show_list()
+    shown = keep_run(location, "eval", path, cfg, {"memsense": {ids[2]: {METRIC: 1.0}}}, {}, model="m")
+    with qtbot.waitSignal(picker.runs.changed, timeout=10_000):
+        w.ctx.runs.recorded.emit(shown)  # a run kept while the list is open: it follows at once
+    assert picker.list.item(row[ids[2]]).text().startswith("pass 1.00")
+    picker.list.hide()
+
 
 def test_a_sparkline_block_is_as_high_as_its_value():
     assert sparkline([0.0, 0.5, 1.0, 2.0, -1.0]) == "▁▅██▁"
