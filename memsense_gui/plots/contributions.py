@@ -119,6 +119,7 @@ class ContributionPlot(pg.GraphicsLayoutWidget):
             self.bars.append(bar)
             self.legend.addItem(bar, ROUTE_SHORT.get(name, name))
         self.labels: list[pg.TextItem] = []
+        self._shown: list[tuple[str, float] | None] = []  # each label's text and x, None when hidden
         self._ticks: list = []
         self._view: tuple[float, int] = (0.0, 0)
         self.data = Stacks(np.zeros((0, len(SEGMENTS))), (), np.zeros(0), np.zeros((0, len(ROUTES))))
@@ -174,13 +175,20 @@ class ContributionPlot(pg.GraphicsLayoutWidget):
             label.setFont(font)
             self.plot.addItem(label)
             self.labels.append(label)
-        for k, label in enumerate(self.labels):
-            if k < len(totals):
-                label.setText(f"{self.data.finals[k]:.4f}")
-                label.setPos(float(totals[k]), float(k))
-                label.setVisible(True)
-            else:
+            self._shown.append(None)
+        shown = [(f"{final:.4f}", x) for final, x in zip(self.data.finals.tolist(), totals.tolist())]
+        for k, label in enumerate(self.labels):  # only what changed: a label's text is laid out again on each set
+            now = shown[k] if k < len(shown) else None
+            if now == self._shown[k]:
+                continue
+            if now is None:
                 label.setVisible(False)
+            else:
+                if self._shown[k] is None or now[0] != self._shown[k][0]:
+                    label.setText(now[0])
+                label.setPos(now[1], float(k))
+                label.setVisible(True)
+            self._shown[k] = now
 
     def text_at(self, x: float, y: float) -> str | None:
         """What hovering at view coordinates (x, y) shows: the bar's numbers, segment marked."""

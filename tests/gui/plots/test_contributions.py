@@ -36,6 +36,20 @@ def test_bars_are_created_once_and_updated_in_place(qtbot, ranking):
     assert len(plot.bars[0].opts["y"]) == 3
 
 
+def test_each_bar_ends_in_its_final_score_as_the_rankings_change(qtbot, ranking):
+    plot = ContributionPlot()
+    qtbot.addWidget(plot)
+    other = rerank(ranking.pool, Config(top_k=3, mmr_lambda=0.3, alpha=0.3))
+    for shown in (ranking, other, ranking, rerank(ranking.pool, Config(top_k=8, alpha=0.3)), None, ranking):
+        plot.set_ranking(shown)
+        rows = shown.selected_rows if shown is not None else ()
+        visible = [label for label in plot.labels if label.isVisible()]
+        assert [label.toPlainText() for label in visible] == [f"{r.final_score:.4f}" for r in rows]
+        ends = plot.data.widths.sum(axis=1)
+        assert [label.pos().y() for label in visible] == list(range(len(rows)))
+        assert [label.pos().x() for label in visible] == pytest.approx(ends.tolist())
+
+
 def test_hover_text_lists_the_numbers(qtbot, ranking):
     plot = ContributionPlot()
     qtbot.addWidget(plot)
