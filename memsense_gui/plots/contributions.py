@@ -178,13 +178,13 @@ class ContributionPlot(pg.GraphicsLayoutWidget):
             self._shown.append(None)
         shown = [(f"{final:.4f}", x) for final, x in zip(self.data.finals.tolist(), totals.tolist())]
         for k, label in enumerate(self.labels):  # only what changed: a label's text is laid out again on each set
-            now = shown[k] if k < len(shown) else None
-            if now == self._shown[k]:
+            now, was = (shown[k] if k < len(shown) else None), self._shown[k]
+            if now == was:
                 continue
             if now is None:
                 label.setVisible(False)
             else:
-                if self._shown[k] is None or now[0] != self._shown[k][0]:
+                if was is None or now[0] != was[0]:
                     label.setText(now[0])
                 label.setPos(now[1], float(k))
                 label.setVisible(True)
