@@ -135,21 +135,16 @@ class OutlinedStyle(QProxyStyle):
         painter.restore()
 
 
-_CELLS: list[QStyle] = []
-
-
 def cell_style() -> QStyle:
-    """The style a table of cells (`views.tables.make_table`) paints with: plain Fusion, without
+    """A style for one table of cells (`views.tables.make_table`): plain Fusion, without
     `OutlinedStyle`'s Python override, which Qt called for every cell's panel and focus frame
     (a quarter of a table's paint: 8.9 against 6.4 ms for the route matrix's ~300 cells). Those
-    tables hold no check box, the only thing the override draws. One shared instance, kept here
-    (a widget does not own the style it is given)."""
-    if not _CELLS:
-        style = QStyleFactory.create("Fusion")
-        if style is None:  # never in a Qt build: Fusion is compiled in
-            raise RuntimeError("Qt has no Fusion style")
-        _CELLS.append(style)
-    return _CELLS[0]
+    tables hold no check box, the only thing the override draws. One per table: PySide deletes a
+    style given to a widget with that widget (a shared one was gone with the first table)."""
+    style = QStyleFactory.create("Fusion")
+    if style is None:  # never in a Qt build: Fusion is compiled in
+        raise RuntimeError("Qt has no Fusion style")
+    return style
 
 
 def apply(app: QApplication, dark: bool) -> Theme:

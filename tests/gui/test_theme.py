@@ -66,8 +66,27 @@ def test_tables_paint_their_cells_as_the_app_style_would_without_its_python_over
     view.resize(420, 300)
     view.show()
     view.selectRow(2)
-    assert view.style() is theme.cell_style() and not isinstance(view.style(), theme.OutlinedStyle)
+    assert view.style().name().lower() == "fusion" and not isinstance(view.style(), theme.OutlinedStyle)
     cells = view.viewport().grab().toImage()
     view.setStyle(QApplication.style())  # the app's OutlinedStyle
     assert isinstance(view.style(), theme.OutlinedStyle)
     assert view.viewport().grab().toImage() == cells
+
+
+def test_a_tables_style_goes_with_it_and_never_with_another_table(qtbot):
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from memsense_gui.models.table import RowsModel
+    from memsense_gui.views.tables import make_table
+
+    for _ in range(2):  # the second window's tables still paint: no style was shared with the first's
+        window = QWidget()
+        layout = QVBoxLayout(window)
+        views = [make_table(RowsModel()) for _ in range(3)]
+        for view in views:
+            layout.addWidget(view)
+        window.show()
+        assert len({id(v.style()) for v in views}) == 3
+        assert all(v.viewport().grab().width() > 0 for v in views)
+        window.deleteLater()
+        qtbot.wait(10)
