@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
 
@@ -36,12 +35,6 @@ from memsense_gui.window.menus import Menus
 from memsense_gui.workers import run_jobs
 from memsense_gui.workers.runner import Task, TaskRunner
 from memsense_gui.workers.slot import TaskSlot
-
-
-KEEP_AFTER_MS = 1
-"""An evaluation's run is kept (760 questions × 9 presets written to the store's history, a few
-hundred ms of Python on a worker) on a timer once its results are on screen: started at once, it
-held the GIL against the GUI thread's showing them, and the window froze twice as long."""
 
 
 class RunsUi(EvaluationUi, Protocol):
@@ -74,8 +67,7 @@ def install_runs(window: RunsUi, evaluation: EvaluationView | None = None) -> Ru
     ctx.runs.failed.connect(lambda text: window.statusBar().showMessage(f"Warning: {text}", 10000))
     ctx.runs.changed_elsewhere.connect(lambda text: window.statusBar().showMessage(text, 10000))
     if evaluation is not None:
-        evaluation.evaluation_finished.connect(
-            lambda results: QTimer.singleShot(KEEP_AFTER_MS, lambda: actions.record_evaluation(results)))
+        evaluation.evaluation_finished.connect(actions.record_evaluation)
         if evaluation.autotune is not None:
             evaluation.autotune.tuning_finished.connect(actions.record_tune)
     menu = window.menus.file
