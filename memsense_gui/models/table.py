@@ -6,9 +6,9 @@ address-book example; vorta's archive table model).
 """
 from __future__ import annotations
 
-from typing import Any, Generic, Sequence, TypeVar
+from typing import Any, Generic, Sequence, TypeVar, cast
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QModelRoleData, QModelRoleDataSpan, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
 from core.rank.glossary import label, tooltip
@@ -93,11 +93,33 @@ class TableModel(QAbstractTableModel):
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = DISPLAY) -> Any:
         method = _ROLE_METHODS.get(role)  # views ask for a dozen roles per cell: answer fast
-        if method is None or not index.isValid():
+        cell = self._cell(index)
+        if method is None or cell is None:
+            return None
+        return self._answer(method, *cell)
+
+    def multiData(self, index: QModelIndex | QPersistentModelIndex,  # noqa: N802 - Qt override
+                  roles: QModelRoleDataSpan | QModelRoleData) -> None:
+        """Every role a view asks of one cell in one call: Qt 6's item delegate asks seven per
+        painted cell through this, and each went through Python as a `data` call of its own."""
+        cell = self._cell(index)
+        # a span is a sequence (len and indexing) that PySide's type stubs do not declare
+        for asked in (roles,) if isinstance(roles, QModelRoleData) else cast(Sequence[QModelRoleData], roles):
+            method = _ROLE_METHODS.get(asked.role())
+            value = self._answer(method, *cell) if method is not None and cell is not None else None
+            if value is None:
+                asked.clearData()  # the delegate reuses its span from cell to cell: no role keeps the last cell's
+            else:
+                asked.setData(value)
+
+    def _cell(self, index: QModelIndex | QPersistentModelIndex) -> tuple[int, int] | None:
+        """(row, column) of a valid index inside the table, None for any other."""
+        if not index.isValid():
             return None
         row, col = index.row(), index.column()
-        if not (0 <= row < self._n and 0 <= col < len(self.HEADERS)):
-            return None
+        return (row, col) if 0 <= row < self._n and 0 <= col < len(self.HEADERS) else None
+
+    def _answer(self, method: str, row: int, col: int) -> Any:
         if method == "alignment":  # numbers right-aligned, so their decimals line up
             return RIGHT_ALIGNED if col in self.NUMERIC or _is_number(self.raw(row, col)) else None
         if method == "memory_id":

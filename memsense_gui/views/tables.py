@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from PySide6.QtCore import (
-    QByteArray, QEvent, QItemSelectionModel, QModelIndex, QPersistentModelIndex, QSettings, QSortFilterProxyModel, Qt, Signal,
+    QByteArray, QEvent, QItemSelectionModel, QModelIndex, QModelRoleData, QModelRoleDataSpan, QObject, QPersistentModelIndex,
+    QSettings, QSortFilterProxyModel, Qt, Signal,
 )
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
@@ -57,15 +58,27 @@ def cut_text(view: QTableView, index: QModelIndex | QPersistentModelIndex) -> st
     return text if view.fontMetrics().horizontalAdvance(text) > room else None
 
 
+class SortingProxy(QSortFilterProxyModel):
+    """Sorts on the raw-value role, and hands a cell's roles to the table model in one call
+    (`TableModel.multiData`): Qt's sort proxy asks the model role by role."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setSortRole(RAW_ROLE)
+
+    def multiData(self, index: QModelIndex | QPersistentModelIndex,  # noqa: N802 - Qt override
+                  roles: QModelRoleDataSpan | QModelRoleData) -> None:
+        self.sourceModel().multiData(self.mapToSource(index), roles)
+
+
 def make_table(model, *, sortable: bool = False, stretch: int | None = None) -> QTableView:
     """A row-selecting, compact table view (`RowTable`) with a column chooser on its header;
     sortable tables sort on the raw-value role."""
     view = RowTable()
     view.setStyle(theme.cell_style())  # cells never reach a Python style override
     if sortable:
-        proxy = QSortFilterProxyModel(view)
+        proxy = SortingProxy(view)
         proxy.setSourceModel(model)
-        proxy.setSortRole(RAW_ROLE)
         view.setModel(proxy)
         view.setSortingEnabled(True)
         view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
