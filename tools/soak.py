@@ -1,7 +1,7 @@
 """A long day's use of the app in one process (issue 39, class 6): the soak session and its curve.
 
     python -m tools.soak [--sliders 2000 --evaluations 50 --diagnoses 20 --fixes 10 --switches 5]
-                         [--fix-trials 6] [--segments 10] [--cache DIR]
+                         [--fix-trials 6] [--segments 10] [--cache DIR] [--json FILE]
 
 The real window (offscreen) on the real engine: the demo store and a second, smaller store (two of
 the demo's users, with their judged questions attached, as `memsense ingest` attaches them), both
@@ -341,6 +341,20 @@ class Session:
         return curve
 
 
+def _record(curve: Curve, kept: list[int], stores: tuple[Path, Path]) -> dict[str, Any]:
+    """What the soak test asserts on: the steps done per kind against the plan, the runs announced as
+    kept and those the stores' histories hold, the memory growth and the kinds that got slower."""
+    from core.evaluation.history import History, history_path
+
+    held = 0
+    for store in stores:
+        with History(history_path(store), create=False) as history:
+            held += len(history.runs())
+    return {"planned": curve.plan.counts(), "done": {k: len(curve.times(k)) for k in KINDS},
+            "segments": len(curve.rss), "kept": len(kept), "held": held, "growth_mb": curve.growth_mb(),
+            "slower": curve.slower(), "table": curve.table()}
+
+
 def main(argv: list[str] | None = None) -> int:
     import os
 
@@ -349,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("sliders", "evaluations", "diagnoses", "fixes", "switches", "fix_trials", "segments"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(defaults, name))
     parser.add_argument("--cache", type=Path, help="the embedding cache (default: the machine's)")
+    parser.add_argument("--json", type=Path, metavar="FILE",
+                        help="also write what was measured and counted to FILE (the soak test reads it)")
     args = parser.parse_args(argv)
     plan = Plan(args.sliders, args.evaluations, args.diagnoses, args.fixes, args.switches, args.fix_trials,
                 args.segments)
@@ -362,7 +378,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         stores = build_stores(folder, args.cache)
         window = make_window(folder / "home", args.cache)
-        curve = Session(window, stores, plan).run(lambda line: print(line, flush=True))
+        kept: list[int] = []
+        window.ctx.runs.recorded.connect(kept.append)
+        session = Session(window, stores, plan)
+        curve = session.run(lambda line: print(line, flush=True))
+        session.settle()  # every run kept is in its history
+        if args.json is not None:
+            args.json.write_text(json.dumps(_record(curve, kept, stores)), encoding="utf-8")
     finally:
         if window is not None:
             window.close()  # the stores close: the folder can go
