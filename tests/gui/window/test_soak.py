@@ -6,7 +6,7 @@ start beyond the noise of a shared machine (`tools.soak.TOLERANCE`).
 
 The session runs in a process of its own, as the app does: in the test run's process, after a few
 hundred other tests, the same session grew by 50-54 MB on unchanged code (their objects and the
-allocator's state), against -4 to +1 MB alone."""
+allocator's state), against -3 to +30 MB in a process of its own."""
 from __future__ import annotations
 
 import json
