@@ -26,6 +26,7 @@ def test_settled_objects_are_skipped_by_a_full_collection_and_the_next_settle_fr
     alive = [Node() for _ in range(2000)]
     garbage = Node()
     gone = weakref.ref(garbage)
+    gc.collect()  # the first settle collects the young generations only: garbage and all are old here
     heap.settle()
     assert gc.get_freeze_count() >= len(alive)
     tracked = len(gc.get_objects())
@@ -36,6 +37,15 @@ def test_settled_objects_are_skipped_by_a_full_collection_and_the_next_settle_fr
     heap.settle()
     assert gone() is None  # ...until the next store's model is ready
     assert all(node.me is node for node in alive) and gc.get_freeze_count() >= len(alive)
+
+
+def test_the_first_settle_collects_young_garbage_before_it_freezes():
+    young = Node()
+    gone = weakref.ref(young)
+    del young
+    assert gc.get_freeze_count() == 0
+    heap.settle()
+    assert gone() is None and gc.get_freeze_count() > 0
 
 
 def test_freezing_keeps_nothing_alive_that_reference_counting_frees():
