@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from core.config import Config
@@ -19,7 +20,7 @@ from core.evaluation.evaluate import evaluate, recall_pools
 from core.rank.synthetic import synthetic_pool
 from core.evaluation.tune import split_users, tune
 from core.records import Question
-from memsense_gui.models.table import ID_ROLE
+from memsense_gui.models.table import ID_ROLE, RowsModel, bold_font
 
 DISPLAY = Qt.ItemDataRole.DisplayRole
 
@@ -253,3 +254,26 @@ def panel_shows(tuning, cfg: Config) -> bool:
         return False
     return all(abs(slider.value() - ALL_KNOBS[name].value(cfg)) <= 0.5 * 10 ** -ALL_KNOBS[name].decimals + 1e-9
                for name, slider in tuning.sliders.items())
+
+
+class CellRows(RowsModel):
+    """A small table of every kind of cell a model paints: text, a right-aligned number, a
+    coloured number, a highlighted row and a bold one (`set_rows(range(n))`)."""
+
+    HEADERS = ("#", "text", "score")
+    NUMERIC = frozenset({2})
+
+    def display(self, row, col):
+        return (str(row + 1), f"row {row} of the table", f"{row / 7:.3f}")[col]
+
+    def raw(self, row, col):
+        return row / 7 if col == 2 else self.display(row, col)
+
+    def foreground(self, row, col):
+        return QColor("#b00020") if row % 3 == 0 and col == 2 else None
+
+    def background(self, row, col):
+        return QColor("#e0f0ff") if row == 4 else None
+
+    def font(self, row, col):
+        return bold_font() if row == 1 else None

@@ -49,17 +49,11 @@ def test_an_unchecked_mark_has_an_edge_that_reads_against_the_window(qtbot, ligh
 
 @pytest.mark.parametrize("dark", [False, True])
 def test_tables_paint_their_cells_as_the_app_style_would_without_its_python_override(qtbot, light_after, dark):
-    from memsense_gui.models.table import RowsModel
     from memsense_gui.views.tables import make_table
-
-    class Rows(RowsModel):
-        HEADERS = ("#", "text", "score")
-
-        def display(self, row, col):
-            return (str(row + 1), f"row {row} of the table", f"{row / 7:.3f}")[col]
+    from tests.gui.fixtures import CellRows
 
     theme.apply(QApplication.instance(), dark)
-    model = Rows()
+    model = CellRows()
     model.set_rows(range(12))
     view = make_table(model)
     qtbot.addWidget(view)

@@ -3,31 +3,13 @@ answers role by role: the same pixels, and `data` is not called for them."""
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, Qt
-from PySide6.QtGui import QColor
 
-from memsense_gui.models.table import RowsModel, bold_font
 from memsense_gui.views.tables import make_table
+from tests.gui.fixtures import CellRows
 
 
-class Rows(RowsModel):
-    HEADERS = ("#", "text", "score")
-    NUMERIC = frozenset({2})
+class Rows(CellRows):
     asked: list[int] = []
-
-    def display(self, row, col):
-        return (str(row + 1), f"row {row} of the table", f"{row / 7:.3f}")[col]
-
-    def raw(self, row, col):
-        return row / 7 if col == 2 else self.display(row, col)
-
-    def foreground(self, row, col):
-        return QColor("#b00020") if row % 3 == 0 and col == 2 else None
-
-    def background(self, row, col):
-        return QColor("#e0f0ff") if row == 4 else None
-
-    def font(self, row, col):
-        return bold_font() if row == 1 else None
 
     def data(self, index, role=0):
         self.asked.append(role)

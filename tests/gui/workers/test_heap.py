@@ -1,5 +1,5 @@
-"""The heap: what outlives a job or a store's opening is frozen, so full collections skip it, and
-nothing is kept alive by it."""
+"""The heap: what is tracked when a store's model is ready is frozen, so full collections skip it;
+nothing is kept alive by it, and its cyclic garbage goes at the next store's opening."""
 from __future__ import annotations
 
 import gc
